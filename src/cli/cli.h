@@ -1,0 +1,41 @@
+/* cli.h -- what the sub-commands share: link options, the session secret, signals,
+ * and running a session's loop until it ends. */
+#ifndef TINCAN_CLI_H
+#define TINCAN_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "link/handshake.h"
+#include "loop/loop.h"
+#include "proxy/session.h"
+
+struct link_opts {
+    const char *listen;       /* --link-listen ADDR */
+    const char *connect;      /* --link-connect ADDR */
+    bool stdio;               /* --stdio: the link is stdin/stdout (under ssh) */
+    const char *secret_file;  /* --secret-file F; else $TINCAN_SECRET */
+    bool stats;               /* --stats: print statistics at exit */
+};
+
+/* Parses one of the shared options at argv[*i]; returns 1 if it was one, 0 if not, -1 on error. */
+int link_opts_take(struct link_opts *o, int argc, char **argv, int *i);
+/* Checks the combination; loads the secret when the link needs one. 0 or -1 (message printed). */
+int link_opts_finish(struct link_opts *o, uint8_t *secret, size_t *secret_len, bool *use_secret);
+void parse_log_level(const char *s);
+
+/* Signals arrive through a signalfd: SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGCHLD. */
+int signals_open(void);
+/* Reads one pending signal number, 0 if none. */
+int signals_read(int sfd);
+
+/* Starts argv with extra environment (NAME=VALUE strings, NULL-terminated). Returns a pid or -errno. */
+int spawn(char *const argv[], const char *const env[]);
+
+int cmd_app(int argc, char **argv);
+int cmd_display(int argc, char **argv);
+int cmd_ssh(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+
+#endif

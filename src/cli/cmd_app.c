@@ -1,0 +1,235 @@
+/* cmd_app.c -- `tincan app`: the half beside the applications. It claims an X display
+ * :N, hands its clients a fresh cookie through Xauthority, carries them over the link and,
+ * when given a command, runs it on :N and ends with it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "common/log.h"
+#include "link/transport.h"
+#include "x11/xlisten.h"
+
+static const char app_usage[] =
+    "usage: tincan app (--link-connect ADDR | --link-listen ADDR | --stdio) [options] [-- COMMAND...]\n"
+    "\n"
+    "The half of tincan beside the applications: it is X display :N for them and carries\n"
+    "them over one link to `tincan display`, beside the real X server.\n"
+    "\n"
+    "  --link-connect ADDR   connect the link to HOST:PORT or unix:PATH\n"
+    "  --link-listen ADDR    wait for the display side on HOST:PORT (default host 127.0.0.1)\n"
+    "  --stdio               the link is stdin/stdout (how `tincan ssh` runs it)\n"
+    "  --secret-file FILE    the session secret for a TCP link (or set TINCAN_SECRET)\n"
+    "  --display-number N    be display :N (default: the first free from :10)\n"
+    "  --tcp                 also listen on 127.0.0.1:6000+N\n"
+    "  --xauthority FILE     where to write this display's cookie (default $XAUTHORITY or ~/.Xauthority)\n"
+    "  --stats               print statistics at exit (and on SIGUSR1, always)\n"
+    "  --log-level LEVEL     error, warn, info (default) or debug\n"
+    "\n"
+    "With COMMAND, runs it with DISPLAY=:N and exits with its status once it and its windows are gone.\n"
+    "Without, prints DISPLAY=:N and serves until the link ends or a signal arrives.\n";
+
+struct app {
+    struct loop *loop;
+    struct session *session;
+    struct xlisten xl;
+    struct watch listen_w[3], sig_w;
+    int sfd;
+    pid_t child;
+    int child_status;
+    bool child_done, stop;
+};
+
+static void on_x_client(struct watch *w, unsigned events)
+{
+    struct app *a = w->data;
+    int fd = accept4(w->fd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd < 0)
+        return;
+    session_add_client(a->session, fd);
+}
+
+static void on_signal(struct watch *w, unsigned events)
+{
+    struct app *a = w->data;
+    int sig;
+    while ((sig = signals_read(a->sfd)) > 0) {
+        if (sig == SIGUSR1) {
+            session_print_stats(a->session, stderr);
+        } else if (sig == SIGCHLD) {
+            int st;
+            pid_t p;
+            while ((p = waitpid(-1, &st, WNOHANG)) > 0)
+                if (p == a->child) {
+                    a->child_done = true;
+                    a->child_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+                }
+        } else {
+            log_info("signal %d: ending the session", sig);
+            a->stop = true;
+            session_goodbye(a->session);
+        }
+    }
+}
+
+/* The link: given, connected, or the first peer to connect to our listener. */
+static int open_link(const struct link_opts *o, int sfd, int *in, int *out)
+{
+    if (o->stdio) {
+        *in = fcntl(0, F_DUPFD_CLOEXEC, 3);
+        *out = fcntl(1, F_DUPFD_CLOEXEC, 3);
+        /* Nothing else may touch the link: the command gets /dev/null and our stderr. */
+        int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (null >= 0) {
+            dup2(null, 0);
+            close(null);
+        }
+        dup2(2, 1);
+        return *in >= 0 && *out >= 0 ? 0 : -1;
+    }
+    if (o->connect) {
+        int fd = transport_connect(o->connect, 10000);
+        if (fd < 0) {
+            log_error("cannot connect the link to %s: %s", o->connect, strerror(-fd));
+            return -1;
+        }
+        *in = *out = fd;
+        return 0;
+    }
+    int lfd = transport_listen(o->listen);
+    if (lfd < 0) {
+        log_error("cannot listen on %s: %s", o->listen, strerror(-lfd));
+        return -1;
+    }
+    log_info("waiting for the display side on %s", o->listen);
+    struct pollfd p[2] = { { lfd, POLLIN, 0 }, { sfd, POLLIN, 0 } };
+    while (poll(p, 2, -1) >= 0 && !(p[1].revents & POLLIN)) {
+        char peer[128];
+        int fd = transport_accept(lfd, peer, sizeof peer);
+        if (fd >= 0) {
+            log_info("display side connected from %s", peer);
+            close(lfd);
+            *in = *out = fd;
+            return 0;
+        }
+    }
+    close(lfd);
+    return -1;
+}
+
+int cmd_app(int argc, char **argv)
+{
+    struct link_opts lo = { 0 };
+    int number = -1, cmd_at = -1;
+    bool tcp = false;
+    const char *xauthority = NULL;
+    for (int i = 0; i < argc; i++) {
+        int r = link_opts_take(&lo, argc, argv, &i);
+        if (r < 0)
+            return 2;
+        if (r > 0)
+            continue;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(app_usage, stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--display-number") && i + 1 < argc) {
+            number = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--tcp")) {
+            tcp = true;
+        } else if (!strcmp(argv[i], "--xauthority") && i + 1 < argc) {
+            xauthority = argv[++i];
+        } else if (!strcmp(argv[i], "--")) {
+            cmd_at = i + 1;
+            break;
+        } else {
+            fprintf(stderr, "tincan app: unknown option %s\n\n%s", argv[i], app_usage);
+            return 2;
+        }
+    }
+    uint8_t secret[HS_MAX_SECRET];
+    size_t secret_len = 0;
+    bool use_secret;
+    if (link_opts_finish(&lo, secret, &secret_len, &use_secret) < 0)
+        return 2;
+    if (cmd_at >= 0 && cmd_at >= argc) {
+        fprintf(stderr, "tincan app: nothing to run after --\n");
+        return 2;
+    }
+    log_setup(log_get_level(), "app");
+    if (sodium_init() < 0)
+        return 1;
+
+    struct app a = { .child = -1 };
+    int rc = 1, lin = -1, lout = -1;
+    a.sfd = signals_open();
+    if ((rc = xlisten_open(&a.xl, number, tcp)) < 0) {
+        log_error("cannot be X display :%d: %s", number, rc == -EADDRINUSE ? "already in use" : strerror(-rc));
+        return 1;
+    }
+    rc = 1;
+    struct session_config cfg = { .role = ROLE_APP, .secret = use_secret ? secret : NULL, .secret_len = secret_len };
+    randombytes_buf(cfg.cookie, sizeof cfg.cookie);
+    if (!xauthority)
+        xauthority = xauth_file();
+    int xrc = xauthority ? xauth_add(xauthority, a.xl.number, cfg.cookie, tcp) : -ENOENT;
+    if (xrc < 0) {
+        log_error("cannot write the cookie for :%d to %s: %s", a.xl.number, xauthority ? xauthority : "(no file)",
+                  strerror(-xrc));
+        goto out;
+    }
+    if (open_link(&lo, a.sfd, &lin, &lout) < 0)
+        goto out;
+    if (loop_new(&a.loop) < 0 || session_new(&a.session, a.loop, &cfg, lin, lout) < 0) {
+        log_error("cannot start the session");
+        goto out;
+    }
+    for (int i = 0; i < 3; i++)
+        if (a.xl.fds[i] >= 0)
+            loop_watch(a.loop, &a.listen_w[i], a.xl.fds[i], LOOP_READ, on_x_client, &a);
+    loop_watch(a.loop, &a.sig_w, a.sfd, LOOP_READ, on_signal, &a);
+    char display_env[32], xauth_env[4200];
+    snprintf(display_env, sizeof display_env, "DISPLAY=:%d", a.xl.number);
+    snprintf(xauth_env, sizeof xauth_env, "XAUTHORITY=%s", xauthority);
+    log_info("serving X display :%d", a.xl.number);
+    if (cmd_at >= 0) {
+        const char *env[] = { display_env, xauth_env, NULL };
+        a.child = spawn(argv + cmd_at, env);
+        if (a.child < 0) {
+            log_error("cannot start %s: %s", argv[cmd_at], strerror(-a.child));
+            goto out;
+        }
+    } else if (!lo.stdio) {
+        printf("%s\n", display_env);
+        fflush(stdout);
+    }
+    while (session_state(a.session) != SESSION_ENDED) {
+        loop_run_once(a.loop, 250);
+        session_tick(a.session);
+        if (a.child_done && session_channel_count(a.session) == 0)
+            session_goodbye(a.session);
+    }
+    const char *why = session_end_reason(a.session);
+    if (why && !a.stop)
+        log_error("%s", why);
+    rc = a.child >= 0 ? (a.child_done ? a.child_status : 1) : (why && !a.stop ? 1 : 0);
+    if (a.child >= 0 && !a.child_done)
+        kill(a.child, SIGHUP);
+out:
+    if (a.session && lo.stats)
+        session_print_stats(a.session, stderr);
+    session_free(a.session);
+    loop_free(a.loop);
+    if (xauthority)
+        xauth_remove(xauthority, a.xl.number);
+    xlisten_close(&a.xl);
+    sodium_memzero(secret, sizeof secret);
+    return rc;
+}

@@ -1,0 +1,191 @@
+/* cmd_ssh.c -- `tincan ssh [ssh options] HOST COMMAND...`: runs `tincan app --stdio`
+ * on HOST through ssh, carries the link over that ssh connection (ssh secures it), and
+ * serves the display side here. Exits with the remote command's status. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "common/log.h"
+
+static const char ssh_usage[] =
+    "usage: tincan ssh [tincan options] [ssh options] HOST COMMAND...\n"
+    "\n"
+    "Runs COMMAND on HOST with its windows shown here, carried by tincan over ssh.\n"
+    "\n"
+    "  --ssh PROGRAM          the ssh client to run (default: ssh)\n"
+    "  --remote-tincan PATH   tincan on HOST (default: tincan)\n"
+    "  --display NAME         show on this X display (default $DISPLAY)\n"
+    "  --stats                print statistics of both halves at exit\n"
+    "  --log-level LEVEL      error, warn, info (default) or debug\n"
+    "Every other option before HOST goes to ssh.\n";
+
+/* ssh options that take an argument (from ssh(1)). */
+static bool ssh_option_takes_arg(const char *opt)
+{
+    return opt[0] == '-' && opt[1] && !opt[2] && strchr("BbcDEeFIiJLlmOopQRSWw", opt[1]);
+}
+
+/* Appends arg to out, quoted for the remote shell. */
+static int shell_quote(char *out, size_t cap, size_t *len, const char *arg)
+{
+    size_t need = 3;
+    for (const char *p = arg; *p; p++)
+        need += *p == '\'' ? 4 : 1;
+    if (*len + need + 1 >= cap)
+        return -1;
+    char *o = out + *len;
+    *o++ = ' ';
+    *o++ = '\'';
+    for (const char *p = arg; *p; p++) {
+        if (*p == '\'') {
+            memcpy(o, "'\\''", 4);
+            o += 4;
+        } else {
+            *o++ = *p;
+        }
+    }
+    *o++ = '\'';
+    *o = 0;
+    *len = (size_t)(o - out);
+    return 0;
+}
+
+struct ssh_run {
+    int sfd;
+    pid_t ssh;
+    int ssh_status;
+    bool ssh_done, stop;
+    struct session *session;
+};
+
+static void on_signal(struct watch *w, unsigned events)
+{
+    struct ssh_run *r = w->data;
+    int sig;
+    while ((sig = signals_read(r->sfd)) > 0) {
+        if (sig == SIGUSR1) {
+            session_print_stats(r->session, stderr);
+        } else if (sig == SIGCHLD) {
+            int st;
+            if (waitpid(r->ssh, &st, WNOHANG) == r->ssh) {
+                r->ssh_done = true;
+                r->ssh_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            }
+        } else {
+            r->stop = true;
+            kill(r->ssh, sig);
+        }
+    }
+}
+
+int cmd_ssh(int argc, char **argv)
+{
+    const char *ssh = "ssh", *remote = "tincan", *display = getenv("DISPLAY"), *log_level = NULL;
+    bool stats = false;
+    int i = 0;
+    for (; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(ssh_usage, stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--ssh") && i + 1 < argc) {
+            ssh = argv[++i];
+        } else if (!strcmp(argv[i], "--remote-tincan") && i + 1 < argc) {
+            remote = argv[++i];
+        } else if (!strcmp(argv[i], "--display") && i + 1 < argc) {
+            display = argv[++i];
+        } else if (!strcmp(argv[i], "--stats")) {
+            stats = true;
+        } else if (!strcmp(argv[i], "--log-level") && i + 1 < argc) {
+            log_level = argv[++i];
+            parse_log_level(log_level);
+        } else {
+            break;
+        }
+    }
+    /* ssh's own options, then HOST, then the command. */
+    int ssh_opts = i;
+    while (i < argc && argv[i][0] == '-')
+        i += ssh_option_takes_arg(argv[i]) ? 2 : 1;
+    if (i + 1 >= argc) {
+        fprintf(stderr, "tincan ssh: give a HOST and a COMMAND\n\n%s", ssh_usage);
+        return 2;
+    }
+    int host_at = i;
+    struct session_config cfg = { .role = ROLE_DISPLAY };
+    if (!display || xdisplay_parse(display, &cfg.upstream) < 0) {
+        fprintf(stderr, "tincan ssh: no usable X display here (set DISPLAY or give --display)\n");
+        return 2;
+    }
+    log_setup(log_get_level(), "display");
+
+    char remote_cmd[65536];
+    size_t len = (size_t)snprintf(remote_cmd, sizeof remote_cmd, "%s app --stdio%s%s%s --", remote,
+                                  stats ? " --stats" : "", log_level ? " --log-level " : "", log_level ? log_level : "");
+    for (int k = host_at + 1; k < argc; k++)
+        if (shell_quote(remote_cmd, sizeof remote_cmd, &len, argv[k]) < 0) {
+            fprintf(stderr, "tincan ssh: command too long\n");
+            return 2;
+        }
+    /* ssh -x: no ssh X forwarding of its own; -T: no terminal, the link is binary. */
+    char **sargv = calloc((size_t)argc + 8, sizeof *sargv);
+    int n = 0;
+    sargv[n++] = (char *)ssh;
+    sargv[n++] = "-x";
+    sargv[n++] = "-T";
+    for (int k = ssh_opts; k <= host_at; k++)
+        sargv[n++] = argv[k];
+    sargv[n++] = remote_cmd;
+    sargv[n] = NULL;
+
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+        perror("tincan ssh: socketpair");
+        return 1;
+    }
+    struct ssh_run r = { .sfd = signals_open() };
+    r.ssh = fork();
+    if (r.ssh == 0) {
+        sigset_t all;
+        sigemptyset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL);
+        dup2(sv[1], 0);
+        dup2(sv[1], 1);
+        execvp(ssh, sargv);
+        fprintf(stderr, "tincan ssh: cannot run %s: %s\n", ssh, strerror(errno));
+        _exit(255);
+    }
+    free(sargv);
+    close(sv[1]);
+    if (r.ssh < 0) {
+        perror("tincan ssh: fork");
+        return 1;
+    }
+    struct loop *loop;
+    struct watch sig_w;
+    if (loop_new(&loop) < 0 || session_new(&r.session, loop, &cfg, sv[0], sv[0]) < 0)
+        return 1;
+    loop_watch(loop, &sig_w, r.sfd, LOOP_READ, on_signal, &r);
+    while (session_state(r.session) != SESSION_ENDED) {
+        loop_run_once(loop, 250);
+        session_tick(r.session);
+    }
+    for (int waited_ms = 0; !r.ssh_done; waited_ms += 250) {
+        if (waited_ms == 5000)
+            kill(r.ssh, SIGTERM); /* the link is gone; ssh has no reason to linger */
+        loop_run_once(loop, 250);
+    }
+    const char *why = session_end_reason(r.session);
+    if (why && r.ssh_status == 0)
+        log_error("%s", why);
+    if (stats)
+        session_print_stats(r.session, stderr);
+    session_free(r.session);
+    loop_free(loop);
+    return r.ssh_status;
+}

@@ -1,0 +1,131 @@
+/* common.c -- option handling, secrets, signals and process spawning shared by the
+ * sub-commands. */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "link/transport.h"
+
+int link_opts_take(struct link_opts *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    const char **slot = NULL;
+    if (!strcmp(a, "--link-listen"))
+        slot = &o->listen;
+    else if (!strcmp(a, "--link-connect"))
+        slot = &o->connect;
+    else if (!strcmp(a, "--secret-file"))
+        slot = &o->secret_file;
+    else if (!strcmp(a, "--stdio"))
+        return o->stdio = true, 1;
+    else if (!strcmp(a, "--stats"))
+        return o->stats = true, 1;
+    else if (!strcmp(a, "--log-level")) {
+        if (*i + 1 >= argc) {
+            fprintf(stderr, "tincan: --log-level needs error, warn, info or debug\n");
+            return -1;
+        }
+        parse_log_level(argv[++*i]);
+        return 1;
+    } else
+        return 0;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "tincan: %s needs a value\n", a);
+        return -1;
+    }
+    *slot = argv[++*i];
+    return 1;
+}
+
+void parse_log_level(const char *s)
+{
+    static const char *const names[] = { "error", "warn", "info", "debug" };
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(s, names[i]))
+            log_setup((enum log_level)i, NULL);
+}
+
+int link_opts_finish(struct link_opts *o, uint8_t *secret, size_t *secret_len, bool *use_secret)
+{
+    int modes = !!o->listen + !!o->connect + o->stdio;
+    if (modes != 1) {
+        fprintf(stderr, "tincan: give exactly one of --link-listen ADDR, --link-connect ADDR or --stdio\n");
+        return -1;
+    }
+    const char *addr = o->listen ? o->listen : o->connect;
+    *use_secret = false;
+    const char *env = getenv("TINCAN_SECRET");
+    if (o->secret_file) {
+        int rc = secret_load_file(o->secret_file, secret, secret_len);
+        if (rc < 0) {
+            fprintf(stderr, "tincan: cannot use secret file %s: %s\n", o->secret_file,
+                    rc == -EINVAL ? "it holds fewer than 16 bytes" : strerror(-rc));
+            return -1;
+        }
+        *use_secret = true;
+    } else if (env && *env) {
+        if (strlen(env) < 16 || strlen(env) > HS_MAX_SECRET) {
+            fprintf(stderr, "tincan: TINCAN_SECRET must hold 16 to %d bytes\n", HS_MAX_SECRET);
+            return -1;
+        }
+        *secret_len = strlen(env);
+        memcpy(secret, env, *secret_len);
+        *use_secret = true;
+    }
+    if (!o->stdio && !transport_is_local(addr) && !*use_secret) {
+        fprintf(stderr,
+                "tincan: a TCP link needs a session secret, or anyone who reaches %s could read your keystrokes.\n"
+                "        Give both sides the same --secret-file FILE (create one with `tincan secret FILE`)\n"
+                "        or set TINCAN_SECRET; or carry the link over ssh (`tincan ssh`).\n",
+                addr);
+        return -1;
+    }
+    return 0;
+}
+
+int signals_open(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGCHLD };
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+        sigaddset(&set, sigs[i]);
+    if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+        return -errno;
+    signal(SIGPIPE, SIG_IGN);
+    int fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+int signals_read(int sfd)
+{
+    struct signalfd_siginfo si;
+    ssize_t n = read(sfd, &si, sizeof si);
+    return n == (ssize_t)sizeof si ? (int)si.ssi_signo : 0;
+}
+
+int spawn(char *const argv[], const char *const env[])
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -errno;
+    if (pid == 0) {
+        sigset_t all;
+        sigemptyset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL);
+        signal(SIGPIPE, SIG_DFL);
+        for (size_t i = 0; env && env[i]; i++)
+            putenv((char *)env[i]);
+        execvp(argv[0], argv);
+        fprintf(stderr, "tincan: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    return pid;
+}

@@ -1,0 +1,34 @@
+/* log.c -- writes log lines to stderr. Its two settings are the only process-wide
+ * state outside main.c: set once at start-up, read everywhere. */
+#include "common/log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+
+static struct {
+    enum log_level level;
+    const char *prefix;
+} log_cfg = { LOG_INFO, "tincan" };
+
+void log_setup(enum log_level level, const char *prefix)
+{
+    log_cfg.level = level;
+    if (prefix)
+        log_cfg.prefix = prefix;
+}
+
+enum log_level log_get_level(void) { return log_cfg.level; }
+
+void log_msg(enum log_level level, const char *fmt, ...)
+{
+    static const char *const names[] = { "error", "warning", "info", "debug" };
+    if (level > log_cfg.level)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "tincan %s: %s: %s\n", log_cfg.prefix, names[level], line);
+}

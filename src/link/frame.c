@@ -1,0 +1,83 @@
+/* frame.c -- link frame encoding and decoding. The decoder reads bytes from the peer,
+ * which may be anyone until authenticated: it checks every length before use. */
+#include "link/frame.h"
+
+#include <errno.h>
+
+static bool frame_type_known(uint8_t t)
+{
+    switch (t) {
+    case FRAME_AUTH_NONCE: case FRAME_AUTH_PROOF: case FRAME_OPEN: case FRAME_DATA:
+    case FRAME_CLOSE: case FRAME_WINDOW: case FRAME_GOODBYE:
+        return true;
+    }
+    return false;
+}
+
+const char *frame_type_name(uint8_t t)
+{
+    switch (t) {
+    case FRAME_AUTH_NONCE: return "AUTH_NONCE";
+    case FRAME_AUTH_PROOF: return "AUTH_PROOF";
+    case FRAME_OPEN: return "OPEN";
+    case FRAME_DATA: return "DATA";
+    case FRAME_CLOSE: return "CLOSE";
+    case FRAME_WINDOW: return "WINDOW";
+    case FRAME_GOODBYE: return "GOODBYE";
+    }
+    return "unknown";
+}
+
+long frame_decode(const uint8_t *p, size_t n, struct frame *f)
+{
+    struct rd r = rd_make(p, n, false);
+    uint64_t channel, len;
+    int rc;
+    if ((rc = rd_u8(&r, &f->type)))
+        return rc;
+    if (!frame_type_known(f->type))
+        return -EBADMSG;
+    if ((rc = rd_varint(&r, &channel)) || (rc = rd_varint(&r, &len)))
+        return rc;
+    if (channel > UINT32_MAX || len > FRAME_MAX_PAYLOAD)
+        return -EBADMSG;
+    f->channel = (uint32_t)channel;
+    f->len = (uint32_t)len;
+    if ((rc = rd_bytes(&r, &f->payload, f->len)))
+        return rc;
+    return (long)r.pos;
+}
+
+int frame_encode_header(struct buf *out, uint8_t type, uint32_t channel, size_t len)
+{
+    if (len > FRAME_MAX_PAYLOAD)
+        return -EMSGSIZE;
+    int rc = buf_append(out, &type, 1);
+    if (!rc)
+        rc = buf_put_varint(out, channel);
+    if (!rc)
+        rc = buf_put_varint(out, len);
+    return rc;
+}
+
+int frame_encode(struct buf *out, uint8_t type, uint32_t channel, const void *payload, size_t len)
+{
+    int rc = frame_encode_header(out, type, channel, len);
+    return rc ? rc : buf_append(out, payload, len);
+}
+
+int frame_open_parse(const struct frame *f, struct frame_open *o)
+{
+    struct rd r = rd_make(f->payload, f->len, false);
+    if (rd_u8(&r, &o->msb) || rd_u16(&r, &o->major) || rd_u16(&r, &o->minor) || o->msb > 1)
+        return -EBADMSG;
+    return 0;
+}
+
+int frame_open_encode(struct buf *out, uint32_t channel, const struct frame_open *o)
+{
+    uint8_t p[FRAME_OPEN_SIZE] = { o->msb };
+    st16(p + 1, o->major, false);
+    st16(p + 3, o->minor, false);
+    return frame_encode(out, FRAME_OPEN, channel, p, sizeof p);
+}

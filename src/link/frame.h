@@ -1,0 +1,48 @@
+/* frame.h -- the frames that carry every X client over the one link (docs/PROTOCOL.md).
+ * A frame is: type (1 byte), channel (varint), payload length (varint), payload.
+ * Encoding appends to a buf; decoding never consumes a partial frame. */
+#ifndef TINCAN_FRAME_H
+#define TINCAN_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+
+enum frame_type {
+    FRAME_AUTH_NONCE = 0x01,  /* channel 0; 32 random bytes */
+    FRAME_AUTH_PROOF = 0x02,  /* channel 0; HMAC-SHA256 proof of the shared secret */
+    FRAME_OPEN = 0x10,        /* app -> display: a new X client; payload: byte order, protocol version */
+    FRAME_DATA = 0x11,        /* X protocol bytes of one channel */
+    FRAME_CLOSE = 0x12,       /* the sender has closed the channel; payload: a reason for the log */
+    FRAME_WINDOW = 0x13,      /* flow-control credit; payload: varint bytes */
+    FRAME_GOODBYE = 0x20,     /* channel 0; the session ends cleanly */
+};
+
+#define FRAME_MAX_PAYLOAD (1u << 20)  /* 1 MiB: senders cut larger data into pieces */
+#define FRAME_MAX_HEADER 11           /* type + two varints of at most 5 bytes each */
+
+struct frame {
+    uint8_t type;
+    uint32_t channel;
+    const uint8_t *payload;  /* points into the decoded bytes */
+    uint32_t len;
+};
+
+/* Returns the size of the complete frame at p, -EAGAIN if incomplete, -EBADMSG if corrupt. */
+long frame_decode(const uint8_t *p, size_t n, struct frame *f);
+int frame_encode(struct buf *out, uint8_t type, uint32_t channel, const void *payload, size_t len);
+/* Only the header, for a payload the caller appends itself. */
+int frame_encode_header(struct buf *out, uint8_t type, uint32_t channel, size_t len);
+const char *frame_type_name(uint8_t type);
+
+/* FRAME_OPEN's payload. */
+struct frame_open {
+    uint8_t msb;
+    uint16_t major, minor;
+};
+#define FRAME_OPEN_SIZE 5
+int frame_open_parse(const struct frame *f, struct frame_open *o);
+int frame_open_encode(struct buf *out, uint32_t channel, const struct frame_open *o);
+
+#endif

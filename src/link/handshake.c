@@ -1,0 +1,175 @@
+/* handshake.c -- link banner, version check and mutual HMAC-SHA256 authentication
+ * (libsodium). Input is from an unauthenticated peer: sizes are fixed and checked. */
+#include "link/handshake.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "link/frame.h"
+
+static const char *role_name(enum link_role r) { return r == ROLE_APP ? "app" : "display"; }
+
+int hs_init(struct handshake *hs, enum link_role role, const uint8_t *secret, size_t secret_len, uint32_t caps)
+{
+    if (sodium_init() < 0)
+        return -EIO;
+    memset(hs, 0, sizeof *hs);
+    hs->role = role;
+    hs->caps = caps;
+    if (secret) {
+        if (secret_len > HS_MAX_SECRET)
+            return -EINVAL;
+        hs->auth = true;
+        memcpy(hs->secret, secret, secret_len);
+        hs->secret_len = secret_len;
+        randombytes_buf(hs->nonce_self, sizeof hs->nonce_self);
+    }
+    return 0;
+}
+
+void hs_wipe(struct handshake *hs) { sodium_memzero(hs, sizeof *hs); }
+
+int hs_start(struct handshake *hs, struct buf *out)
+{
+    char banner[HS_MAX_BANNER];
+    int n = snprintf(banner, sizeof banner, "TINCAN %d %s %x %s\n", LINK_PROTOCOL_VERSION, role_name(hs->role),
+                     hs->caps, hs->auth ? "hmac-sha256" : "none");
+    int rc = buf_append(out, banner, (size_t)n);
+    if (!rc && hs->auth)
+        rc = frame_encode(out, FRAME_AUTH_NONCE, 0, hs->nonce_self, sizeof hs->nonce_self);
+    return rc;
+}
+
+/* proof = HMAC(secret, label || prover's role || verifier's nonce || prover's nonce) */
+static void make_proof(const struct handshake *hs, enum link_role prover, const uint8_t *verifier_nonce,
+                       const uint8_t *prover_nonce, uint8_t out[HS_PROOF_SIZE])
+{
+    static const char label[] = "tincan link v1 proof";
+    uint8_t r = (uint8_t)prover;
+    crypto_auth_hmacsha256_state st;
+    crypto_auth_hmacsha256_init(&st, hs->secret, hs->secret_len);
+    crypto_auth_hmacsha256_update(&st, (const uint8_t *)label, sizeof label);
+    crypto_auth_hmacsha256_update(&st, &r, 1);
+    crypto_auth_hmacsha256_update(&st, verifier_nonce, HS_NONCE_SIZE);
+    crypto_auth_hmacsha256_update(&st, prover_nonce, HS_NONCE_SIZE);
+    crypto_auth_hmacsha256_final(&st, out);
+    sodium_memzero(&st, sizeof st);
+}
+
+static int fail(struct handshake *hs, int rc, const char *fmt, const char *arg)
+{
+    snprintf(hs->error, sizeof hs->error, fmt, arg);
+    return rc;
+}
+
+static int parse_banner(struct handshake *hs, struct buf *in)
+{
+    const uint8_t *p = buf_head(in);
+    size_t n = in->len < HS_MAX_BANNER ? in->len : HS_MAX_BANNER;
+    const uint8_t *nl = p ? memchr(p, '\n', n) : NULL;
+    if (!nl)
+        return in->len >= HS_MAX_BANNER || (in->len > 0 && p[0] != 'T') ? fail(hs, -EPROTO, "%s", "peer is not a tincan link (no banner)") : 0;
+    char line[HS_MAX_BANNER];
+    size_t len = (size_t)(nl - p);
+    memcpy(line, p, len);
+    line[len] = 0;
+    buf_consume(in, len + 1);
+    int version;
+    char role[16], auth[16];
+    unsigned caps;
+    if (sscanf(line, "TINCAN %d %15s %x %15s", &version, role, &caps, auth) != 4)
+        return fail(hs, -EPROTO, "peer is not a tincan link (banner \"%.60s\")", line);
+    if (version != LINK_PROTOCOL_VERSION) {
+        char msg[64];
+        snprintf(msg, sizeof msg, "%d, this tincan speaks %d", version, LINK_PROTOCOL_VERSION);
+        return fail(hs, -EPROTO, "peer speaks link protocol version %s: upgrade the older side", msg);
+    }
+    const char *want = hs->role == ROLE_APP ? "display" : "app";
+    if (strcmp(role, want) != 0)
+        return fail(hs, -EPROTO, "peer is a tincan %.16s side too: one side must be app, the other display", role);
+    bool peer_auth = strcmp(auth, "hmac-sha256") == 0;
+    if (!peer_auth && strcmp(auth, "none") != 0)
+        return fail(hs, -EPROTO, "peer offers unknown authentication \"%.16s\"", auth);
+    if (peer_auth != hs->auth)
+        return fail(hs, -EACCES, "%s", hs->auth ? "peer does not prove the session secret: refused"
+                                                 : "peer requires a session secret and this side has none");
+    hs->caps &= caps;
+    hs->got_banner = true;
+    return 0;
+}
+
+int hs_feed(struct handshake *hs, struct buf *in, struct buf *out)
+{
+    int rc;
+    if (!hs->got_banner && ((rc = parse_banner(hs, in)) < 0 || !hs->got_banner))
+        return rc;
+    while (hs->auth && !hs->got_proof) {
+        struct frame f;
+        long n = frame_decode(buf_head(in), in->len, &f);
+        if (n == -EAGAIN)
+            return 0;
+        if (n < 0)
+            return fail(hs, -EPROTO, "%s", "corrupt frame during authentication");
+        if (!hs->got_nonce && f.type == FRAME_AUTH_NONCE && f.len == HS_NONCE_SIZE) {
+            memcpy(hs->nonce_peer, f.payload, HS_NONCE_SIZE);
+            hs->got_nonce = true;
+            uint8_t proof[HS_PROOF_SIZE];
+            make_proof(hs, hs->role, hs->nonce_peer, hs->nonce_self, proof);
+            if ((rc = frame_encode(out, FRAME_AUTH_PROOF, 0, proof, sizeof proof)) < 0)
+                return rc;
+        } else if (hs->got_nonce && f.type == FRAME_AUTH_PROOF && f.len == HS_PROOF_SIZE) {
+            uint8_t expect[HS_PROOF_SIZE];
+            enum link_role peer = hs->role == ROLE_APP ? ROLE_DISPLAY : ROLE_APP;
+            make_proof(hs, peer, hs->nonce_self, hs->nonce_peer, expect);
+            if (sodium_memcmp(expect, f.payload, HS_PROOF_SIZE) != 0)
+                return fail(hs, -EACCES, "%s", "peer failed to prove the session secret (wrong secret?): refused");
+            hs->got_proof = true;
+        } else {
+            return fail(hs, -EACCES, "unexpected %s frame before authentication: refused", frame_type_name(f.type));
+        }
+        buf_consume(in, (size_t)n);
+    }
+    return 1;
+}
+
+int secret_load_file(const char *path, uint8_t *out, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = read(fd, out, HS_MAX_SECRET);
+    int e = errno;
+    close(fd);
+    if (n < 0)
+        return -e;
+    while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' ' || out[n - 1] == '\t'))
+        n--;
+    if (n < 16)
+        return -EINVAL;
+    *len = (size_t)n;
+    return 0;
+}
+
+int secret_create_file(const char *path)
+{
+    if (sodium_init() < 0)
+        return -EIO;
+    uint8_t raw[32];
+    char hex[sizeof raw * 2 + 2];
+    randombytes_buf(raw, sizeof raw);
+    sodium_bin2hex(hex, sizeof hex, raw, sizeof raw);
+    strcat(hex, "\n");
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    ssize_t w = write(fd, hex, strlen(hex));
+    int e = errno;
+    close(fd);
+    sodium_memzero(raw, sizeof raw);
+    return w == (ssize_t)strlen(hex) ? 0 : -(w < 0 ? e : EIO);
+}

@@ -1,0 +1,48 @@
+/* handshake.h -- the start of a link: each side sends a banner naming the protocol
+ * version, its role and capabilities; then, when the link is not already secured (e.g. by
+ * ssh), both prove knowledge of the session secret by HMAC-SHA256 over fresh nonces.
+ * No X data is accepted or sent before hs_feed() returns 1. Pure: bytes in, bytes out. */
+#ifndef TINCAN_HANDSHAKE_H
+#define TINCAN_HANDSHAKE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+
+#define LINK_PROTOCOL_VERSION 1
+#define HS_NONCE_SIZE 32
+#define HS_PROOF_SIZE 32
+#define HS_MAX_BANNER 128
+#define HS_MAX_SECRET 1024
+
+enum link_role { ROLE_APP, ROLE_DISPLAY };
+
+struct handshake {
+    enum link_role role;
+    bool auth;                       /* this side requires proof of the secret */
+    uint8_t secret[HS_MAX_SECRET];
+    size_t secret_len;
+    uint32_t caps;                   /* capabilities offered; after success, those both offered */
+    uint8_t nonce_self[HS_NONCE_SIZE], nonce_peer[HS_NONCE_SIZE];
+    bool got_banner, got_nonce, got_proof;
+    char error[200];                 /* why the handshake failed, for the log */
+};
+
+/* secret may be NULL (no authentication: the link is secured by other means). */
+int hs_init(struct handshake *hs, enum link_role role, const uint8_t *secret, size_t secret_len, uint32_t caps);
+/* Appends our banner (and nonce) to out. */
+int hs_start(struct handshake *hs, struct buf *out);
+/* Consumes handshake bytes from in and may append our replies to out. Returns 1 when the
+ * peer is accepted (frames follow in `in`), 0 when more bytes are needed, -EPROTO (or
+ * -EACCES for a failed proof) with hs->error set when the peer must be refused. */
+int hs_feed(struct handshake *hs, struct buf *in, struct buf *out);
+void hs_wipe(struct handshake *hs);
+
+/* Reads a secret from a file (trailing whitespace dropped). 0 or -errno; at least 16 bytes. */
+int secret_load_file(const char *path, uint8_t *out, size_t *len);
+/* Creates path (mode 0600, must not exist) holding a fresh random secret in hex. */
+int secret_create_file(const char *path);
+
+#endif

@@ -1,0 +1,175 @@
+/* transport.c -- listening on and connecting to link addresses. Link sockets get
+ * TCP_NODELAY: tincan decides itself when to write, so Nagle would only add delay. */
+#include "link/transport.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+bool transport_is_local(const char *addr) { return strncmp(addr, "unix:", 5) == 0; }
+
+static int split_host_port(const char *addr, char *host, size_t cap, char *port, size_t pcap)
+{
+    const char *colon = strrchr(addr, ':');
+    const char *h = "127.0.0.1", *p = addr;
+    size_t hlen = strlen(h);
+    if (colon) {
+        p = colon + 1;
+        if (colon > addr) {
+            h = addr;
+            hlen = (size_t)(colon - addr);
+            if (h[0] == '[' && hlen >= 2 && h[hlen - 1] == ']') {
+                h++;
+                hlen -= 2;
+            }
+        }
+    }
+    if (hlen >= cap || strlen(p) >= pcap || !*p)
+        return -EINVAL;
+    memcpy(host, h, hlen);
+    host[hlen] = 0;
+    strcpy(port, p);
+    return 0;
+}
+
+static int unix_addr(const char *addr, struct sockaddr_un *sa)
+{
+    memset(sa, 0, sizeof *sa);
+    sa->sun_family = AF_UNIX;
+    if (strlen(addr + 5) >= sizeof sa->sun_path)
+        return -ENAMETOOLONG;
+    strcpy(sa->sun_path, addr + 5);
+    return 0;
+}
+
+static void tune(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+int transport_listen(const char *addr)
+{
+    int fd, rc;
+    if (transport_is_local(addr)) {
+        struct sockaddr_un sa;
+        if ((rc = unix_addr(addr, &sa)) < 0)
+            return rc;
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return -errno;
+        unlink(sa.sun_path);
+        if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 8) < 0) {
+            rc = -errno;
+            close(fd);
+            return rc;
+        }
+        return fd;
+    }
+    char host[256], port[32];
+    if ((rc = split_host_port(addr, host, sizeof host, port, sizeof port)) < 0)
+        return rc;
+    struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res;
+    if (getaddrinfo(host, port, &hints, &res) != 0)
+        return -EINVAL;
+    rc = -EADDRNOTAVAIL;
+    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0)
+            continue;
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 8) == 0) {
+            freeaddrinfo(res);
+            return fd;
+        }
+        rc = -errno;
+        close(fd);
+    }
+    freeaddrinfo(res);
+    return rc;
+}
+
+static int connect_once(const char *addr)
+{
+    int fd, rc;
+    if (transport_is_local(addr)) {
+        struct sockaddr_un sa;
+        if ((rc = unix_addr(addr, &sa)) < 0)
+            return rc;
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return -errno;
+        if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0)
+            return fd;
+        rc = -errno;
+        close(fd);
+        return rc;
+    }
+    char host[256], port[32];
+    if ((rc = split_host_port(addr, host, sizeof host, port, sizeof port)) < 0)
+        return rc;
+    struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res;
+    if (getaddrinfo(host, port, &hints, &res) != 0)
+        return -EHOSTUNREACH;
+    rc = -ECONNREFUSED;
+    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0)
+            continue;
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+            freeaddrinfo(res);
+            tune(fd);
+            return fd;
+        }
+        rc = -errno;
+        close(fd);
+    }
+    freeaddrinfo(res);
+    return rc;
+}
+
+int transport_connect(const char *addr, int timeout_ms)
+{
+    for (int waited = 0;; waited += 50) {
+        int fd = connect_once(addr);
+        if (fd >= 0 || (fd != -ECONNREFUSED && fd != -ENOENT) || waited >= timeout_ms)
+            return fd;
+        nanosleep(&(struct timespec){ 0, 50 * 1000000 }, NULL);
+    }
+}
+
+int transport_accept(int lfd, char *peer, int peer_len)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    int fd = accept4(lfd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    snprintf(peer, (size_t)peer_len, "a local process");
+    if (ss.ss_family == AF_INET || ss.ss_family == AF_INET6) {
+        char h[INET6_ADDRSTRLEN] = "?";
+        int port = 0;
+        if (ss.ss_family == AF_INET) {
+            struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+            inet_ntop(AF_INET, &in->sin_addr, h, sizeof h);
+            port = ntohs(in->sin_port);
+        } else {
+            struct sockaddr_in6 *in = (struct sockaddr_in6 *)&ss;
+            inet_ntop(AF_INET6, &in->sin6_addr, h, sizeof h);
+            port = ntohs(in->sin6_port);
+        }
+        snprintf(peer, (size_t)peer_len, "%s port %d", h, port);
+        tune(fd);
+    }
+    return fd;
+}

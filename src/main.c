@@ -1,0 +1,58 @@
+/* main.c -- the tincan command: picks the sub-command. Each lives in src/cli/. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "link/handshake.h"
+#include "xproto_tables.h"
+
+static const char usage[] =
+    "usage: tincan COMMAND [options]\n"
+    "\n"
+    "tincan carries X11 programs over slow, lossy, high-latency links.\n"
+    "\n"
+    "  tincan ssh [ssh options] HOST COMMAND...   run COMMAND on HOST, shown on this display\n"
+    "  tincan run [options] -- COMMAND...         run COMMAND through tincan on this machine,\n"
+    "                                             over an emulated link (a demo and a benchmark)\n"
+    "  tincan app [options] [-- COMMAND...]       the half beside the applications\n"
+    "  tincan display [options]                   the half beside the X server\n"
+    "  tincan secret FILE                         create a session secret for a TCP link\n"
+    "  tincan version\n"
+    "\n"
+    "`tincan COMMAND --help` describes each.\n";
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "app"))
+        return cmd_app(argc - 2, argv + 2);
+    if (!strcmp(cmd, "display"))
+        return cmd_display(argc - 2, argv + 2);
+    if (!strcmp(cmd, "ssh"))
+        return cmd_ssh(argc - 2, argv + 2);
+    if (!strcmp(cmd, "run"))
+        return cmd_run(argc - 2, argv + 2);
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("tincan 0.1 (link protocol %d, X tables from xcb-proto %s)\n", LINK_PROTOCOL_VERSION,
+               XP_XCB_PROTO_VERSION);
+        return 0;
+    }
+    if (!strcmp(cmd, "secret")) {
+        if (argc != 3) {
+            fprintf(stderr, "usage: tincan secret FILE\n");
+            return 2;
+        }
+        int rc = secret_create_file(argv[2]);
+        if (rc < 0) {
+            fprintf(stderr, "tincan: cannot create %s: %s\n", argv[2], strerror(-rc));
+            return 1;
+        }
+        return 0;
+    }
+    fprintf(stderr, "tincan: unknown command \"%s\"\n\n%s", cmd, usage);
+    return 2;
+}

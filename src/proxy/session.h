@@ -1,0 +1,50 @@
+/* session.h -- one tincan session: the link to the other half and every X client
+ * carried over it as a channel. The same engine runs on both sides; the role decides
+ * which way requests flow. Owns the channels and their sockets; does not own the link fds'
+ * creation (the caller connects or accepts them) but closes them when the session ends. */
+#ifndef TINCAN_SESSION_H
+#define TINCAN_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "link/handshake.h"
+#include "loop/loop.h"
+#include "proxy/stats.h"
+#include "x11/xdisplay.h"
+
+struct session_config {
+    enum link_role role;
+    const uint8_t *secret;          /* NULL: the link is secured by other means (ssh) */
+    size_t secret_len;
+    struct xdisplay_addr upstream;  /* display side: the real X server */
+    uint8_t cookie[XAUTH_COOKIE_SIZE]; /* app side: what our clients must present */
+    uint32_t channel_window;        /* bytes in flight per channel before the receiver grants more */
+    uint32_t handshake_timeout_ms;
+};
+
+enum session_state { SESSION_HANDSHAKE, SESSION_UP, SESSION_ENDED };
+
+struct session;
+
+/* Takes ownership of link_in/link_out (they may be the same fd; made non-blocking). */
+int session_new(struct session **out, struct loop *loop, const struct session_config *cfg, int link_in, int link_out);
+void session_free(struct session *s);
+/* App side: a newly accepted X client. Takes ownership of fd. */
+int session_add_client(struct session *s, int fd);
+/* Ends the session cleanly: tells the peer, flushes, then ends. */
+void session_goodbye(struct session *s);
+/* Call once per loop turn: checks timeouts. */
+void session_tick(struct session *s);
+enum session_state session_state(const struct session *s);
+/* Why the session ended: NULL for a clean end. */
+const char *session_end_reason(const struct session *s);
+/* True if the peer refused us or we refused it during the handshake. */
+bool session_refused(const struct session *s);
+size_t session_channel_count(const struct session *s);
+struct stats *session_stats(struct session *s);
+void session_print_stats(struct session *s, FILE *f);
+
+#endif

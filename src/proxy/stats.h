@@ -1,0 +1,36 @@
+/* stats.h -- per-session accounting in the manner of nxproxy: messages and bytes by
+ * message class and direction, link bytes, and where the time went. Updated once per
+ * message (hot path: a hash lookup); printed as a table on SIGUSR1 and at exit. */
+#ifndef TINCAN_STATS_H
+#define TINCAN_STATS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "x11/xstream.h"
+
+enum stat_dir { STAT_FROM_X, STAT_TO_X };  /* read from our X peer / written to it */
+
+struct stat_entry {
+    uint32_t key;                 /* kind, major, minor; 0 = empty slot */
+    const char *ext, *name;
+    uint64_t msgs[2], bytes[2];
+};
+
+#define STATS_SLOTS 1024u
+
+struct stats {
+    struct stat_entry slots[STATS_SLOTS];
+    uint64_t link_bytes_in, link_bytes_out, link_frames_in, link_frames_out;
+    uint64_t link_writes;
+    uint64_t clients_total, clients_refused, clients_dropped;
+    uint64_t read_ns, write_ns, encode_ns;
+    uint64_t start_ns;
+};
+
+void stats_init(struct stats *st);
+void stats_count(struct stats *st, const struct msg_class *cls, enum stat_dir dir, uint32_t bytes);
+/* idle_ns: time the loop spent waiting. title names the side ("app side"). */
+void stats_print(const struct stats *st, FILE *f, const char *title, uint64_t idle_ns);
+
+#endif
