@@ -9,7 +9,7 @@
 static struct {
     enum log_level level;
     const char *prefix;
-} log_cfg = { LOG_INFO, "tincan" };
+} log_cfg = { LOG_INFO, NULL };
 
 void log_setup(enum log_level level, const char *prefix)
 {
@@ -30,5 +30,8 @@ void log_msg(enum log_level level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "tincan %s: %s: %s\n", log_cfg.prefix, names[level], line);
+    if (log_cfg.prefix)
+        fprintf(stderr, "tincan %s: %s: %s\n", log_cfg.prefix, names[level], line);
+    else
+        fprintf(stderr, "tincan: %s: %s\n", names[level], line);
 }

@@ -21,6 +21,9 @@ enum frame_type {
 
 #define FRAME_MAX_PAYLOAD (1u << 20)  /* 1 MiB: senders cut larger data into pieces */
 #define FRAME_MAX_HEADER 11           /* type + two varints of at most 5 bytes each */
+/* Each side may send this many DATA bytes on a channel beyond the credit the receiver
+ * has returned in WINDOW frames. Fixed by the protocol so both sides agree. */
+#define FRAME_CHANNEL_WINDOW (256u * 1024)
 
 struct frame {
     uint8_t type;

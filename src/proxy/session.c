@@ -20,7 +20,6 @@
 #define LINK_OUT_HIGH (64u * 1024)         /* stop packing the link buffer above this */
 #define DATA_CHUNK (16u * 1024)            /* one channel's share per scheduler round */
 #define TO_LINK_HIGH (256u * 1024)         /* stop reading an X peer above this much queued */
-#define DEFAULT_WINDOW (1u * 1024 * 1024)  /* per-channel bytes in flight */
 #define MAX_CHANNELS 1024u                 /* live channels per session */
 
 enum channel_phase {
@@ -114,7 +113,7 @@ static struct channel *channel_new(struct session *s, uint32_t id, int fd)
     ch->s = s;
     ch->fd = fd;
     ch->w.fd = -1;
-    ch->send_credit = s->cfg.channel_window;
+    ch->send_credit = FRAME_CHANNEL_WINDOW;
     xstream_init(&ch->xs, !is_app(s));
     ch->next = s->channels;
     s->channels = ch;
@@ -352,7 +351,7 @@ static void channel_grant(struct channel *ch)
 {
     uint64_t buffered = ch->to_x.len;
     uint64_t consumed = ch->link_received > buffered ? ch->link_received - buffered : 0;
-    if (consumed > ch->link_granted && consumed - ch->link_granted >= ch->s->cfg.channel_window / 4) {
+    if (consumed > ch->link_granted && consumed - ch->link_granted >= FRAME_CHANNEL_WINDOW / 4) {
         struct buf tmp = { 0 };
         buf_put_varint(&tmp, consumed - ch->link_granted);
         frame_encode(&ch->s->link_tx, FRAME_WINDOW, ch->id, buf_head(&tmp), tmp.len);
@@ -371,7 +370,7 @@ static int on_open(struct session *s, const struct frame *f)
         return -EBADMSG;
     if (channel_find(s, f->channel))
         return -EBADMSG;
-    int fd = xdisplay_connect(&s->cfg.upstream);
+    int fd = s->cfg.connect_upstream ? s->cfg.connect_upstream(s->cfg.connect_ctx) : xdisplay_connect(&s->cfg.upstream);
     struct channel *ch = fd >= 0 ? channel_new(s, f->channel, fd) : NULL;
     if (!ch) {
         char reason[128];
@@ -403,7 +402,7 @@ static int on_data(struct session *s, const struct frame *f)
     struct channel *ch = channel_find(s, f->channel);
     if (!ch || ch->x_closed)
         return 0; /* crossed with our CLOSE: harmless */
-    if (ch->link_received + f->len > ch->link_granted + ch->s->cfg.channel_window)
+    if (ch->link_received + f->len > ch->link_granted + FRAME_CHANNEL_WINDOW)
         return -EBADMSG; /* the peer ignored flow control */
     ch->link_received += f->len;
     if (buf_append(&ch->from_link, f->payload, f->len) < 0) {
@@ -657,8 +656,6 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
         return -ENOMEM;
     s->loop = loop;
     s->cfg = *cfg;
-    if (!s->cfg.channel_window)
-        s->cfg.channel_window = DEFAULT_WINDOW;
     if (!s->cfg.handshake_timeout_ms)
         s->cfg.handshake_timeout_ms = 15000;
     s->link_in = link_in;

@@ -21,8 +21,11 @@ struct session_config {
     size_t secret_len;
     struct xdisplay_addr upstream;  /* display side: the real X server */
     uint8_t cookie[XAUTH_COOKIE_SIZE]; /* app side: what our clients must present */
-    uint32_t channel_window;        /* bytes in flight per channel before the receiver grants more */
     uint32_t handshake_timeout_ms;
+    /* Display side: opens an upstream connection; returns an fd or -errno. NULL: connect
+     * to `upstream` (tests give a socketpair to a scripted X server instead). */
+    int (*connect_upstream)(void *ctx);
+    void *connect_ctx;
 };
 
 enum session_state { SESSION_HANDSHAKE, SESSION_UP, SESSION_ENDED };

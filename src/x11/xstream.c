@@ -143,12 +143,11 @@ int xstream_on_request(struct xstream *xs, const uint8_t *msg, const struct xw_r
     return pending_push(xs, e);
 }
 
-/* Widens a 16-bit sequence number to the 32-bit count both sides keep. */
+/* Widens a 16-bit sequence number: the latest request sent that matches it. Clients
+ * (Xlib, xcb) never run more than 65535 requests ahead of the server's answers. */
 static uint32_t widen_seq(const struct xstream *xs, uint16_t seq16)
 {
-    uint32_t s = (xs->seq_done & 0xffff0000u) | seq16;
-    if (s < xs->seq_done)
-        s += 0x10000;
+    uint32_t s = (xs->seq_sent & 0xffff0000u) | seq16;
     if (s > xs->seq_sent && s >= 0x10000)
         s -= 0x10000;
     return s;

@@ -1,0 +1,40 @@
+/* fuzz_frame.c -- libFuzzer target for the link: the handshake (banner, nonce, proof)
+ * and then frame decoding, on bytes from a peer that may be anyone. */
+#include <stdint.h>
+
+#include "common/buf.h"
+#include "link/frame.h"
+#include "link/handshake.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    struct handshake hs;
+    static const uint8_t secret[] = "fuzzing-secret-0123456789";
+    if (hs_init(&hs, (data[0] & 1) ? ROLE_APP : ROLE_DISPLAY, (data[0] & 2) ? secret : NULL, sizeof secret - 1, 0) < 0)
+        return 0;
+    struct buf in = { 0 }, out = { 0 };
+    buf_append(&in, data + 1, size - 1);
+    hs_start(&hs, &out);
+    int rc = hs_feed(&hs, &in, &out);
+    if (rc <= 0 && !(data[0] & 4))
+        goto done;
+    /* Frames after the handshake (or, with bit 2, the raw bytes: decoding must hold either way). */
+    while (in.len) {
+        struct frame f;
+        long n = frame_decode(buf_head(&in), in.len, &f);
+        if (n < 0)
+            break;
+        if (f.type == FRAME_OPEN) {
+            struct frame_open o;
+            frame_open_parse(&f, &o);
+        }
+        buf_consume(&in, (size_t)n);
+    }
+done:
+    buf_free(&in);
+    buf_free(&out);
+    hs_wipe(&hs);
+    return 0;
+}

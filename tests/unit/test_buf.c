@@ -1,0 +1,67 @@
+/* test_buf.c -- byte queues and bounds-checked readers. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "common/buf.h"
+#include "test.h"
+
+int main(void)
+{
+    TEST("That appended bytes come out in order after partial consumption") {
+        struct buf b = { 0 };
+        for (int i = 0; i < 10000; i++) {
+            uint8_t v = (uint8_t)i;
+            CHECK(buf_append(&b, &v, 1) == 0);
+            if (i % 3 == 0)
+                buf_consume(&b, 1);
+        }
+        CHECK_EQ(b.len, 10000 - 3334);
+        CHECK_EQ(buf_head(&b)[0], (uint8_t)(3334));
+        buf_free(&b);
+    }
+    TEST("That a reader refuses to read past the end") {
+        uint8_t d[3] = { 1, 2, 3 };
+        struct rd r = rd_make(d, 3, false);
+        uint16_t v16;
+        uint32_t v32;
+        CHECK(rd_u16(&r, &v16) == 0 && v16 == 0x0201);
+        CHECK(rd_u32(&r, &v32) == -EAGAIN);
+        CHECK(rd_skip(&r, 2) == -EAGAIN);
+        CHECK_EQ(r.pos, 2);
+    }
+    TEST("That loads honour the byte order") {
+        uint8_t d[4] = { 0x12, 0x34, 0x56, 0x78 };
+        CHECK_EQ(ld32(d, true), 0x12345678);
+        CHECK_EQ(ld32(d, false), 0x78563412);
+        uint8_t o[4];
+        st32(o, 0x12345678, true);
+        CHECK(memcmp(o, d, 4) == 0);
+        st16(o, 0xabcd, false);
+        CHECK(o[0] == 0xcd && o[1] == 0xab);
+    }
+    TEST("That varints round-trip at their boundaries") {
+        uint64_t vals[] = { 0, 1, 127, 128, 16383, 16384, 0xffffffffu, UINT64_MAX };
+        struct buf b = { 0 };
+        for (size_t i = 0; i < sizeof vals / sizeof *vals; i++)
+            buf_put_varint(&b, vals[i]);
+        struct rd r = rd_make(buf_head(&b), b.len, false);
+        for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) {
+            uint64_t v = 1;
+            CHECK(rd_varint(&r, &v) == 0);
+            CHECK(v == vals[i]);
+        }
+        CHECK_EQ(rd_left(&r), 0);
+        buf_free(&b);
+    }
+    TEST("That an overlong or cut varint is reported, not misread") {
+        uint8_t longv[11] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 };
+        struct rd r = rd_make(longv, sizeof longv, false);
+        uint64_t v;
+        CHECK(rd_varint(&r, &v) == -EBADMSG);
+        uint8_t cut[2] = { 0x80, 0x80 };
+        r = rd_make(cut, 2, false);
+        CHECK(rd_varint(&r, &v) == -EAGAIN);
+        CHECK_EQ(r.pos, 0);
+    }
+    return test_summary();
+}

@@ -1,0 +1,139 @@
+/* test_frame.c -- link frames and the link handshake. */
+#include <errno.h>
+#include <string.h>
+
+#include "link/frame.h"
+#include "link/handshake.h"
+#include "test.h"
+
+/* Runs two handshakes against each other until both finish or one fails. */
+static void converse(struct handshake *a, struct handshake *b, int *ra, int *rb)
+{
+    struct buf a2b = { 0 }, b2a = { 0 };
+    hs_start(a, &a2b);
+    hs_start(b, &b2a);
+    *ra = *rb = 0;
+    for (int i = 0; i < 10 && (*ra == 0 || *rb == 0) && *ra >= 0 && *rb >= 0; i++) {
+        if (*rb == 0)
+            *rb = hs_feed(b, &a2b, &b2a);
+        if (*ra == 0)
+            *ra = hs_feed(a, &b2a, &a2b);
+    }
+    buf_free(&a2b);
+    buf_free(&b2a);
+}
+
+int main(void)
+{
+    TEST("That frames round-trip and are never consumed in part") {
+        struct buf b = { 0 };
+        frame_encode(&b, FRAME_DATA, 300, "hello", 5);
+        frame_encode(&b, FRAME_CLOSE, 7, NULL, 0);
+        struct frame f;
+        for (size_t n = 0; n < 9; n++)
+            CHECK_EQ(frame_decode(buf_head(&b), n, &f), -EAGAIN);
+        long n = frame_decode(buf_head(&b), b.len, &f);
+        CHECK_EQ(n, 9);
+        CHECK(f.type == FRAME_DATA && f.channel == 300 && f.len == 5 && !memcmp(f.payload, "hello", 5));
+        CHECK_EQ(frame_decode(buf_head(&b) + n, b.len - (size_t)n, &f), 3);
+        CHECK(f.type == FRAME_CLOSE && f.channel == 7 && f.len == 0);
+        buf_free(&b);
+    }
+    TEST("That unknown types and oversized lengths are corrupt frames") {
+        uint8_t unknown[3] = { 0x7e, 0, 0 };
+        struct frame f;
+        CHECK_EQ(frame_decode(unknown, 3, &f), -EBADMSG);
+        struct buf b = { 0 };
+        uint8_t t = FRAME_DATA;
+        buf_append(&b, &t, 1);
+        buf_put_varint(&b, 1);
+        buf_put_varint(&b, FRAME_MAX_PAYLOAD + 1);
+        CHECK_EQ(frame_decode(buf_head(&b), b.len, &f), -EBADMSG);
+        buf_free(&b);
+    }
+    TEST("That OPEN's payload round-trips") {
+        struct buf b = { 0 };
+        struct frame_open o = { 1, 11, 0 }, back;
+        frame_open_encode(&b, 42, &o);
+        struct frame f;
+        CHECK(frame_decode(buf_head(&b), b.len, &f) > 0);
+        CHECK_EQ(frame_open_parse(&f, &back), 0);
+        CHECK(back.msb == 1 && back.major == 11 && back.minor == 0);
+        f.len = 2;
+        CHECK_EQ(frame_open_parse(&f, &back), -EBADMSG);
+        buf_free(&b);
+    }
+    TEST("That two sides with the same secret accept each other") {
+        struct handshake a, b;
+        hs_init(&a, ROLE_APP, (const uint8_t *)"0123456789abcdef-secret", 23, 0);
+        hs_init(&b, ROLE_DISPLAY, (const uint8_t *)"0123456789abcdef-secret", 23, 0);
+        int ra, rb;
+        converse(&a, &b, &ra, &rb);
+        CHECK_EQ(ra, 1);
+        CHECK_EQ(rb, 1);
+    }
+    TEST("That a wrong secret is refused on both sides") {
+        struct handshake a, b;
+        hs_init(&a, ROLE_APP, (const uint8_t *)"0123456789abcdef-secret", 23, 0);
+        hs_init(&b, ROLE_DISPLAY, (const uint8_t *)"0123456789abcdef-SECRET", 23, 0);
+        int ra, rb;
+        converse(&a, &b, &ra, &rb);
+        CHECK(ra != 1 && rb != 1);
+        CHECK(ra == -EACCES || rb == -EACCES);
+        CHECK(strstr(ra == -EACCES ? a.error : b.error, "secret") != NULL);
+    }
+    TEST("That a peer without a secret is refused by one that requires it") {
+        struct handshake a, b;
+        hs_init(&a, ROLE_APP, NULL, 0, 0);
+        hs_init(&b, ROLE_DISPLAY, (const uint8_t *)"0123456789abcdef-secret", 23, 0);
+        int ra, rb;
+        converse(&a, &b, &ra, &rb);
+        CHECK_EQ(rb, -EACCES);
+        CHECK(ra < 0);
+    }
+    TEST("That a proof replayed from another session is refused") {
+        /* Record A's proof to B, then offer it to a fresh B2 with a new nonce. */
+        struct handshake a, b, b2;
+        const uint8_t *sec = (const uint8_t *)"0123456789abcdef-secret";
+        hs_init(&a, ROLE_APP, sec, 23, 0);
+        hs_init(&b, ROLE_DISPLAY, sec, 23, 0);
+        hs_init(&b2, ROLE_DISPLAY, sec, 23, 0);
+        struct buf a2b = { 0 }, b2a = { 0 }, b2_out = { 0 };
+        hs_start(&a, &a2b);
+        hs_start(&b, &b2a);
+        hs_feed(&a, &b2a, &a2b); /* A now has banner + nonce + proof for B's nonce */
+        hs_start(&b2, &b2_out);
+        CHECK_EQ(hs_feed(&b2, &a2b, &b2_out), -EACCES);
+        buf_free(&a2b);
+        buf_free(&b2a);
+        buf_free(&b2_out);
+    }
+    TEST("That a peer of another protocol version gets a clear error") {
+        struct handshake b;
+        hs_init(&b, ROLE_DISPLAY, NULL, 0, 0);
+        struct buf in = { 0 }, out = { 0 };
+        buf_append(&in, "TINCAN 2 app 0 none\n", 20);
+        CHECK_EQ(hs_feed(&b, &in, &out), -EPROTO);
+        CHECK(strstr(b.error, "version 2") != NULL);
+        buf_free(&in);
+        buf_free(&out);
+    }
+    TEST("That something that is not tincan is refused without waiting") {
+        struct handshake b;
+        hs_init(&b, ROLE_DISPLAY, NULL, 0, 0);
+        struct buf in = { 0 }, out = { 0 };
+        buf_append(&in, "SSH-2.0-OpenSSH", 15);
+        CHECK_EQ(hs_feed(&b, &in, &out), -EPROTO);
+        buf_free(&in);
+        buf_free(&out);
+    }
+    TEST("That two sides of the same role refuse each other") {
+        struct handshake a, b;
+        hs_init(&a, ROLE_APP, NULL, 0, 0);
+        hs_init(&b, ROLE_APP, NULL, 0, 0);
+        int ra, rb;
+        converse(&a, &b, &ra, &rb);
+        CHECK_EQ(ra, -EPROTO);
+    }
+    return test_summary();
+}

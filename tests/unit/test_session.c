@@ -1,0 +1,306 @@
+/* test_session.c -- both halves of a session in one process, joined by a socketpair,
+ * with X clients and a scripted X server on socketpairs too: no ports, no sleeps. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "link/frame.h"
+#include "proxy/session.h"
+#include "test.h"
+#include "x11/xwire.h"
+
+#define MAX_UPSTREAM 8
+
+struct rig {
+    struct loop *app_loop, *disp_loop;
+    struct session *app, *disp;
+    int link_app, link_disp;        /* the link's two ends, before the sessions take them */
+    int upstream[MAX_UPSTREAM];     /* the scripted server's ends, one per connection */
+    int n_upstream;
+    uint8_t cookie[16];
+};
+
+static int fake_connect(void *ctx)
+{
+    struct rig *r = ctx;
+    int sv[2];
+    if (r->n_upstream == MAX_UPSTREAM || socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) < 0)
+        return -ECONNREFUSED;
+    r->upstream[r->n_upstream++] = sv[1];
+    return sv[0];
+}
+
+static void rig_start(struct rig *r, const uint8_t *app_secret, const uint8_t *disp_secret)
+{
+    memset(r, 0, sizeof *r);
+    memset(r->cookie, 0x5a, sizeof r->cookie);
+    int sv[2];
+    socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+    loop_new(&r->app_loop);
+    loop_new(&r->disp_loop);
+    struct session_config ac = { .role = ROLE_APP, .secret = app_secret, .secret_len = app_secret ? 20 : 0 };
+    memcpy(ac.cookie, r->cookie, 16);
+    struct session_config dc = { .role = ROLE_DISPLAY, .secret = disp_secret, .secret_len = disp_secret ? 20 : 0,
+                                 .connect_upstream = fake_connect, .connect_ctx = r };
+    session_new(&r->app, r->app_loop, &ac, sv[0], sv[0]);
+    session_new(&r->disp, r->disp_loop, &dc, sv[1], sv[1]);
+}
+
+static void pump(struct rig *r, int turns)
+{
+    for (int i = 0; i < turns; i++) {
+        loop_run_once(r->app_loop, 0);
+        loop_run_once(r->disp_loop, 0);
+    }
+}
+
+static void rig_stop(struct rig *r)
+{
+    session_free(r->app);
+    session_free(r->disp);
+    loop_free(r->app_loop);
+    loop_free(r->disp_loop);
+    for (int i = 0; i < r->n_upstream; i++)
+        close(r->upstream[i]);
+}
+
+/* A new X client of the app side: returns the client's end. */
+static int client_connect(struct rig *r)
+{
+    int sv[2];
+    socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv);
+    session_add_client(r->app, sv[0]);
+    return sv[1];
+}
+
+static void client_setup(int fd, const uint8_t *cookie)
+{
+    struct buf b = { 0 };
+    xw_build_setup_request(&b, false, 11, 0, "MIT-MAGIC-COOKIE-1", 18, cookie, 16);
+    CHECK_EQ(write(fd, buf_head(&b), b.len), (ssize_t)b.len);
+    buf_free(&b);
+}
+
+/* Reads what is there (after pumping) into out; returns the byte count. */
+static size_t drain(struct rig *r, int fd, struct buf *out)
+{
+    size_t total = 0;
+    for (int i = 0; i < 50; i++) {
+        pump(r, 2);
+        uint8_t tmp[65536];
+        ssize_t n;
+        while ((n = read(fd, tmp, sizeof tmp)) > 0) {
+            buf_append(out, tmp, (size_t)n);
+            total += (size_t)n;
+        }
+    }
+    return total;
+}
+
+/* The scripted server accepts: reads the setup request and sends a minimal Success. */
+static void server_accept(struct rig *r, int idx)
+{
+    struct buf in = { 0 };
+    drain(r, r->upstream[idx], &in);
+    struct xw_setup_request rq;
+    CHECK(xw_parse_setup_request(buf_head(&in), in.len, &rq) > 0);
+    uint8_t ok[8] = { 1, 0, 11, 0, 0, 0, 0, 0 };
+    CHECK_EQ(write(r->upstream[idx], ok, 8), 8);
+    buf_free(&in);
+}
+
+static bool closed(int fd)
+{
+    uint8_t c;
+    ssize_t n = read(fd, &c, 1);
+    return n == 0 || (n < 0 && errno != EAGAIN);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    TEST("That a client with the cookie reaches the server, and requests and replies cross") {
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        pump(&r, 10);
+        CHECK_EQ(session_state(r.app), SESSION_UP);
+        int c = client_connect(&r);
+        client_setup(c, r.cookie);
+        pump(&r, 10);
+        CHECK_EQ(r.n_upstream, 1);
+        server_accept(&r, 0);
+        struct buf got = { 0 };
+        drain(&r, c, &got);
+        CHECK_EQ(got.len, 8);
+        buf_clear(&got);
+        uint8_t req[4] = { 43, 0, 1, 0 }; /* GetInputFocus */
+        write(c, req, 4);
+        drain(&r, r.upstream[0], &got);
+        CHECK(got.len == 4 && !memcmp(buf_head(&got), req, 4));
+        uint8_t reply[32] = { 1, 0, 1, 0 };
+        write(r.upstream[0], reply, 32);
+        buf_clear(&got);
+        drain(&r, c, &got);
+        CHECK(got.len == 32 && !memcmp(buf_head(&got), reply, 32));
+        CHECK_EQ(session_stats(r.app)->clients_total, 1);
+        buf_free(&got);
+        close(c);
+        rig_stop(&r);
+    }
+    TEST("That a client without the cookie is refused before the link is used") {
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        int c = client_connect(&r);
+        uint8_t wrong[16] = { 0 };
+        client_setup(c, wrong);
+        struct buf got = { 0 };
+        drain(&r, c, &got);
+        CHECK(got.len >= 8 && buf_head(&got)[0] == 0); /* Failed */
+        CHECK_EQ(r.n_upstream, 0);
+        CHECK(closed(c));
+        CHECK_EQ(session_stats(r.app)->clients_refused, 1);
+        buf_free(&got);
+        close(c);
+        rig_stop(&r);
+    }
+    TEST("That a client sending garbage is cut off alone while another carries on") {
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        int good = client_connect(&r), bad = client_connect(&r);
+        client_setup(good, r.cookie);
+        client_setup(bad, r.cookie);
+        pump(&r, 10);
+        CHECK_EQ(r.n_upstream, 2);
+        server_accept(&r, 0);
+        server_accept(&r, 1);
+        struct buf got = { 0 };
+        drain(&r, good, &got);
+        drain(&r, bad, &got);
+        uint8_t junk[8] = { 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff }; /* zero length without BIG-REQUESTS */
+        write(bad, junk, sizeof junk);
+        pump(&r, 20);
+        CHECK(closed(bad));
+        CHECK_EQ(session_stats(r.app)->clients_dropped, 1);
+        uint8_t req[4] = { 43, 0, 1, 0 };
+        write(good, req, 4);
+        buf_clear(&got);
+        int which = -1;
+        for (int i = 0; i < 2; i++) {
+            struct buf g2 = { 0 };
+            drain(&r, r.upstream[i], &g2);
+            if (g2.len == 4)
+                which = i;
+            buf_free(&g2);
+        }
+        CHECK(which >= 0);
+        CHECK_EQ(session_state(r.app), SESSION_UP);
+        buf_free(&got);
+        close(good);
+        close(bad);
+        rig_stop(&r);
+    }
+    TEST("That a large upload arrives intact through flow control") {
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        int c = client_connect(&r);
+        client_setup(c, r.cookie);
+        pump(&r, 10);
+        server_accept(&r, 0);
+        struct buf got = { 0 };
+        drain(&r, c, &got);
+        /* 40 PutImage-sized requests of 64 KiB: ten times the channel window. */
+        size_t req_size = 65536, n_req = 40, sent = 0, off = 0;
+        uint8_t *all = malloc(req_size * n_req);
+        for (size_t i = 0; i < n_req; i++) {
+            uint8_t *p = all + i * req_size;
+            for (size_t j = 0; j < req_size; j++)
+                p[j] = (uint8_t)(i * 7 + j);
+            p[0] = 72;
+            p[1] = 2;
+            st16(p + 2, (uint16_t)(req_size / 4 - 1), false);
+            /* the last 4 bytes become a NoOperation, so every request is framed correctly */
+            p[req_size - 4] = 127;
+            p[req_size - 3] = 0;
+            st16(p + req_size - 2, 1, false);
+        }
+        struct buf up = { 0 };
+        while (up.len < req_size * n_req) {
+            if (sent < req_size * n_req) {
+                ssize_t w = write(c, all + sent, req_size * n_req - sent);
+                if (w > 0)
+                    sent += (size_t)w;
+            }
+            pump(&r, 2);
+            uint8_t tmp[8192]; /* the server reads slowly */
+            ssize_t n = read(r.upstream[0], tmp, sizeof tmp);
+            if (n > 0)
+                buf_append(&up, tmp, (size_t)n);
+            if (++off > 200000)
+                break;
+        }
+        CHECK_EQ(up.len, req_size * n_req);
+        CHECK(up.len == req_size * n_req && !memcmp(buf_head(&up), all, up.len));
+        free(all);
+        buf_free(&up);
+        buf_free(&got);
+        close(c);
+        rig_stop(&r);
+    }
+    TEST("That a client leaving closes its server connection and nothing else") {
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        int c = client_connect(&r);
+        client_setup(c, r.cookie);
+        pump(&r, 10);
+        server_accept(&r, 0);
+        uint8_t half[6] = { 72, 2, 100, 0, 1, 2 }; /* the start of a request, then gone */
+        write(c, half, sizeof half);
+        close(c);
+        pump(&r, 20);
+        struct buf got = { 0 };
+        drain(&r, r.upstream[0], &got);
+        CHECK(closed(r.upstream[0]));
+        CHECK_EQ(session_channel_count(r.app), 0);
+        CHECK_EQ(session_channel_count(r.disp), 0);
+        CHECK_EQ(session_state(r.app), SESSION_UP);
+        buf_free(&got);
+        rig_stop(&r);
+    }
+    TEST("That a corrupt link frame ends the link with an error") {
+        struct rig r;
+        int sv[2];
+        socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+        struct loop *l;
+        loop_new(&l);
+        struct session *s;
+        struct session_config dc = { .role = ROLE_DISPLAY, .connect_upstream = fake_connect, .connect_ctx = &r };
+        r.n_upstream = 0;
+        session_new(&s, l, &dc, sv[1], sv[1]);
+        const char bad[] = "TINCAN 1 app 0 none\n\x7e\x00\x00";
+        write(sv[0], bad, sizeof bad - 1);
+        for (int i = 0; i < 10; i++)
+            loop_run_once(l, 0);
+        CHECK_EQ(session_state(s), SESSION_ENDED);
+        CHECK(session_end_reason(s) && strstr(session_end_reason(s), "corrupt"));
+        session_free(s);
+        loop_free(l);
+        close(sv[0]);
+    }
+    TEST("That sessions with different secrets never open a channel") {
+        struct rig r;
+        rig_start(&r, (const uint8_t *)"aaaaaaaaaaaaaaaaaaaa", (const uint8_t *)"bbbbbbbbbbbbbbbbbbbb");
+        int c = client_connect(&r);
+        client_setup(c, r.cookie);
+        pump(&r, 20);
+        CHECK_EQ(session_state(r.disp), SESSION_ENDED);
+        CHECK(session_refused(r.disp) || session_refused(r.app));
+        CHECK_EQ(r.n_upstream, 0);
+        close(c);
+        rig_stop(&r);
+    }
+    return test_summary();
+}
