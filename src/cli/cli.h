@@ -30,8 +30,9 @@ int signals_open(void);
 /* Reads one pending signal number, 0 if none. */
 int signals_read(int sfd);
 
-/* Starts argv with extra environment (NAME=VALUE strings, NULL-terminated). Returns a pid or -errno. */
-int spawn(char *const argv[], const char *const env[]);
+/* Starts argv with extra environment (NAME=VALUE strings, NULL-terminated), its stderr
+ * sent to stderr_fd (-1: ours). Returns a pid or -errno. */
+int spawn(char *const argv[], const char *const env[], int stderr_fd);
 
 int cmd_app(int argc, char **argv);
 int cmd_display(int argc, char **argv);

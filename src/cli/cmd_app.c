@@ -201,7 +201,7 @@ int cmd_app(int argc, char **argv)
     log_info("serving X display :%d", a.xl.number);
     if (cmd_at >= 0) {
         const char *env[] = { display_env, xauth_env, NULL };
-        a.child = spawn(argv + cmd_at, env);
+        a.child = spawn(argv + cmd_at, env, -1);
         if (a.child < 0) {
             log_error("cannot start %s: %s", argv[cmd_at], strerror(-a.child));
             goto out;

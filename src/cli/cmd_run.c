@@ -32,16 +32,16 @@ static const char run_usage[] =
 
 static char self_dir[4096];
 
-static int start(char *const argv[])
+static int start(char *const argv[], int stderr_fd)
 {
-    int pid = spawn(argv, NULL);
+    int pid = spawn(argv, NULL, stderr_fd);
     if (pid < 0)
         fprintf(stderr, "tincan run: cannot start %s: %s\n", argv[0], strerror(-pid));
     return pid;
 }
 
-/* Starts Xvfb on a free display; returns its pid and the display number. */
-static int start_xvfb(int *number)
+/* Starts Xvfb on a free display, its messages to log_fd; returns its pid and the display number. */
+static int start_xvfb(int *number, int log_fd)
 {
     int p[2];
     if (pipe(p) < 0)
@@ -53,11 +53,12 @@ static int start_xvfb(int *number)
     int pid = fork();
     if (pid == 0) {
         close(p[0]);
+        dup2(log_fd, 2);
         sigset_t all;
         sigemptyset(&all);
         sigprocmask(SIG_SETMASK, &all, NULL);
         execvp(argv[0], argv);
-        fprintf(stderr, "tincan run: cannot run Xvfb (apt-get install xvfb): %s\n", strerror(errno));
+        dprintf(log_fd, "cannot run Xvfb (apt-get install xvfb): %s\n", strerror(errno));
         _exit(127);
     }
     close(p[1]);
@@ -86,6 +87,28 @@ static int wait_exit(int pid, int timeout_ms)
             return -2;
         nanosleep(&(struct timespec){ 0, 20 * 1000000 }, NULL);
     }
+}
+
+/* One line from the emulator's counters: what crossed the emulated link. */
+static void print_link_summary(const char *stats_file, const char *profile)
+{
+    FILE *f = fopen(stats_file, "r");
+    if (!f)
+        return;
+    unsigned long long up = 0, down = 0, up_wire = 0, down_wire = 0, drops = 0, v;
+    char line[256], key[64];
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "%63[^=]=%llu", key, &v) != 2)
+            continue;
+        if (!strcmp(key, "up_bytes")) up = v;
+        else if (!strcmp(key, "down_bytes")) down = v;
+        else if (!strcmp(key, "up_wire_bytes")) up_wire = v;
+        else if (!strcmp(key, "down_wire_bytes")) down_wire = v;
+        else if (!strcmp(key, "up_drops") || !strcmp(key, "down_drops")) drops += v;
+    }
+    fclose(f);
+    fprintf(stderr, "\n== emulated link (%s) ==\napp->display %llu bytes (%llu on the wire), display->app %llu bytes "
+            "(%llu on the wire), %llu packets dropped\n", profile, up, up_wire, down, down_wire, drops);
 }
 
 static void stop(int pid, int sig)
@@ -153,7 +176,9 @@ int cmd_run(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     int rc = 1, xvfb_pid = -1, display_pid = -1, emu_pid = -1, app_pid = -1;
-    char dir[] = "/tmp/tincan-run.XXXXXX", secret[64], dsock[64], lsock[64], disp[32];
+    char dir[] = "/tmp/tincan-run.XXXXXX", secret[64], dsock[64], lsock[64], disp[32], xlog[64], lstats[64];
+    int xlog_fd = -1, null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    bool timed_out = false;
     if (!mkdtemp(dir)) {
         perror("tincan run: mkdtemp");
         return 1;
@@ -161,13 +186,20 @@ int cmd_run(int argc, char **argv)
     snprintf(secret, sizeof secret, "%s/secret", dir);
     snprintf(dsock, sizeof dsock, "unix:%s/display.sock", dir);
     snprintf(lsock, sizeof lsock, "unix:%s/link.sock", dir);
+    snprintf(xlog, sizeof xlog, "%s/xvfb.log", dir);
+    snprintf(lstats, sizeof lstats, "%s/link.stats", dir);
     if (secret_create_file(secret) < 0)
         goto out;
     if (xvfb || !display || !*display) {
         int n;
-        xvfb_pid = start_xvfb(&n);
+        xlog_fd = open(xlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        xvfb_pid = start_xvfb(&n, xlog_fd >= 0 ? xlog_fd : 2);
         if (xvfb_pid < 0) {
-            fprintf(stderr, "tincan run: cannot start Xvfb\n");
+            fprintf(stderr, "tincan run: cannot start Xvfb; it said:\n");
+            char cmd[128];
+            snprintf(cmd, sizeof cmd, "cat '%s' >&2", xlog);
+            if (system(cmd) != 0)
+                fprintf(stderr, "(nothing)\n");
             goto out;
         }
         snprintf(disp, sizeof disp, ":%d", n);
@@ -176,12 +208,13 @@ int cmd_run(int argc, char **argv)
     }
     char *dargv[] = { self, "display", "--link-listen", dsock, "--secret-file", secret, "--display", (char *)display,
                       quiet ? "--log-level" : "--stats", quiet ? "warn" : NULL, NULL };
-    if ((display_pid = start(dargv)) < 0)
+    if ((display_pid = start(dargv, -1)) < 0)
         goto out;
     const char *app_link = dsock;
     if (emulator) {
-        char *eargv[] = { emu, "stream", "--listen", lsock, "--connect", dsock, "--profile", (char *)profile, NULL };
-        if ((emu_pid = start(eargv)) < 0)
+        char *eargv[] = { emu, "stream", "--listen", lsock, "--connect", dsock, "--profile", (char *)profile,
+                          "--stats-file", lstats, NULL };
+        if ((emu_pid = start(eargv, null_fd)) < 0)
             goto out;
         app_link = lsock;
     }
@@ -204,7 +237,7 @@ int cmd_run(int argc, char **argv)
     for (size_t j = 0; j < n_cmd; j++)
         aargv[k++] = argv[cmd_at + (int)j];
     uint64_t t0 = clock_ns();
-    app_pid = start(aargv);
+    app_pid = start(aargv, -1);
     free(aargv);
     if (app_pid < 0)
         goto out;
@@ -218,18 +251,27 @@ int cmd_run(int argc, char **argv)
         }
         kill(app_pid, SIGTERM);
         app_rc = wait_exit(app_pid, 5000);
+        timed_out = true;
     }
     app_pid = -1;
     if (!quiet)
         fprintf(stderr, "tincan run: %s ended (status %d) after %.2f s\n", argv[cmd_at], app_rc,
                 (double)(clock_ns() - t0) / 1e9);
-    rc = app_rc < 0 ? 1 : app_rc;
+    rc = timed_out ? 0 : app_rc < 0 ? 1 : app_rc;
     wait_exit(display_pid, 5000);
 out:
     stop(app_pid, SIGTERM);
     stop(display_pid, SIGTERM);
     stop(emu_pid, SIGTERM);
+    if (emu_pid > 0 && !quiet)
+        print_link_summary(lstats, profile);
     stop(xvfb_pid, SIGTERM);
+    if (xlog_fd >= 0)
+        close(xlog_fd);
+    if (null_fd >= 0)
+        close(null_fd);
+    unlink(xlog);
+    unlink(lstats);
     unlink(secret);
     unlink(dsock + 5);
     unlink(lsock + 5);

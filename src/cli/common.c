@@ -111,7 +111,7 @@ int signals_read(int sfd)
     return n == (ssize_t)sizeof si ? (int)si.ssi_signo : 0;
 }
 
-int spawn(char *const argv[], const char *const env[])
+int spawn(char *const argv[], const char *const env[], int stderr_fd)
 {
     pid_t pid = fork();
     if (pid < 0)
@@ -121,6 +121,8 @@ int spawn(char *const argv[], const char *const env[])
         sigemptyset(&all);
         sigprocmask(SIG_SETMASK, &all, NULL);
         signal(SIGPIPE, SIG_DFL);
+        if (stderr_fd >= 0)
+            dup2(stderr_fd, 2);
         for (size_t i = 0; env && env[i]; i++)
             putenv((char *)env[i]);
         execvp(argv[0], argv);
