@@ -17,10 +17,14 @@ struct link_opts {
     bool stdio;               /* --stdio: the link is stdin/stdout (under ssh) */
     const char *secret_file;  /* --secret-file F; else $TINCAN_SECRET */
     bool stats;               /* --stats: print statistics at exit */
+    int compress_level;       /* --compress N: zstd level offered, 0 = none */
 };
 
 /* Parses one of the shared options at argv[*i]; returns 1 if it was one, 0 if not, -1 on error. */
+#define LINK_OPTS_INIT { .compress_level = 3 }
 int link_opts_take(struct link_opts *o, int argc, char **argv, int *i);
+/* Reads --compress's value: 0 (off) to 19. -1 if invalid (message printed). */
+int parse_compress_level(const char *s);
 /* Checks the combination; loads the secret when the link needs one. 0 or -1 (message printed). */
 int link_opts_finish(struct link_opts *o, uint8_t *secret, size_t *secret_len, bool *use_secret);
 void parse_log_level(const char *s);

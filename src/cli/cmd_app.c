@@ -31,6 +31,7 @@ static const char app_usage[] =
     "  --display-number N    be display :N (default: the first free from :10)\n"
     "  --tcp                 also listen on 127.0.0.1:6000+N\n"
     "  --xauthority FILE     where to write this display's cookie (default $XAUTHORITY or ~/.Xauthority)\n"
+    "  --compress LEVEL      zstd level for the link, 1-19, 0 for none (default 3; both sides must offer it)\n"
     "  --stats               print statistics at exit (and on SIGUSR1, always)\n"
     "  --log-level LEVEL     error, warn, info (default) or debug\n"
     "\n"
@@ -127,7 +128,7 @@ static int open_link(const struct link_opts *o, int sfd, int *in, int *out)
 
 int cmd_app(int argc, char **argv)
 {
-    struct link_opts lo = { 0 };
+    struct link_opts lo = LINK_OPTS_INIT;
     int number = -1, cmd_at = -1;
     bool tcp = false;
     const char *xauthority = NULL;
@@ -175,7 +176,8 @@ int cmd_app(int argc, char **argv)
         return 1;
     }
     rc = 1;
-    struct session_config cfg = { .role = ROLE_APP, .secret = use_secret ? secret : NULL, .secret_len = secret_len };
+    struct session_config cfg = { .role = ROLE_APP, .secret = use_secret ? secret : NULL, .secret_len = secret_len,
+                                  .compress_level = lo.compress_level };
     randombytes_buf(cfg.cookie, sizeof cfg.cookie);
     if (!xauthority)
         xauthority = xauth_file();

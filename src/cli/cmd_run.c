@@ -24,6 +24,7 @@ static const char run_usage[] =
     "\n"
     "  --profile NAME       the link to emulate (see `tincan-link --list-profiles`; default radio256)\n"
     "  --no-emulator        join the halves directly, with no emulated link\n"
+    "  --compress LEVEL     zstd level for the link, 1-19, 0 for none (default 3)\n"
     "  --display NAME       show on this X server (default: $DISPLAY, else an embedded Xvfb)\n"
     "  --xvfb               always use an embedded Xvfb\n"
     "  --duration SECONDS   end COMMAND after this long (default: wait for it)\n"
@@ -72,6 +73,20 @@ static int start_xvfb(int *number, int log_fd)
     }
     *number = atoi(buf);
     return pid;
+}
+
+/* Waits until a process has its unix socket listening (bind and listen are back to back). */
+static bool wait_socket(const char *addr, int pid, int timeout_ms)
+{
+    struct stat st;
+    for (int waited = 0; waited < timeout_ms; waited += 10) {
+        if (stat(addr + strlen("unix:"), &st) == 0 && S_ISSOCK(st.st_mode))
+            return true;
+        if (waitpid(pid, NULL, WNOHANG) == pid)
+            return false;
+        nanosleep(&(struct timespec){ 0, 10 * 1000000 }, NULL);
+    }
+    return false;
 }
 
 static int wait_exit(int pid, int timeout_ms)
@@ -127,6 +142,7 @@ int cmd_run(int argc, char **argv)
     const char *profile = "radio256", *display = getenv("DISPLAY"), *screenshot = NULL;
     bool emulator = true, xvfb = false, quiet = false;
     double duration_s = 0;
+    const char *level = "3";
     int cmd_at = -1;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -134,6 +150,10 @@ int cmd_run(int argc, char **argv)
             return 0;
         } else if (!strcmp(argv[i], "--profile") && i + 1 < argc) {
             profile = argv[++i];
+        } else if (!strcmp(argv[i], "--compress") && i + 1 < argc) {
+            level = argv[++i];
+            if (parse_compress_level(level) < 0)
+                return 2;
         } else if (!strcmp(argv[i], "--no-emulator")) {
             emulator = false;
         } else if (!strcmp(argv[i], "--display") && i + 1 < argc) {
@@ -207,15 +227,23 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "tincan run: started Xvfb on %s\n", display);
     }
     char *dargv[] = { self, "display", "--link-listen", dsock, "--secret-file", secret, "--display", (char *)display,
-                      quiet ? "--log-level" : "--stats", quiet ? "warn" : NULL, NULL };
+                      "--compress", (char *)level, quiet ? "--log-level" : "--stats", quiet ? "warn" : NULL, NULL };
     if ((display_pid = start(dargv, -1)) < 0)
         goto out;
+    if (!wait_socket(dsock, display_pid, 10000)) {
+        fprintf(stderr, "tincan run: the display side did not start\n");
+        goto out;
+    }
     const char *app_link = dsock;
     if (emulator) {
         char *eargv[] = { emu, "stream", "--listen", lsock, "--connect", dsock, "--profile", (char *)profile,
                           "--stats-file", lstats, NULL };
         if ((emu_pid = start(eargv, null_fd)) < 0)
             goto out;
+        if (!wait_socket(lsock, emu_pid, 10000)) {
+            fprintf(stderr, "tincan run: the link emulator did not start\n");
+            goto out;
+        }
         app_link = lsock;
     }
     size_t n_cmd = (size_t)(argc - cmd_at);
@@ -227,6 +255,8 @@ int cmd_run(int argc, char **argv)
     aargv[k++] = (char *)app_link;
     aargv[k++] = "--secret-file";
     aargv[k++] = secret;
+    aargv[k++] = "--compress";
+    aargv[k++] = (char *)level;
     if (!quiet)
         aargv[k++] = "--stats";
     else {

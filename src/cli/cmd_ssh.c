@@ -21,6 +21,7 @@ static const char ssh_usage[] =
     "  --ssh PROGRAM          the ssh client to run (default: ssh)\n"
     "  --remote-tincan PATH   tincan on HOST (default: tincan)\n"
     "  --display NAME         show on this X display (default $DISPLAY)\n"
+    "  --compress LEVEL       zstd level for the link, 1-19, 0 for none (default 3)\n"
     "  --stats                print statistics of both halves at exit\n"
     "  --log-level LEVEL      error, warn, info (default) or debug\n"
     "Every other option before HOST goes to ssh.\n";
@@ -88,6 +89,7 @@ int cmd_ssh(int argc, char **argv)
 {
     const char *ssh = "ssh", *remote = "tincan", *display = getenv("DISPLAY"), *log_level = NULL;
     bool stats = false;
+    int level = 3;
     int i = 0;
     for (; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -99,6 +101,9 @@ int cmd_ssh(int argc, char **argv)
             remote = argv[++i];
         } else if (!strcmp(argv[i], "--display") && i + 1 < argc) {
             display = argv[++i];
+        } else if (!strcmp(argv[i], "--compress") && i + 1 < argc) {
+            if ((level = parse_compress_level(argv[++i])) < 0)
+                return 2;
         } else if (!strcmp(argv[i], "--stats")) {
             stats = true;
         } else if (!strcmp(argv[i], "--log-level") && i + 1 < argc) {
@@ -117,7 +122,7 @@ int cmd_ssh(int argc, char **argv)
         return 2;
     }
     int host_at = i;
-    struct session_config cfg = { .role = ROLE_DISPLAY };
+    struct session_config cfg = { .role = ROLE_DISPLAY, .compress_level = level };
     if (!display || xdisplay_parse(display, &cfg.upstream) < 0) {
         fprintf(stderr, "tincan ssh: no usable X display here (set DISPLAY or give --display)\n");
         return 2;
@@ -125,7 +130,7 @@ int cmd_ssh(int argc, char **argv)
     log_setup(log_get_level(), "display");
 
     char remote_cmd[65536];
-    size_t len = (size_t)snprintf(remote_cmd, sizeof remote_cmd, "%s app --stdio%s%s%s --", remote,
+    size_t len = (size_t)snprintf(remote_cmd, sizeof remote_cmd, "%s app --stdio --compress %d%s%s%s --", remote, level,
                                   stats ? " --stats" : "", log_level ? " --log-level " : "", log_level ? log_level : "");
     for (int k = host_at + 1; k < argc; k++)
         if (shell_quote(remote_cmd, sizeof remote_cmd, &len, argv[k]) < 0) {

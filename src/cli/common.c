@@ -27,7 +27,12 @@ int link_opts_take(struct link_opts *o, int argc, char **argv, int *i)
         return o->stdio = true, 1;
     else if (!strcmp(a, "--stats"))
         return o->stats = true, 1;
-    else if (!strcmp(a, "--log-level")) {
+    else if (!strcmp(a, "--compress")) {
+        if (*i + 1 >= argc || (o->compress_level = parse_compress_level(argv[*i + 1])) < 0)
+            return -1;
+        ++*i;
+        return 1;
+    } else if (!strcmp(a, "--log-level")) {
         if (*i + 1 >= argc) {
             fprintf(stderr, "tincan: --log-level needs error, warn, info or debug\n");
             return -1;
@@ -42,6 +47,17 @@ int link_opts_take(struct link_opts *o, int argc, char **argv, int *i)
     }
     *slot = argv[++*i];
     return 1;
+}
+
+int parse_compress_level(const char *s)
+{
+    char *end;
+    long v = s ? strtol(s, &end, 10) : -1;
+    if (!s || *end || v < 0 || v > 19) {
+        fprintf(stderr, "tincan: --compress takes a zstd level from 1 to 19, or 0 for none\n");
+        return -1;
+    }
+    return (int)v;
 }
 
 void parse_log_level(const char *s)

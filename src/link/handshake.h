@@ -19,6 +19,11 @@
 
 enum link_role { ROLE_APP, ROLE_DISPLAY };
 
+/* Capability bits of the banner; a session uses those both sides offer. */
+enum link_caps {
+    CAP_ZSTD = 0x1,   /* everything after the handshake is a zstd stream in each direction */
+};
+
 struct handshake {
     enum link_role role;
     bool auth;                       /* this side requires proof of the secret */

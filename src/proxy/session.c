@@ -13,6 +13,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "link/codec.h"
 #include "link/frame.h"
 #include "x11/xstream.h"
 
@@ -21,6 +22,7 @@
 #define DATA_CHUNK (16u * 1024)            /* one channel's share per scheduler round */
 #define TO_LINK_HIGH (256u * 1024)         /* stop reading an X peer above this much queued */
 #define MAX_CHANNELS 1024u                 /* live channels per session */
+#define DECOMPRESS_STEP (256u * 1024)      /* link bytes decompressed before frames are handled */
 
 enum channel_phase {
     CH_SETUP,   /* app side: waiting for the client's setup request */
@@ -52,7 +54,9 @@ struct session {
     int link_in, link_out;
     struct watch link_in_w, link_out_w;  /* one watch when link_in == link_out */
     struct handshake hs;
-    struct buf link_rx, hs_tx, link_tx;
+    struct buf link_rx, hs_tx, link_tx;  /* frames, uncompressed */
+    struct codec *codec;                 /* set when both sides offered CAP_ZSTD */
+    struct buf wire_rx, wire_tx;         /* compressed link bytes */
     uint64_t handshake_deadline_ns;
     bool goodbye;                 /* end once link_tx is written */
     bool refused;
@@ -476,6 +480,8 @@ static frame_handler handler_for(uint8_t type)
     return on_bad_frame; /* authentication frames after the handshake */
 }
 
+static void link_process_frames(struct session *s);
+
 static void link_process_input(struct session *s)
 {
     if (s->state == SESSION_HANDSHAKE) {
@@ -489,9 +495,35 @@ static void link_process_input(struct session *s)
         if (rc == 0)
             return;
         s->state = SESSION_UP;
+        if ((s->hs.caps & CAP_ZSTD) && codec_new(&s->codec, s->cfg.compress_level) == 0) {
+            /* What follows the handshake is compressed. */
+            buf_append(&s->wire_rx, buf_head(&s->link_rx), s->link_rx.len);
+            buf_clear(&s->link_rx);
+        }
+        log_info("link up (protocol version %d, %s)", LINK_PROTOCOL_VERSION, s->codec ? "zstd" : "uncompressed");
         hs_wipe(&s->hs);
-        log_info("link up (protocol version %d)", LINK_PROTOCOL_VERSION);
     }
+    int more;
+    do {
+        more = 0;
+        if (s->codec) {
+            uint64_t t0 = clock_ns();
+            size_t before = s->link_rx.len;
+            more = codec_decompress(s->codec, &s->wire_rx, &s->link_rx, DECOMPRESS_STEP);
+            s->stats.encode_ns += clock_ns() - t0;
+            s->stats.frame_bytes_in += s->link_rx.len - before;
+            if (more < 0) {
+                log_error("link: corrupt compressed stream: ending the link");
+                session_end(s, false, "%s", "corrupt compressed link stream");
+                return;
+            }
+        }
+        link_process_frames(s);
+    } while (more && s->state == SESSION_UP);
+}
+
+static void link_process_frames(struct session *s)
+{
     while (s->link_rx.len && s->state == SESSION_UP) {
         struct frame f;
         long n = frame_decode(buf_head(&s->link_rx), s->link_rx.len, &f);
@@ -513,7 +545,8 @@ static void link_process_input(struct session *s)
 
 static void on_link_readable(struct session *s)
 {
-    uint8_t *p = buf_append_space(&s->link_rx, READ_CHUNK);
+    struct buf *raw = s->codec ? &s->wire_rx : &s->link_rx;
+    uint8_t *p = buf_append_space(raw, READ_CHUNK);
     if (!p) {
         session_end(s, false, "%s", "out of memory");
         return;
@@ -521,7 +554,7 @@ static void on_link_readable(struct session *s)
     uint64_t t0 = clock_ns();
     ssize_t n = read(s->link_in, p, READ_CHUNK);
     s->stats.read_ns += clock_ns() - t0;
-    s->link_rx.len -= READ_CHUNK - (n > 0 ? (size_t)n : 0);
+    raw->len -= READ_CHUNK - (n > 0 ? (size_t)n : 0);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return;
     if (n <= 0) {
@@ -562,18 +595,37 @@ static int link_write_buf(struct session *s, struct buf *b)
 
 static void link_write(struct session *s)
 {
-    if (link_write_buf(s, &s->hs_tx) == 0 && s->state == SESSION_UP)
+    if (link_write_buf(s, &s->hs_tx) != 0 || s->state != SESSION_UP)
+        return;
+    if (!s->codec) {
         link_write_buf(s, &s->link_tx);
+        return;
+    }
+    if (s->link_tx.len) { /* one flushed zstd block per write: nothing waits for more data */
+        uint64_t t0 = clock_ns();
+        s->stats.frame_bytes_out += s->link_tx.len;
+        int rc = codec_compress(s->codec, buf_head(&s->link_tx), s->link_tx.len, &s->wire_tx);
+        s->stats.encode_ns += clock_ns() - t0;
+        buf_clear(&s->link_tx);
+        if (rc < 0) {
+            session_end(s, false, "%s", "cannot compress the link stream");
+            return;
+        }
+    }
+    link_write_buf(s, &s->wire_tx);
 }
+
+/* Bytes waiting for the link, compressed or not yet. */
+static size_t link_backlog(const struct session *s) { return s->link_tx.len + s->wire_tx.len; }
 
 /* Packs queued channel data into link_tx, a DATA_CHUNK per channel per round, until the
  * link buffer is full or nothing is ready; then CLOSE for channels whose X peer has gone. */
 static void schedule_channels(struct session *s)
 {
     bool progress = true;
-    while (progress && s->link_tx.len < LINK_OUT_HIGH) {
+    while (progress && link_backlog(s) < LINK_OUT_HIGH) {
         progress = false;
-        for (struct channel *ch = s->channels; ch && s->link_tx.len < LINK_OUT_HIGH; ch = ch->next) {
+        for (struct channel *ch = s->channels; ch && link_backlog(s) < LINK_OUT_HIGH; ch = ch->next) {
             if (ch->dead || !ch->on_link)
                 continue;
             size_t n = ch->to_link.len;
@@ -622,14 +674,14 @@ static void link_pump(struct session *s)
         link_write(s);
     if (s->state == SESSION_ENDED)
         return;
-    if (s->goodbye && !s->link_tx.len && !s->hs_tx.len) {
+    if (s->goodbye && !link_backlog(s) && !s->hs_tx.len) {
         session_end(s, true, "%s", "session ended");
         return;
     }
     for (struct channel *ch = s->channels; ch; ch = ch->next)
         if (!ch->dead)
             channel_update_interest(ch);
-    bool pending = s->hs_tx.len || (s->state == SESSION_UP && s->link_tx.len);
+    bool pending = s->hs_tx.len || (s->state == SESSION_UP && link_backlog(s));
     if (s->link_in == s->link_out)
         loop_want(s->loop, &s->link_in_w, LOOP_READ | (pending ? LOOP_WRITE : 0));
     else
@@ -663,7 +715,7 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
     s->link_in_w.fd = s->link_out_w.fd = -1;
     s->next_id = 1;
     stats_init(&s->stats);
-    int rc = hs_init(&s->hs, cfg->role, cfg->secret, cfg->secret_len, 0);
+    int rc = hs_init(&s->hs, cfg->role, cfg->secret, cfg->secret_len, cfg->compress_level > 0 ? CAP_ZSTD : 0);
     if (!rc)
         rc = hs_start(&s->hs, &s->hs_tx);
     if (!rc)
@@ -703,6 +755,9 @@ void session_free(struct session *s)
     buf_free(&s->link_rx);
     buf_free(&s->hs_tx);
     buf_free(&s->link_tx);
+    buf_free(&s->wire_rx);
+    buf_free(&s->wire_tx);
+    codec_free(s->codec);
     free(s);
 }
 

@@ -22,6 +22,7 @@ struct session_config {
     struct xdisplay_addr upstream;  /* display side: the real X server */
     uint8_t cookie[XAUTH_COOKIE_SIZE]; /* app side: what our clients must present */
     uint32_t handshake_timeout_ms;
+    int compress_level;             /* zstd level offered for the link; 0: no compression */
     /* Display side: opens an upstream connection; returns an fd or -errno. NULL: connect
      * to `upstream` (tests give a socketpair to a scripted X server instead). */
     int (*connect_upstream)(void *ctx);

@@ -71,6 +71,11 @@ void stats_print(const struct stats *st, FILE *f, const char *title, uint64_t id
             (unsigned long long)st->link_bytes_in, (unsigned long long)st->link_frames_in,
             (unsigned long long)st->link_bytes_out, (unsigned long long)st->link_frames_out,
             (unsigned long long)st->link_writes);
+    if (st->frame_bytes_out || st->frame_bytes_in)
+        fprintf(f, "link compression: %llu frame bytes out -> %llu on the link (%.1f%%), %llu in <- %llu\n",
+                (unsigned long long)st->frame_bytes_out, (unsigned long long)st->link_bytes_out,
+                st->frame_bytes_out ? 100.0 * (double)st->link_bytes_out / (double)st->frame_bytes_out : 0.0,
+                (unsigned long long)st->frame_bytes_in, (unsigned long long)st->link_bytes_in);
     fprintf(f, "clients: %llu connected, %llu refused, %llu dropped for bad input\n",
             (unsigned long long)st->clients_total, (unsigned long long)st->clients_refused,
             (unsigned long long)st->clients_dropped);

@@ -23,6 +23,7 @@ struct stats {
     struct stat_entry slots[STATS_SLOTS];
     uint64_t link_bytes_in, link_bytes_out, link_frames_in, link_frames_out;
     uint64_t link_writes;
+    uint64_t frame_bytes_in, frame_bytes_out;  /* before decompression / after compression */
     uint64_t clients_total, clients_refused, clients_dropped;
     uint64_t read_ns, write_ns, encode_ns;
     uint64_t start_ns;

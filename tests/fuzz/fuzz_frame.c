@@ -1,8 +1,10 @@
-/* fuzz_frame.c -- libFuzzer target for the link: the handshake (banner, nonce, proof)
- * and then frame decoding, on bytes from a peer that may be anyone. */
+/* fuzz_frame.c -- libFuzzer target for the link: the handshake (banner, nonce, proof),
+ * then (with bit 3 of the first byte) the zstd stage, then frame decoding, on bytes from
+ * a peer that may be anyone. */
 #include <stdint.h>
 
 #include "common/buf.h"
+#include "link/codec.h"
 #include "link/frame.h"
 #include "link/handshake.h"
 
@@ -20,6 +22,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = hs_feed(&hs, &in, &out);
     if (rc <= 0 && !(data[0] & 4))
         goto done;
+    if (data[0] & 8) { /* the rest is a compressed stream, decompressed in bounded steps */
+        struct codec *c;
+        if (codec_new(&c, 1) < 0)
+            goto done;
+        struct buf plain = { 0 };
+        int more, steps = 0;
+        do {
+            more = codec_decompress(c, &in, &plain, 64 * 1024);
+            if (plain.len > 64 * 1024)
+                __builtin_trap(); /* the step bound is broken */
+            buf_clear(&plain);
+        } while (more == 1 && ++steps < 64);
+        codec_free(c);
+        buf_free(&plain);
+        goto done;
+    }
     /* Frames after the handshake (or, with bit 2, the raw bytes: decoding must hold either way). */
     while (in.len) {
         struct frame f;

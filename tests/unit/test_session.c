@@ -34,6 +34,8 @@ static int fake_connect(void *ctx)
     return sv[0];
 }
 
+static int rig_compress; /* zstd level both sides offer: every test runs with and without */
+
 static void rig_start(struct rig *r, const uint8_t *app_secret, const uint8_t *disp_secret)
 {
     memset(r, 0, sizeof *r);
@@ -42,10 +44,11 @@ static void rig_start(struct rig *r, const uint8_t *app_secret, const uint8_t *d
     socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
     loop_new(&r->app_loop);
     loop_new(&r->disp_loop);
-    struct session_config ac = { .role = ROLE_APP, .secret = app_secret, .secret_len = app_secret ? 20 : 0 };
+    struct session_config ac = { .role = ROLE_APP, .secret = app_secret, .secret_len = app_secret ? 20 : 0,
+                                 .compress_level = rig_compress };
     memcpy(ac.cookie, r->cookie, 16);
     struct session_config dc = { .role = ROLE_DISPLAY, .secret = disp_secret, .secret_len = disp_secret ? 20 : 0,
-                                 .connect_upstream = fake_connect, .connect_ctx = r };
+                                 .connect_upstream = fake_connect, .connect_ctx = r, .compress_level = rig_compress };
     session_new(&r->app, r->app_loop, &ac, sv[0], sv[0]);
     session_new(&r->disp, r->disp_loop, &dc, sv[1], sv[1]);
 }
@@ -120,10 +123,12 @@ static bool closed(int fd)
     return n == 0 || (n < 0 && errno != EAGAIN);
 }
 
-int main(void)
+/* Each test runs twice: on a plain link and on a zstd link. */
+#define STEST(sentence) TEST(rig_compress ? sentence " (zstd link)" : sentence)
+
+static void session_tests(void)
 {
-    signal(SIGPIPE, SIG_IGN);
-    TEST("That a client with the cookie reaches the server, and requests and replies cross") {
+    STEST("That a client with the cookie reaches the server, and requests and replies cross") {
         struct rig r;
         rig_start(&r, NULL, NULL);
         pump(&r, 10);
@@ -151,7 +156,7 @@ int main(void)
         close(c);
         rig_stop(&r);
     }
-    TEST("That a client without the cookie is refused before the link is used") {
+    STEST("That a client without the cookie is refused before the link is used") {
         struct rig r;
         rig_start(&r, NULL, NULL);
         int c = client_connect(&r);
@@ -167,7 +172,7 @@ int main(void)
         close(c);
         rig_stop(&r);
     }
-    TEST("That a client sending garbage is cut off alone while another carries on") {
+    STEST("That a client sending garbage is cut off alone while another carries on") {
         struct rig r;
         rig_start(&r, NULL, NULL);
         int good = client_connect(&r), bad = client_connect(&r);
@@ -203,7 +208,7 @@ int main(void)
         close(bad);
         rig_stop(&r);
     }
-    TEST("That a large upload arrives intact through flow control") {
+    STEST("That a large upload arrives intact through flow control") {
         struct rig r;
         rig_start(&r, NULL, NULL);
         int c = client_connect(&r);
@@ -250,7 +255,7 @@ int main(void)
         close(c);
         rig_stop(&r);
     }
-    TEST("That a client leaving closes its server connection and nothing else") {
+    STEST("That a client leaving closes its server connection and nothing else") {
         struct rig r;
         rig_start(&r, NULL, NULL);
         int c = client_connect(&r);
@@ -270,7 +275,7 @@ int main(void)
         buf_free(&got);
         rig_stop(&r);
     }
-    TEST("That a corrupt link frame ends the link with an error") {
+    STEST("That a corrupt link frame ends the link with an error") {
         struct rig r;
         int sv[2];
         socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
@@ -290,7 +295,7 @@ int main(void)
         loop_free(l);
         close(sv[0]);
     }
-    TEST("That sessions with different secrets never open a channel") {
+    STEST("That sessions with different secrets never open a channel") {
         struct rig r;
         rig_start(&r, (const uint8_t *)"aaaaaaaaaaaaaaaaaaaa", (const uint8_t *)"bbbbbbbbbbbbbbbbbbbb");
         int c = client_connect(&r);
@@ -302,5 +307,13 @@ int main(void)
         close(c);
         rig_stop(&r);
     }
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    session_tests();
+    rig_compress = 3;
+    session_tests();
     return test_summary();
 }
