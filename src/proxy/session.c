@@ -67,6 +67,7 @@ struct session {
     uint32_t next_id;
     size_t n_channels;
     struct stats stats;
+    uint64_t idle_ns_at_start;    /* the loop's idle time before this session began */
 };
 
 static void link_pump(struct session *s);
@@ -715,6 +716,7 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
     s->link_in_w.fd = s->link_out_w.fd = -1;
     s->next_id = 1;
     stats_init(&s->stats);
+    s->idle_ns_at_start = loop_idle_ns(loop);
     int rc = hs_init(&s->hs, cfg->role, cfg->secret, cfg->secret_len, cfg->compress_level > 0 ? CAP_ZSTD : 0);
     if (!rc)
         rc = hs_start(&s->hs, &s->hs_tx);
@@ -815,5 +817,5 @@ struct stats *session_stats(struct session *s) { return &s->stats; }
 
 void session_print_stats(struct session *s, FILE *f)
 {
-    stats_print(&s->stats, f, is_app(s) ? "app side" : "display side", loop_idle_ns(s->loop));
+    stats_print(&s->stats, f, is_app(s) ? "app side" : "display side", loop_idle_ns(s->loop) - s->idle_ns_at_start);
 }
