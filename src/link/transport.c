@@ -1,5 +1,6 @@
 /* transport.c -- listening on and connecting to link addresses. Link sockets get
- * TCP_NODELAY: tincan decides itself when to write, so Nagle would only add delay. */
+ * TCP_NODELAY (tincan decides itself when to write, so Nagle would only add delay) and
+ * TCP_NOTSENT_LOWAT (data waits in tincan, not in the kernel, until the link has room). */
 #include "link/transport.h"
 
 #include <arpa/inet.h>
@@ -10,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -53,8 +56,15 @@ static int unix_addr(const char *addr, struct sockaddr_un *sa)
 
 static void tune(int fd)
 {
-    int one = 1;
+    int one = 1, lowat = TRANSPORT_NOTSENT_LOWAT;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof lowat);
+}
+
+int transport_unsent(int fd)
+{
+    int n;
+    return ioctl(fd, SIOCOUTQNSD, &n) == 0 ? n : -1;
 }
 
 int transport_listen(const char *addr)

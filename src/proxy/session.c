@@ -15,11 +15,12 @@
 #include "common/log.h"
 #include "link/codec.h"
 #include "link/frame.h"
+#include "link/transport.h"
 #include "x11/xstream.h"
 
 #define READ_CHUNK (64u * 1024)            /* bytes per read() */
 #define LINK_OUT_HIGH (64u * 1024)         /* stop packing the link buffer above this */
-#define DATA_CHUNK (16u * 1024)            /* one channel's share per scheduler round */
+#define DATA_CHUNK (4u * 1024)             /* one channel's share per scheduler round */
 #define TO_LINK_HIGH (256u * 1024)         /* stop reading an X peer above this much queued */
 #define MAX_CHANNELS 1024u                 /* live channels per session */
 #define DECOMPRESS_STEP (256u * 1024)      /* link bytes decompressed before frames are handled */
@@ -619,14 +620,32 @@ static void link_write(struct session *s)
 /* Bytes waiting for the link, compressed or not yet. */
 static size_t link_backlog(const struct session *s) { return s->link_tx.len + s->wire_tx.len; }
 
+/* Whether the link can take more now. On TCP the kernel's unsent bytes count too, so
+ * data queues here, per channel, where the scheduler can still choose what goes first. */
+static bool link_has_room(const struct session *s)
+{
+    if (link_backlog(s) >= LINK_OUT_HIGH)
+        return false;
+    int unsent = transport_unsent(s->link_out);
+    return unsent < 0 || (size_t)unsent + link_backlog(s) < TRANSPORT_NOTSENT_LOWAT;
+}
+
+static bool channels_waiting(const struct session *s)
+{
+    for (const struct channel *ch = s->channels; ch; ch = ch->next)
+        if (!ch->dead && ch->on_link && ch->to_link.len && ch->send_credit)
+            return true;
+    return false;
+}
+
 /* Packs queued channel data into link_tx, a DATA_CHUNK per channel per round, until the
  * link buffer is full or nothing is ready; then CLOSE for channels whose X peer has gone. */
 static void schedule_channels(struct session *s)
 {
     bool progress = true;
-    while (progress && link_backlog(s) < LINK_OUT_HIGH) {
+    while (progress && link_has_room(s)) {
         progress = false;
-        for (struct channel *ch = s->channels; ch && link_backlog(s) < LINK_OUT_HIGH; ch = ch->next) {
+        for (struct channel *ch = s->channels; ch && link_has_room(s); ch = ch->next) {
             if (ch->dead || !ch->on_link)
                 continue;
             size_t n = ch->to_link.len;
@@ -682,7 +701,8 @@ static void link_pump(struct session *s)
     for (struct channel *ch = s->channels; ch; ch = ch->next)
         if (!ch->dead)
             channel_update_interest(ch);
-    bool pending = s->hs_tx.len || (s->state == SESSION_UP && link_backlog(s));
+    /* Wake when the link drains: to write what is packed, or to pack what channels hold. */
+    bool pending = s->hs_tx.len || (s->state == SESSION_UP && (link_backlog(s) || channels_waiting(s)));
     if (s->link_in == s->link_out)
         loop_want(s->loop, &s->link_in_w, LOOP_READ | (pending ? LOOP_WRITE : 0));
     else
