@@ -7,12 +7,10 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <linux/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/sockios.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -56,15 +54,27 @@ static int unix_addr(const char *addr, struct sockaddr_un *sa)
 
 static void tune(int fd)
 {
-    int one = 1, lowat = TRANSPORT_NOTSENT_LOWAT;
+    int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof lowat);
+    transport_set_lowat(fd, TRANSPORT_INITIAL_LOWAT);
 }
 
-int transport_unsent(int fd)
+void transport_set_lowat(int fd, uint32_t bytes)
 {
-    int n;
-    return ioctl(fd, SIOCOUTQNSD, &n) == 0 ? n : -1;
+    int v = (int)bytes;
+    setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &v, sizeof v);
+}
+
+int transport_queue_info(int fd, struct transport_queue *q)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof ti;
+    memset(&ti, 0, sizeof ti);
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0)
+        return -1;
+    q->unsent = ti.tcpi_notsent_bytes;
+    q->rate_Bps = ti.tcpi_delivery_rate;
+    return 0;
 }
 
 int transport_listen(const char *addr)

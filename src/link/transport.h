@@ -4,6 +4,7 @@
 #define TINCAN_TRANSPORT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /* Returns a listening fd, or -errno. A bare ":PORT" or "PORT" binds 127.0.0.1. */
 int transport_listen(const char *addr);
@@ -11,12 +12,17 @@ int transport_listen(const char *addr);
 int transport_connect(const char *addr, int timeout_ms);
 /* Accepts one peer (blocking), describing it in peer (for logs). Returns an fd or -errno. */
 int transport_accept(int lfd, char *peer, int peer_len);
-/* Bytes written to a TCP link but not yet sent by the kernel; -1 where unknown (not TCP). */
-int transport_unsent(int fd);
+/* What the kernel knows of a TCP link's queue. */
+struct transport_queue {
+    uint32_t unsent;          /* bytes written but not yet sent */
+    uint64_t rate_Bps;        /* recent delivery rate, bytes per second (0 until measured) */
+};
+/* 0, or -1 where the kernel does not say (not TCP). */
+int transport_queue_info(int fd, struct transport_queue *q);
+/* Sets how little unsent data makes a TCP link writable again (TCP_NOTSENT_LOWAT). */
+void transport_set_lowat(int fd, uint32_t bytes);
 
-/* TCP links keep at most this much unsent data in the kernel: the rest waits in tincan,
- * where it can still be scheduled (TCP_NOTSENT_LOWAT; writability means "below this"). */
-#define TRANSPORT_NOTSENT_LOWAT (16 * 1024)
+#define TRANSPORT_INITIAL_LOWAT (16 * 1024)
 
 /* True for unix sockets: nobody beyond this machine's permissions can reach them. */
 bool transport_is_local(const char *addr);

@@ -21,6 +21,8 @@
 #define READ_CHUNK (64u * 1024)            /* bytes per read() */
 #define LINK_OUT_HIGH (64u * 1024)         /* stop packing the link buffer above this */
 #define DATA_CHUNK (4u * 1024)             /* one channel's share per scheduler round */
+#define LINK_TARGET_MIN (2u * 1024)        /* unsent bytes a TCP link may hold, at least */
+#define LINK_TARGET_MAX (256u * 1024)      /* ... and at most */
 #define TO_LINK_HIGH (256u * 1024)         /* stop reading an X peer above this much queued */
 #define MAX_CHANNELS 1024u                 /* live channels per session */
 #define DECOMPRESS_STEP (256u * 1024)      /* link bytes decompressed before frames are handled */
@@ -69,6 +71,8 @@ struct session {
     size_t n_channels;
     struct stats stats;
     uint64_t idle_ns_at_start;    /* the loop's idle time before this session began */
+    bool link_is_tcp;             /* the kernel reports unsent bytes (TCP_NOTSENT_LOWAT applies) */
+    uint32_t lowat;               /* the TCP link's current low-water mark */
 };
 
 static void link_pump(struct session *s);
@@ -247,39 +251,61 @@ static int app_accept_setup(struct channel *ch)
     return 0;
 }
 
-/* Frames whole requests (or server messages) out of in and appends them to out.
- * Returns 0, or a negative errno for input that cannot be framed. */
-static int frame_messages(struct channel *ch, struct buf *in, struct buf *out, bool requests, enum stat_dir dir)
+/* Frames whole requests (or server messages) out of p[0..n) and appends them to out.
+ * Returns the bytes used (a partial message at the end is left), or a negative errno for
+ * input that cannot be framed. */
+static long frame_span(struct channel *ch, const uint8_t *p, size_t n, struct buf *out, bool requests, enum stat_dir dir)
 {
     struct session *s = ch->s;
     uint64_t t0 = clock_ns();
+    size_t used = 0;
     long rc = 0;
-    while (in->len) {
-        const uint8_t *p = buf_head(in);
+    while (used < n) {
+        const uint8_t *m_at = p + used;
         struct msg_class cls;
-        long n;
+        long size;
         if (requests) {
             struct xw_request rq;
-            if ((n = xstream_next_request(&ch->xs, p, in->len, &rq)) >= 0)
-                rc = xstream_on_request(&ch->xs, p, &rq, &cls);
-            if (n >= 0 && !rc)
-                rc = buf_append(out, p, (size_t)n);
+            if ((size = xstream_next_request(&ch->xs, m_at, n - used, &rq)) >= 0)
+                rc = xstream_on_request(&ch->xs, m_at, &rq, &cls);
+            if (size >= 0 && !rc)
+                rc = buf_append(out, m_at, (size_t)size);
         } else {
             struct xw_server_msg m;
-            if ((n = xstream_next_server_msg(&ch->xs, p, in->len, &m)) >= 0)
-                rc = xstream_on_server_msg(&ch->xs, p, &m, out, &cls);
+            if ((size = xstream_next_server_msg(&ch->xs, m_at, n - used, &m)) >= 0)
+                rc = xstream_on_server_msg(&ch->xs, m_at, &m, out, &cls);
         }
-        if (n < 0) {
-            rc = n == -EAGAIN ? 0 : n; /* -EAGAIN: the rest of the message is still on its way */
+        if (size < 0) {
+            rc = size == -EAGAIN ? 0 : size; /* -EAGAIN: the rest of the message is still on its way */
             break;
         }
         if (rc)
             break;
-        stats_count(&s->stats, &cls, dir, (uint32_t)n);
-        buf_consume(in, (size_t)n);
+        stats_count(&s->stats, &cls, dir, (uint32_t)size);
+        used += (size_t)size;
     }
     s->stats.encode_ns += clock_ns() - t0;
-    return (int)rc;
+    return rc ? rc : (long)used;
+}
+
+/* Frames the messages in `in` followed by n new bytes at p, appending them to out and
+ * keeping any partial message in `in`. New bytes are copied into `in` only when they
+ * complete or continue a partial message. 0 or a negative errno. */
+static int frame_input(struct channel *ch, struct buf *in, const uint8_t *p, size_t n, struct buf *out,
+                       bool requests, enum stat_dir dir)
+{
+    if (in->len && buf_append(in, p, n) < 0)
+        return -ENOMEM;
+    const uint8_t *at = in->len ? buf_head(in) : p;
+    size_t len = in->len ? in->len : n;
+    long used = frame_span(ch, at, len, out, requests, dir);
+    if (used < 0)
+        return (int)used;
+    if (in->len) {
+        buf_consume(in, (size_t)used);
+        return 0;
+    }
+    return buf_append(in, p + used, n - (size_t)used);
 }
 
 static void channel_read_x(struct channel *ch)
@@ -307,7 +333,10 @@ static void channel_read_x(struct channel *ch)
     if (ch->phase != CH_OPEN)
         return;
     /* App side: requests from the client; display side: the server's messages. */
-    int rc = frame_messages(ch, &ch->from_x, &ch->to_link, is_app(s), STAT_FROM_X);
+    long used = frame_span(ch, buf_head(&ch->from_x), ch->from_x.len, &ch->to_link, is_app(s), STAT_FROM_X);
+    int rc = used < 0 ? (int)used : 0;
+    if (used > 0)
+        buf_consume(&ch->from_x, (size_t)used);
     if (rc) {
         char why[96];
         snprintf(why, sizeof why, "%s %s", is_app(s) ? "client sent a" : "X server sent a", errno_text(rc));
@@ -411,12 +440,8 @@ static int on_data(struct session *s, const struct frame *f)
     if (ch->link_received + f->len > ch->link_granted + FRAME_CHANNEL_WINDOW)
         return -EBADMSG; /* the peer ignored flow control */
     ch->link_received += f->len;
-    if (buf_append(&ch->from_link, f->payload, f->len) < 0) {
-        channel_drop(ch, "out of memory");
-        return 0;
-    }
     /* App side: the server's messages for our client; display side: the client's requests. */
-    int rc = frame_messages(ch, &ch->from_link, &ch->to_x, !is_app(s), STAT_TO_X);
+    int rc = frame_input(ch, &ch->from_link, f->payload, f->len, &ch->to_x, !is_app(s), STAT_TO_X);
     if (rc) {
         char why[96];
         snprintf(why, sizeof why, "the link carried a %s for this client", errno_text(rc));
@@ -620,14 +645,25 @@ static void link_write(struct session *s)
 /* Bytes waiting for the link, compressed or not yet. */
 static size_t link_backlog(const struct session *s) { return s->link_tx.len + s->wire_tx.len; }
 
-/* Whether the link can take more now. On TCP the kernel's unsent bytes count too, so
- * data queues here, per channel, where the scheduler can still choose what goes first. */
-static bool link_has_room(const struct session *s)
+/* How many bytes to pack for the link now. On TCP, the kernel may hold only about 5 ms
+ * of unsent data at the link's measured rate (2 KiB to 256 KiB): the rest waits here, per
+ * channel, where the scheduler still chooses what goes first. The low-water mark follows,
+ * so writability wakes us when the kernel runs low. */
+static size_t link_budget(struct session *s)
 {
-    if (link_backlog(s) >= LINK_OUT_HIGH)
-        return false;
-    int unsent = transport_unsent(s->link_out);
-    return unsent < 0 || (size_t)unsent + link_backlog(s) < TRANSPORT_NOTSENT_LOWAT;
+    struct transport_queue q;
+    if (!s->link_is_tcp || transport_queue_info(s->link_out, &q) < 0)
+        return LINK_OUT_HIGH;
+    uint64_t target = q.rate_Bps / 200;
+    if (target < LINK_TARGET_MIN)
+        target = LINK_TARGET_MIN;
+    if (target > LINK_TARGET_MAX)
+        target = LINK_TARGET_MAX;
+    if (target > 2 * s->lowat || 2 * target < s->lowat) {
+        s->lowat = (uint32_t)target;
+        transport_set_lowat(s->link_out, s->lowat);
+    }
+    return q.unsent >= target ? 0 : (size_t)(target - q.unsent);
 }
 
 static bool channels_waiting(const struct session *s)
@@ -642,15 +678,18 @@ static bool channels_waiting(const struct session *s)
  * link buffer is full or nothing is ready; then CLOSE for channels whose X peer has gone. */
 static void schedule_channels(struct session *s)
 {
-    bool progress = true;
-    while (progress && link_has_room(s)) {
+    size_t budget = channels_waiting(s) ? link_budget(s) : 0;
+    bool progress = true; /* one pass at least: CLOSEs go even without data */
+    while (progress) {
         progress = false;
-        for (struct channel *ch = s->channels; ch && link_has_room(s); ch = ch->next) {
+        for (struct channel *ch = s->channels; ch; ch = ch->next) {
             if (ch->dead || !ch->on_link)
                 continue;
-            size_t n = ch->to_link.len;
+            size_t n = ch->to_link.len, backlog = link_backlog(s), room = backlog < budget ? budget - backlog : 0;
             if (n > DATA_CHUNK)
                 n = DATA_CHUNK;
+            if (n > room)
+                n = room;
             if (n > ch->send_credit)
                 n = (size_t)ch->send_credit;
             if (n) {
@@ -734,6 +773,9 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
     s->link_in = link_in;
     s->link_out = link_out;
     s->link_in_w.fd = s->link_out_w.fd = -1;
+    struct transport_queue q;
+    s->link_is_tcp = transport_queue_info(link_out, &q) == 0;
+    s->lowat = TRANSPORT_INITIAL_LOWAT;
     s->next_id = 1;
     stats_init(&s->stats);
     s->idle_ns_at_start = loop_idle_ns(loop);
