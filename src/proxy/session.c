@@ -47,6 +47,7 @@ struct channel {
     bool x_closed;                /* our X peer is gone: send CLOSE once to_link is out */
     bool peer_closed;             /* CLOSE received: flush to_x, then close */
     bool dead;                    /* freed before the next sleep */
+    uint32_t last_answered;       /* sequence number of the last request counted as a round trip */
     struct channel *next;
 };
 
@@ -274,6 +275,12 @@ static long frame_span(struct channel *ch, const uint8_t *p, size_t n, struct bu
             struct xw_server_msg m;
             if ((size = xstream_next_server_msg(&ch->xs, m_at, n - used, &m)) >= 0)
                 rc = xstream_on_server_msg(&ch->xs, m_at, &m, out, &cls);
+            /* An answer to the latest request: a client that needed it has waited a round trip. */
+            if (size >= 0 && is_app(s) && (m.kind == XW_KIND_REPLY || m.kind == XW_KIND_ERROR || m.kind == XW_KIND_SETUP) &&
+                ch->xs.seq_done == ch->xs.seq_sent && ch->last_answered != ch->xs.seq_sent + 1) {
+                s->stats.round_trips++;
+                ch->last_answered = ch->xs.seq_sent + 1;
+            }
         }
         if (size < 0) {
             rc = size == -EAGAIN ? 0 : size; /* -EAGAIN: the rest of the message is still on its way */
