@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "link/transport.h"
 #include "x11/xlisten.h"
@@ -47,6 +48,7 @@ struct app {
     pid_t child;
     int child_status;
     bool child_done, stop;
+    uint64_t stop_deadline_ns;   /* after a signal: when to end even if the command lingers */
 };
 
 static void on_x_client(struct watch *w, unsigned events)
@@ -73,10 +75,14 @@ static void on_signal(struct watch *w, unsigned events)
                     a->child_done = true;
                     a->child_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
                 }
-        } else {
+        } else if (!a->stop) {
+            /* The command goes first, by the same signal, so it ends as it would on a local
+             * display rather than by a broken X connection; the session follows. */
             log_info("signal %d: ending the session", sig);
             a->stop = true;
-            session_goodbye(a->session);
+            a->stop_deadline_ns = clock_ns() + 2000000000u;
+            if (a->child > 0 && !a->child_done)
+                kill(a->child, sig);
         }
     }
 }
@@ -215,7 +221,8 @@ int cmd_app(int argc, char **argv)
     while (session_state(a.session) != SESSION_ENDED) {
         loop_run_once(a.loop, 250);
         session_tick(a.session);
-        if (a.child_done && session_channel_count(a.session) == 0)
+        bool command_gone = a.child < 0 || (a.child_done && session_channel_count(a.session) == 0);
+        if ((a.child >= 0 && command_gone) || (a.stop && (command_gone || clock_ns() > a.stop_deadline_ns)))
             session_goodbye(a.session);
     }
     const char *why = session_end_reason(a.session);

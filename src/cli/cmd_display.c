@@ -29,11 +29,15 @@ static const char display_usage[] =
     "  --log-level LEVEL     error, warn, info (default) or debug\n"
     "\n"
     "A listener serves one session: peers that fail authentication are refused and logged,\n"
-    "and it exits when the first accepted session ends.\n";
+    "and it exits when the first accepted session ends. Up to 4 peers may be in their\n"
+    "handshake at once, so an idle connection cannot keep the right peer out.\n";
+
+#define MAX_PENDING 4  /* peers still proving the secret */
 
 struct display {
     struct loop *loop;
-    struct session *session;
+    struct session *session;           /* the accepted session, once a peer is up */
+    struct session *pending[MAX_PENDING]; /* listener: peers still in their handshake */
     struct watch listen_w, sig_w;
     int lfd, sfd;
     struct session_config cfg;
@@ -47,14 +51,41 @@ static void on_peer(struct watch *w, unsigned events)
     int fd = transport_accept(d->lfd, peer, sizeof peer);
     if (fd < 0)
         return;
-    if (d->session) {
-        log_warn("link: refusing %s: a session is already running", peer);
+    int slot = 0;
+    while (slot < MAX_PENDING && d->pending[slot])
+        slot++;
+    if (d->session || slot == MAX_PENDING) {
+        log_warn("link: refusing %s: %s", peer, d->session ? "a session is already running"
+                                                           : "too many peers in their handshake");
         close(fd);
         return;
     }
     log_info("link: peer connected from %s", peer);
-    if (session_new(&d->session, d->loop, &d->cfg, fd, fd) < 0)
+    if (session_new(&d->pending[slot], d->loop, &d->cfg, fd, fd) < 0)
         log_error("cannot start a session for %s", peer);
+}
+
+/* Listener: the first pending peer to finish its handshake becomes the session; the
+ * others are let go. Peers that fail are logged and forgotten. */
+static void promote_pending(struct display *d)
+{
+    for (int i = 0; i < MAX_PENDING; i++) {
+        struct session *p = d->pending[i];
+        if (!p)
+            continue;
+        session_tick(p);
+        enum session_state st = session_state(p);
+        if (st == SESSION_UP && !d->session) {
+            d->session = p;
+            d->pending[i] = NULL;
+        } else if (st == SESSION_ENDED || (st == SESSION_UP && d->session)) {
+            const char *why = session_end_reason(p);
+            log_warn("link: peer refused (%s); still listening", st == SESSION_UP ? "a session is already running"
+                                                                   : why ? why : "?");
+            session_free(p);
+            d->pending[i] = NULL;
+        }
+    }
 }
 
 static void on_signal(struct watch *w, unsigned events)
@@ -145,6 +176,8 @@ int cmd_display(int argc, char **argv)
     }
     for (;;) {
         loop_run_once(d.loop, 250);
+        if (lo.listen)
+            promote_pending(&d);
         if (!d.session) {
             if (d.stop)
                 break;
@@ -154,12 +187,6 @@ int cmd_display(int argc, char **argv)
         if (session_state(d.session) != SESSION_ENDED)
             continue;
         const char *why = session_end_reason(d.session);
-        if (session_refused(d.session) && lo.listen && !d.stop) {
-            log_warn("link: peer refused (%s); still listening", why ? why : "?");
-            session_free(d.session);
-            d.session = NULL;
-            continue;
-        }
         if (why && !d.stop) {
             log_error("%s", why);
             rc = 1;
@@ -169,6 +196,8 @@ int cmd_display(int argc, char **argv)
     if (d.session && lo.stats)
         session_print_stats(d.session, stderr);
     session_free(d.session);
+    for (int i = 0; i < MAX_PENDING; i++)
+        session_free(d.pending[i]);
     if (d.lfd >= 0) {
         loop_unwatch(d.loop, &d.listen_w);
         close(d.lfd);

@@ -63,10 +63,14 @@ static int start_xvfb(int *number, int log_fd)
         _exit(127);
     }
     close(p[1]);
+    /* Xvfb writes the number and the newline separately; closing early would kill it. */
     char buf[16] = { 0 };
-    ssize_t n = read(p[0], buf, sizeof buf - 1);
+    size_t n = 0;
+    ssize_t r;
+    while (n < sizeof buf - 1 && !memchr(buf, '\n', n) && (r = read(p[0], buf + n, sizeof buf - 1 - n)) > 0)
+        n += (size_t)r;
     close(p[0]);
-    if (pid < 0 || n <= 0) {
+    if (pid < 0 || !memchr(buf, '\n', n)) {
         if (pid > 0)
             kill(pid, SIGTERM);
         return -1;

@@ -25,7 +25,10 @@ void loop_free(struct loop *l);
 int loop_watch(struct loop *l, struct watch *w, int fd, unsigned want, watch_fn fn, void *data);
 int loop_want(struct loop *l, struct watch *w, unsigned want); /* no syscall when unchanged */
 void loop_unwatch(struct loop *l, struct watch *w);    /* does not close fd */
-void loop_set_before_sleep(struct loop *l, void (*fn)(void *), void *data);
+/* Hooks run before each sleep, in the order added (at most LOOP_MAX_HOOKS). 0 or -ENOSPC. */
+#define LOOP_MAX_HOOKS 8
+int loop_add_before_sleep(struct loop *l, void (*fn)(void *), void *data);
+void loop_remove_before_sleep(struct loop *l, void (*fn)(void *), void *data);
 /* Runs the before-sleep hook, waits up to timeout_ms (-1: forever) and dispatches. */
 int loop_run_once(struct loop *l, int timeout_ms);
 uint64_t loop_idle_ns(const struct loop *l);           /* total time spent waiting */

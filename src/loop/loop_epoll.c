@@ -11,8 +11,11 @@
 
 struct loop {
     int epfd;
-    void (*before_sleep)(void *);
-    void *before_sleep_data;
+    struct {
+        void (*fn)(void *);
+        void *data;
+    } hooks[LOOP_MAX_HOOKS];
+    int n_hooks;
     uint64_t idle_ns;
 };
 
@@ -75,16 +78,29 @@ void loop_unwatch(struct loop *l, struct watch *w)
     w->fd = -1;
 }
 
-void loop_set_before_sleep(struct loop *l, void (*fn)(void *), void *data)
+int loop_add_before_sleep(struct loop *l, void (*fn)(void *), void *data)
 {
-    l->before_sleep = fn;
-    l->before_sleep_data = data;
+    if (l->n_hooks == LOOP_MAX_HOOKS)
+        return -ENOSPC;
+    l->hooks[l->n_hooks].fn = fn;
+    l->hooks[l->n_hooks].data = data;
+    l->n_hooks++;
+    return 0;
+}
+
+void loop_remove_before_sleep(struct loop *l, void (*fn)(void *), void *data)
+{
+    for (int i = 0; i < l->n_hooks; i++)
+        if (l->hooks[i].fn == fn && l->hooks[i].data == data) {
+            l->hooks[i] = l->hooks[--l->n_hooks];
+            return;
+        }
 }
 
 int loop_run_once(struct loop *l, int timeout_ms)
 {
-    if (l->before_sleep)
-        l->before_sleep(l->before_sleep_data);
+    for (int i = 0; i < l->n_hooks; i++)
+        l->hooks[i].fn(l->hooks[i].data);
     struct epoll_event evs[64];
     uint64_t t0 = clock_ns();
     int n = epoll_wait(l->epfd, evs, 64, timeout_ms);

@@ -219,8 +219,16 @@ static int app_accept_setup(struct channel *ch)
     long n = xw_parse_setup_request(buf_head(&ch->from_x), ch->from_x.len, &rq);
     if (n == -EAGAIN)
         return ch->from_x.len > 65536 ? -EBADMSG : 0;
-    if (n < 0) {
+    if (n == -EPROTONOSUPPORT) { /* answer as a server would, then close */
         s->stats.clients_refused++;
+        log_warn("channel %u: client asked for X protocol version %u: refused", ch->id, rq.major);
+        xw_build_setup_failed(&ch->to_x, rq.msb, "Protocol version mismatch");
+        ch->x_closed = true;
+        loop_want(s->loop, &ch->w, LOOP_WRITE);
+        buf_clear(&ch->from_x);
+        return -EACCES;
+    }
+    if (n < 0) {
         channel_drop(ch, "garbage instead of an X connection setup");
         return -EBADMSG;
     }
@@ -233,9 +241,7 @@ static int app_accept_setup(struct channel *ch)
         log_warn("channel %u: client did not present this display's MIT-MAGIC-COOKIE-1: refused", ch->id);
         buf_clear(&ch->to_x);
         xw_build_setup_failed(&ch->to_x, rq.msb, "Invalid MIT-MAGIC-COOKIE-1 key");
-        ch->phase = CH_OPEN;
         ch->x_closed = true; /* write the refusal, then close */
-        ch->dead = false;
         loop_want(s->loop, &ch->w, LOOP_WRITE);
         buf_clear(&ch->from_x);
         return -EACCES;
@@ -330,9 +336,13 @@ static void channel_read_x(struct channel *ch)
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return;
     if (n <= 0) {
+        /* A peer that closes with our data unread resets the connection: also just gone. */
+        bool gone = n == 0 || errno == ECONNRESET || errno == EPIPE;
+        char why[96];
+        snprintf(why, sizeof why, "read error: %s", n < 0 ? strerror(errno) : "");
         if (ch->from_x.len && is_app(s))
             log_info("channel %u: client left in the middle of a request (%zu bytes dropped)", ch->id, ch->from_x.len);
-        channel_drop(ch, n < 0 ? "read error" : NULL);
+        channel_drop(ch, gone ? NULL : why);
         return;
     }
     if (ch->phase == CH_SETUP && app_accept_setup(ch) != 0)
@@ -802,7 +812,10 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
         return rc;
     }
     s->handshake_deadline_ns = clock_ns() + (uint64_t)s->cfg.handshake_timeout_ms * 1000000u;
-    loop_set_before_sleep(loop, before_sleep, s);
+    if ((rc = loop_add_before_sleep(loop, before_sleep, s)) < 0) {
+        session_free(s);
+        return rc;
+    }
     *out = s;
     return 0;
 }
@@ -818,7 +831,7 @@ void session_free(struct session *s)
     reap_channels(s);
     loop_unwatch(s->loop, &s->link_in_w);
     loop_unwatch(s->loop, &s->link_out_w);
-    loop_set_before_sleep(s->loop, NULL, NULL);
+    loop_remove_before_sleep(s->loop, before_sleep, s);
     close(s->link_in);
     if (s->link_out != s->link_in)
         close(s->link_out);

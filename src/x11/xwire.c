@@ -16,9 +16,9 @@ long xw_parse_setup_request(const uint8_t *p, size_t n, struct xw_setup_request 
     if (rd_skip(&r, 2) || rd_u16(&r, &out->major) || rd_u16(&r, &out->minor) ||
         rd_u16(&r, &name_len) || rd_u16(&r, &data_len) || rd_skip(&r, 2))
         return -EAGAIN;
-    if (out->major != 11)
-        return -EBADMSG;
     out->msb = r.msb;
+    if (out->major != 11)
+        return -EPROTONOSUPPORT; /* well formed, but not X11: refused with a reason */
     out->auth_name_len = name_len;
     out->auth_data_len = data_len;
     if (rd_bytes(&r, &out->auth_name, name_len) || rd_skip(&r, xw_pad4(name_len)) ||

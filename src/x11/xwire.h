@@ -29,6 +29,7 @@ struct xw_setup_request {
     uint16_t auth_data_len;
 };
 
+/* -EPROTONOSUPPORT: a well-formed request for another protocol version (msb and major set). */
 long xw_parse_setup_request(const uint8_t *p, size_t n, struct xw_setup_request *out);
 int xw_build_setup_request(struct buf *out, bool msb, uint16_t major, uint16_t minor,
                            const char *auth_name, size_t auth_name_len,

@@ -74,7 +74,8 @@ int main(void)
         struct xw_setup_request rq;
         CHECK_EQ(xw_parse_setup_request(g, sizeof g, &rq), -EBADMSG);
         uint8_t v10[12] = { 'l', 0, 10, 0 };
-        CHECK_EQ(xw_parse_setup_request(v10, sizeof v10, &rq), -EBADMSG);
+        CHECK_EQ(xw_parse_setup_request(v10, sizeof v10, &rq), -EPROTONOSUPPORT);
+        CHECK_EQ(rq.major, 10);
     }
     TEST("That a refusal is a well-formed Failed setup reply") {
         struct buf b = { 0 };

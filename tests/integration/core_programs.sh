@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# core_programs.sh -- programs that inspect the server see the same thing through tincan
+# as directly: xdpyinfo, xprop, xwininfo, xlsfonts, xlsatoms. Their output, run on a twin
+# Xvfb directly and through a tincan pair, must be equal apart from what tincan changes on
+# purpose: the display name, and the extensions it hides (MIT-SHM, DRI2, DRI3,
+# XFree86-DRI, XVideo-MotionCompensation). The filters below remove exactly that.
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/../xlib.sh"
+
+HIDDEN='MIT-SHM|DRI2|DRI3|XFree86-DRI|XVideo-MotionCompensation'
+
+xl_start_xvfb a && xl_start_xvfb b && xl_start_pair p b || { fail "That two Xvfbs and a tincan pair start"; summary; exit 1; }
+
+# same_output SENTENCE FILTER CMD...: runs CMD directly on a and through tincan (p), passes
+# both outputs (stdout and stderr) through FILTER (a function: FILTER SIDE < in), diffs.
+same_output() {
+    local sentence=$1 filter=$2; shift 2
+    local d=$XL_TMP/out.direct t=$XL_TMP/out.tincan
+    xl_on a "$@" >"$d.raw" 2>&1; local rc_d=$?
+    xl_on p "$@" >"$t.raw" 2>&1; local rc_t=$?
+    "$filter" a <"$d.raw" >"$d"
+    "$filter" p <"$t.raw" >"$t"
+    if [ "$rc_d" = "$rc_t" ] && [ -s "$d" ] && diff -u "$d" "$t" >"$XL_TMP/out.diff"; then
+        pass "$sentence"
+    else
+        fail "$sentence (exit status $rc_d directly, $rc_t through tincan; $(wc -l <"$d") lines)"
+        head -n 40 "$XL_TMP/out.diff" | sed 's/^/    /'
+    fi
+}
+
+# The name of the display is the one thing every program may print differently.
+display_name() {
+    local d="${1}_display"
+    sed "s/${!d}\\b/DISPLAY/g"
+}
+# xdpyinfo: also drop the hidden extensions from the direct output (their line in the list,
+# their section in -ext all, and the "not supported" and "missing" notes tincan's side gets
+# for them instead) and count them out of "number of extensions".
+xdpyinfo_filter() {
+    if [ "$1" = a ]; then
+        local tmp hidden
+        tmp=$(display_name a)
+        hidden=$(grep -cE "^    ($HIDDEN)( |\$)" <<<"$tmp")
+        grep -vE "^    ($HIDDEN)( |\$)|^($HIDDEN) version |^  shared pixmaps: " <<<"$tmp" |
+            awk -v h="$hidden" '/^number of extensions:/ { $0 = sprintf("number of extensions:    %d", $NF - h) } { print }'
+    else
+        display_name p | grep -vE "^($HIDDEN) extension not supported by server|extension \"($HIDDEN)\" missing on display"
+    fi
+}
+
+# Setup the same state on both: properties on the root window, set by a client.
+for t in a p; do
+    xl_on "$t" xprop -root -f TINCAN_TEST_STRING 8s -set TINCAN_TEST_STRING "carried by a string"
+    xl_on "$t" xprop -root -f TINCAN_TEST_CARDINALS 32c -set TINCAN_TEST_CARDINALS "1,2,3,4294967295"
+    xl_on "$t" xprop -root -f TINCAN_TEST_ATOM 32a -set TINCAN_TEST_ATOM WM_NAME
+done
+
+same_output "That xdpyinfo -queryExtensions says the same through tincan, hidden extensions apart" \
+    xdpyinfo_filter xdpyinfo -queryExtensions
+same_output "That xdpyinfo -ext all describes every extension the same way through tincan" \
+    xdpyinfo_filter xdpyinfo -ext all
+xl_on p xdpyinfo -ext MIT-SHM >"$XL_TMP/shm.out" 2>&1
+check "That MIT-SHM is hidden from clients of tincan (QueryExtension says absent)" \
+    grep -q 'MIT-SHM extension not supported by server' "$XL_TMP/shm.out"
+xl_on p xdpyinfo -queryExtensions >"$XL_TMP/list.out" 2>&1
+check "That no hidden extension is listed to clients of tincan" bash -c "! grep -qE '^    ($HIDDEN)( |\$)' '$XL_TMP/list.out'"
+same_output "That xprop -root shows the same properties through tincan" display_name xprop -root
+same_output "That xlsfonts lists the same fonts through tincan" display_name xlsfonts
+same_output "That xlsatoms names the same atoms through tincan" display_name xlsatoms
+
+# Two client windows on each, started in the same order (and each connected before the
+# next program connects), so their resource ids are the same.
+clients=()
+for t in a p; do
+    s=$([ "$t" = a ] && echo a || echo b)
+    xl_bg_connected "$t" "$s" xlogo -geometry 120x100+10+10 && xl_wait_window "$s" '^xlogo$'; clients+=("$XL_LAST")
+    xl_bg_connected "$t" "$s" xeyes -geometry 150x100+200+10 && xl_wait_window "$s" '^xeyes$'; clients+=("$XL_LAST")
+done
+same_output "That xwininfo -root -tree shows the same window tree through tincan" display_name xwininfo -root -tree
+wa=$(xl_window a '^xlogo$'); wp=$(xl_window p '^xlogo$')
+check "That xlogo's window has the same id through tincan as directly" test -n "$wa" -a "$wa" = "$wp"
+same_output "That xwininfo -all of xlogo's window is the same through tincan" display_name xwininfo -all -id "$wa"
+same_output "That xprop of xlogo's window is the same through tincan" display_name xprop -id "$wa"
+same_output "That a BadWindow error reaches the client through tincan as it does directly" \
+    display_name xprop -id 0x7fffff
+
+kill "${clients[@]}"
+xl_stop_pair p
+check "That the app side exits 0 after SIGTERM" test "$p_app_rc" = 0
+check "That the display side exits 0 when the app side says goodbye" test "$p_disp_rc" = 0
+check "That neither half reported a sanitizer error" xl_sanitizer_clean "$p_app_log" "$p_disp_log"
+summary

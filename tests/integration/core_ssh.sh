@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# core_ssh.sh -- `tincan ssh HOST COMMAND` with a stand-in ssh (tests/clients/fake-ssh) that
+# runs the "remote" side here: programs show on the local Xvfb, ssh gets its options and
+# the host, the command's words arrive intact, and its exit status comes back.
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/../xlib.sh"
+FAKE_SSH=$XL_ROOT/tests/clients/fake-ssh
+export FAKE_SSH_XAUTHORITY=$XL_TMP/remote.xauth FAKE_SSH_LOG=$XL_TMP/ssh.args
+
+xl_start_xvfb a && xl_start_xvfb b || { fail "That two Xvfbs start"; summary; exit 1; }
+# tssh ARGS...: tincan ssh showing on b; stdout and stderr (the remote's output too) in ssh.out.
+tssh() {
+    XAUTHORITY=$b_auth timeout 60 "$TINCAN" ssh --ssh "$FAKE_SSH" --remote-tincan "$TINCAN" --display "$b_display" \
+        "$@" >"$XL_TMP/ssh.out" 2>&1
+}
+
+tssh -p 2222 -o BatchMode=yes -l someone remotehost xdpyinfo
+rc=$?
+check "That xdpyinfo run through tincan ssh succeeds (exit status $rc)" test "$rc" = 0
+check "That it talks to the app side's display, as a client of tincan" \
+    bash -c "grep -q '^name of display:    :[0-9]' '$XL_TMP/ssh.out' && ! grep -qE '^    MIT-SHM' '$XL_TMP/ssh.out'"
+check "That ssh is told not to forward X itself and not to allocate a terminal (-x -T)" \
+    bash -c "[ \"\$(head -2 '$FAKE_SSH_LOG' | tr '\n' ' ')\" = '-x -T ' ]"
+check "That ssh gets the user's ssh options and the host, in order" \
+    bash -c "sed -n 3,9p '$FAKE_SSH_LOG' | tr '\n' ' ' | grep -qx -- '-p 2222 -o BatchMode=yes -l someone remotehost '"
+check "That the remote command runs tincan app --stdio" \
+    bash -c "tail -1 '$FAKE_SSH_LOG' | grep -qF -- '$TINCAN app --stdio'"
+
+tssh remotehost sh -c 'printf "%s|" "$0" "$1" > "$2"; exit 7' "it's" "two words" "$XL_TMP/words"
+rc=$?
+check "That the remote command's exit status comes back (7, got $rc)" test "$rc" = 7
+check "That the command's words arrive intact, quotes and spaces included" \
+    test "$(cat "$XL_TMP/words" 2>/dev/null)" = "it's|two words|"
+
+tssh remotehost no-such-program-here
+rc=$?
+check "That a remote command that does not exist gives status 127 (got $rc)" test "$rc" = 127
+
+# xlogo "remotely", beside the same xlogo run directly on a twin Xvfb.
+xl_on a xdotool mousemove 1000 750; xl_on b xdotool mousemove 1000 750
+xl_bg a xlogo -geometry 200x200+50+50; direct=$XL_LAST
+xl_wait_window a '^xlogo$' && xl_dump_stable a "$XL_TMP/direct.xwd"
+rm -f "$XL_TMP/xlogo.pid"
+XAUTHORITY=$b_auth "$TINCAN" ssh --ssh "$FAKE_SSH" --remote-tincan "$TINCAN" --display "$b_display" --stats remotehost \
+    sh -c 'xlogo -geometry 200x200+50+50 & echo $! > "$0"; wait $!' "$XL_TMP/xlogo.pid" >"$XL_TMP/xlogo.out" 2>&1 &
+tssh_pid=$!; xl_track "$tssh_pid"
+check "That xlogo run through tincan ssh shows its window on the local display" xl_wait_window b '^xlogo$'
+check "That it looks byte for byte as xlogo run directly" \
+    xl_dump_until_same b "$XL_TMP/direct.xwd" "$XL_TMP/ssh.xwd" 30
+xl_wait_for 10 test -s "$XL_TMP/xlogo.pid"
+kill "$(cat "$XL_TMP/xlogo.pid")"
+xl_wait_exit "$tssh_pid" 20
+rc=$(xl_exit_status "$tssh_pid")
+check "That when the remote xlogo is killed, tincan ssh ends with the command's status (143, got $rc)" test "$rc" = 143
+check "That the window is gone" xl_wait_for 10 xl_windows_are b '^xlogo$' 0
+check "That --stats prints the statistics of both halves" \
+    bash -c "grep -q '== tincan app side statistics' '$XL_TMP/xlogo.out' && grep -q '== tincan display side statistics' '$XL_TMP/xlogo.out'"
+kill "$direct"
+
+XAUTHORITY=$b_auth timeout 30 "$TINCAN" ssh --ssh false --display "$b_display" remotehost xlogo >"$XL_TMP/false.out" 2>&1
+rc=$?
+check "That a failing ssh makes tincan ssh fail promptly (status $rc)" test "$rc" != 0 -a "$rc" != 124
+check "That no process reported a sanitizer error" xl_sanitizer_clean "$XL_TMP"/*.out
+summary
