@@ -31,6 +31,8 @@ static const char app_usage[] =
     "  --secret-file FILE    the session secret for a TCP link (or set TINCAN_SECRET)\n"
     "  --display-number N    be display :N (default: the first free from :10)\n"
     "  --tcp                 also listen on 127.0.0.1:6000+N\n"
+    "  --no-local-answers    send every request's answer across the link (by default, answers\n"
+    "                        known exactly, such as QueryExtension's, are given here)\n"
     "  --xauthority FILE     where to write this display's cookie (default $XAUTHORITY or ~/.Xauthority)\n"
     "  --compress LEVEL      zstd level for the link, 1-19, 0 for none (default 3; both sides must offer it)\n"
     "  --stats               print statistics at exit (and on SIGUSR1, always)\n"
@@ -136,7 +138,7 @@ int cmd_app(int argc, char **argv)
 {
     struct link_opts lo = LINK_OPTS_INIT;
     int number = -1, cmd_at = -1;
-    bool tcp = false;
+    bool tcp = false, no_local_answers = false;
     const char *xauthority = NULL;
     for (int i = 0; i < argc; i++) {
         int r = link_opts_take(&lo, argc, argv, &i);
@@ -149,6 +151,8 @@ int cmd_app(int argc, char **argv)
             return 0;
         } else if (!strcmp(argv[i], "--display-number") && i + 1 < argc) {
             number = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--no-local-answers")) {
+            no_local_answers = true;
         } else if (!strcmp(argv[i], "--tcp")) {
             tcp = true;
         } else if (!strcmp(argv[i], "--xauthority") && i + 1 < argc) {
@@ -183,7 +187,7 @@ int cmd_app(int argc, char **argv)
     }
     rc = 1;
     struct session_config cfg = { .role = ROLE_APP, .secret = use_secret ? secret : NULL, .secret_len = secret_len,
-                                  .compress_level = lo.compress_level };
+                                  .compress_level = lo.compress_level, .no_local_answers = no_local_answers };
     randombytes_buf(cfg.cookie, sizeof cfg.cookie);
     if (!xauthority)
         xauthority = xauth_file();

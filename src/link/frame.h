@@ -16,6 +16,7 @@ enum frame_type {
     FRAME_DATA = 0x11,        /* X protocol bytes of one channel */
     FRAME_CLOSE = 0x12,       /* the sender has closed the channel; payload: a reason for the log */
     FRAME_WINDOW = 0x13,      /* flow-control credit; payload: varint bytes */
+    FRAME_PREDICTED = 0x14,   /* app -> display: request (varint sequence number) answered at the app side */
     FRAME_GOODBYE = 0x20,     /* channel 0; the session ends cleanly */
 };
 

@@ -11,7 +11,7 @@
 
 #include "common/buf.h"
 
-#define LINK_PROTOCOL_VERSION 1
+#define LINK_PROTOCOL_VERSION 2
 #define HS_NONCE_SIZE 32
 #define HS_PROOF_SIZE 32
 #define HS_MAX_BANNER 128

@@ -16,6 +16,7 @@
 #include "link/codec.h"
 #include "link/frame.h"
 #include "link/transport.h"
+#include "proxy/predict.h"
 #include "x11/xstream.h"
 
 #define READ_CHUNK (64u * 1024)            /* bytes per read() */
@@ -48,6 +49,12 @@ struct channel {
     bool peer_closed;             /* CLOSE received: flush to_x, then close */
     bool dead;                    /* freed before the next sleep */
     uint32_t last_answered;       /* sequence number of the last request counted as a round trip */
+    uint32_t last_unpredicted;    /* app side: the latest request not answered locally */
+    uint32_t seq_floor;           /* app side: the latest request answered locally */
+    struct {                      /* display side: replies the app side gave; drop the server's */
+        uint32_t *seq;
+        uint32_t head, len, cap;
+    } drops;
     struct channel *next;
 };
 
@@ -74,6 +81,7 @@ struct session {
     uint64_t idle_ns_at_start;    /* the loop's idle time before this session began */
     bool link_is_tcp;             /* the kernel reports unsent bytes (TCP_NOTSENT_LOWAT applies) */
     uint32_t lowat;               /* the TCP link's current low-water mark */
+    struct predictor *predict;    /* facts for local answers; NULL when disabled */
 };
 
 static void link_pump(struct session *s);
@@ -146,6 +154,7 @@ static void channel_free(struct channel *ch)
     buf_free(&ch->to_x);
     buf_free(&ch->from_link);
     buf_free(&ch->to_link);
+    free(ch->drops.seq);
     s->n_channels--;
     free(ch);
 }
@@ -250,11 +259,106 @@ static int app_accept_setup(struct channel *ch)
     frame_open_encode(&s->link_tx, ch->id, &o);
     s->stats.link_frames_out++;
     xstream_on_setup_request(&ch->xs, rq.msb);
-    struct msg_class cls = { .kind = MSG_SETUP, .name = "SetupRequest" };
+    struct msg_class cls = { .kind = MSG_SETUP, .name = "SetupRequest", .query_ext = -1 };
     stats_count(&s->stats, &cls, STAT_FROM_X, (uint32_t)n);
     buf_consume(&ch->from_x, (size_t)n);
     ch->phase = CH_OPEN;
     ch->on_link = true;
+    return 0;
+}
+
+/* App side: answers a request here when its reply is known exactly, and only while every
+ * earlier request the server has not yet answered was itself answered here (such requests
+ * cause no events or errors), so the client sees a stream a server could have sent. */
+static bool answer_locally(struct channel *ch, const struct msg_class *cls)
+{
+    struct session *s = ch->s;
+    if (s->cfg.no_local_answers || ch->last_unpredicted > ch->xs.seq_done)
+        return false;
+    struct buf reply = { 0 };
+    if (!predict_answer(s->predict, cls, (uint16_t)ch->xs.seq_sent, ch->xs.msb, &reply))
+        return false;
+    /* Through xstream as if from the server, so this side learns from it as the other does. */
+    struct xw_server_msg m;
+    struct msg_class rcls;
+    bool ok = xstream_next_server_msg(&ch->xs, buf_head(&reply), reply.len, &m) == (long)reply.len &&
+              xstream_on_server_msg(&ch->xs, buf_head(&reply), &m, &ch->to_x, &rcls) == 0;
+    buf_free(&reply);
+    if (!ok)
+        return false;
+    struct buf seq = { 0 };
+    buf_put_varint(&seq, ch->xs.seq_sent);
+    frame_encode(&s->link_tx, FRAME_PREDICTED, ch->id, buf_head(&seq), seq.len);
+    buf_free(&seq);
+    s->stats.link_frames_out++;
+    s->stats.answered_locally++;
+    stats_count(&s->stats, &rcls, STAT_TO_X, m.size);
+    ch->seq_floor = ch->xs.seq_sent;
+    return true;
+}
+
+static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct xw_request *rq, struct buf *out,
+                          struct msg_class *cls)
+{
+    int rc = xstream_on_request(&ch->xs, msg, rq, cls);
+    if (rc)
+        return rc;
+    /* The request still goes to the server (the display side drops its reply), so the
+     * server's state and sequence numbers stay exactly as without tincan. */
+    if (!is_app(ch->s) || !answer_locally(ch, cls))
+        ch->last_unpredicted = ch->xs.seq_sent;
+    return buf_append(out, msg, rq->size);
+}
+
+/* Display side: whether this reply was answered at the app side (and is dropped here). */
+static bool predicted_reply(struct channel *ch, const struct xw_server_msg *m, const struct msg_class *cls,
+                            const uint8_t *msg)
+{
+    struct session *s = ch->s;
+    if (m->kind == XW_KIND_EVENT)
+        return false;
+    while (ch->drops.len && ch->drops.seq[ch->drops.head] < ch->xs.seq_done) {
+        ch->drops.head = (ch->drops.head + 1) % ch->drops.cap; /* answered by an error instead */
+        ch->drops.len--;
+    }
+    if (!ch->drops.len || ch->drops.seq[ch->drops.head] != ch->xs.seq_done)
+        return false;
+    if (m->kind != XW_KIND_REPLY || !predict_matches(s->predict, cls, msg, m->size))
+        log_error("channel %u: the server's answer to request %u differs from the one given at the app side "
+                  "(please report this)", ch->id, ch->xs.seq_done);
+    if (m->kind == XW_KIND_REPLY) {
+        ch->drops.head = (ch->drops.head + 1) % ch->drops.cap;
+        ch->drops.len--;
+        return true;
+    }
+    return false;
+}
+
+static int on_server_msg(struct channel *ch, const uint8_t *msg, const struct xw_server_msg *m, struct buf *out,
+                         struct msg_class *cls)
+{
+    struct session *s = ch->s;
+    size_t at = out->len;
+    int rc = xstream_on_server_msg(&ch->xs, msg, m, out, cls);
+    if (rc)
+        return rc;
+    if (!is_app(s) && predicted_reply(ch, m, cls, msg)) {
+        out->len = at; /* the client already has it */
+        return 0;
+    }
+    if (m->kind == XW_KIND_REPLY)
+        predict_learn(s->predict, cls, out->data + out->off + at, (uint32_t)(out->len - at));
+    if (is_app(s) && m->has_seq && ch->xs.seq_done < ch->seq_floor) {
+        /* An event from before a locally answered request: only answered requests lie
+         * between, so it may as well have come after them. Keep the numbers rising. */
+        st16(out->data + out->off + at + 2, (uint16_t)ch->seq_floor, ch->xs.msb);
+    }
+    /* An answer to the latest request: a client that needed it has waited a round trip. */
+    if (is_app(s) && (m->kind == XW_KIND_REPLY || m->kind == XW_KIND_ERROR || m->kind == XW_KIND_SETUP) &&
+        ch->xs.seq_done == ch->xs.seq_sent && ch->last_answered != ch->xs.seq_sent + 1) {
+        s->stats.round_trips++;
+        ch->last_answered = ch->xs.seq_sent + 1;
+    }
     return 0;
 }
 
@@ -274,19 +378,11 @@ static long frame_span(struct channel *ch, const uint8_t *p, size_t n, struct bu
         if (requests) {
             struct xw_request rq;
             if ((size = xstream_next_request(&ch->xs, m_at, n - used, &rq)) >= 0)
-                rc = xstream_on_request(&ch->xs, m_at, &rq, &cls);
-            if (size >= 0 && !rc)
-                rc = buf_append(out, m_at, (size_t)size);
+                rc = on_request_msg(ch, m_at, &rq, out, &cls);
         } else {
             struct xw_server_msg m;
             if ((size = xstream_next_server_msg(&ch->xs, m_at, n - used, &m)) >= 0)
-                rc = xstream_on_server_msg(&ch->xs, m_at, &m, out, &cls);
-            /* An answer to the latest request: a client that needed it has waited a round trip. */
-            if (size >= 0 && is_app(s) && (m.kind == XW_KIND_REPLY || m.kind == XW_KIND_ERROR || m.kind == XW_KIND_SETUP) &&
-                ch->xs.seq_done == ch->xs.seq_sent && ch->last_answered != ch->xs.seq_sent + 1) {
-                s->stats.round_trips++;
-                ch->last_answered = ch->xs.seq_sent + 1;
-            }
+                rc = on_server_msg(ch, m_at, &m, out, &cls);
         }
         if (size < 0) {
             rc = size == -EAGAIN ? 0 : size; /* -EAGAIN: the rest of the message is still on its way */
@@ -502,6 +598,33 @@ static int on_window(struct session *s, const struct frame *f)
     return 0;
 }
 
+static int on_predicted(struct session *s, const struct frame *f)
+{
+    struct rd r = rd_make(f->payload, f->len, false);
+    uint64_t seq;
+    if (is_app(s) || rd_varint(&r, &seq) < 0 || rd_left(&r) || seq > UINT32_MAX)
+        return -EBADMSG;
+    struct channel *ch = channel_find(s, f->channel);
+    if (!ch)
+        return 0;
+    if (ch->drops.len == ch->drops.cap) {
+        uint32_t cap = ch->drops.cap ? ch->drops.cap * 2 : 16;
+        uint32_t *n = malloc(cap * sizeof *n);
+        if (!n || cap > XS_MAX_PENDING) {
+            free(n);
+            return -EBADMSG;
+        }
+        for (uint32_t i = 0; i < ch->drops.len; i++)
+            n[i] = ch->drops.seq[(ch->drops.head + i) % ch->drops.cap];
+        free(ch->drops.seq);
+        ch->drops.seq = n;
+        ch->drops.head = 0;
+        ch->drops.cap = cap;
+    }
+    ch->drops.seq[(ch->drops.head + ch->drops.len++) % ch->drops.cap] = (uint32_t)seq;
+    return 0;
+}
+
 static int on_goodbye(struct session *s, const struct frame *f)
 {
     session_end(s, true, "%s", "the other side ended the session");
@@ -519,6 +642,7 @@ static frame_handler handler_for(uint8_t type)
     case FRAME_DATA: return on_data;
     case FRAME_CLOSE: return on_close;
     case FRAME_WINDOW: return on_window;
+    case FRAME_PREDICTED: return on_predicted;
     case FRAME_GOODBYE: return on_goodbye;
     }
     return on_bad_frame; /* authentication frames after the handshake */
@@ -793,6 +917,10 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
     struct transport_queue q;
     s->link_is_tcp = transport_queue_info(link_out, &q) == 0;
     s->lowat = TRANSPORT_INITIAL_LOWAT;
+    if (predict_new(&s->predict) < 0) {
+        free(s);
+        return -ENOMEM;
+    }
     s->next_id = 1;
     stats_init(&s->stats);
     s->idle_ns_at_start = loop_idle_ns(loop);
@@ -842,6 +970,7 @@ void session_free(struct session *s)
     buf_free(&s->wire_rx);
     buf_free(&s->wire_tx);
     codec_free(s->codec);
+    predict_free(s->predict);
     free(s);
 }
 

@@ -23,6 +23,7 @@ struct session_config {
     uint8_t cookie[XAUTH_COOKIE_SIZE]; /* app side: what our clients must present */
     uint32_t handshake_timeout_ms;
     int compress_level;             /* zstd level offered for the link; 0: no compression */
+    bool no_local_answers;          /* app side: send every request's answer across the link */
     /* Display side: opens an upstream connection; returns an fd or -errno. NULL: connect
      * to `upstream` (tests give a socketpair to a scripted X server instead). */
     int (*connect_upstream)(void *ctx);

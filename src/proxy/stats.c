@@ -79,9 +79,10 @@ void stats_print(const struct stats *st, FILE *f, const char *title, uint64_t id
     fprintf(f, "clients: %llu connected, %llu refused, %llu dropped for bad input\n",
             (unsigned long long)st->clients_total, (unsigned long long)st->clients_refused,
             (unsigned long long)st->clients_dropped);
-    if (st->round_trips)
-        fprintf(f, "round trips: %llu answers arrived for a client's latest request (it may have waited on each)\n",
-                (unsigned long long)st->round_trips);
+    if (st->round_trips || st->answered_locally)
+        fprintf(f, "round trips: %llu answers arrived for a client's latest request (it may have waited on each); "
+                "%llu requests answered here\n", (unsigned long long)st->round_trips,
+                (unsigned long long)st->answered_locally);
     fprintf(f, "%-8s %12s %14s %12s %14s\n", "class", "msgs from X", "bytes from X", "msgs to X", "bytes to X");
     for (int k = 0; k < MSG_KIND_COUNT; k++)
         if (tot_msgs[k][0] || tot_msgs[k][1])

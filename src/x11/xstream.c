@@ -78,7 +78,7 @@ static const struct xp_extension *ext_of_major(const struct xstream *xs, uint8_t
 static void classify_request(const struct xstream *xs, uint8_t major, uint8_t minor, enum msg_kind kind,
                              struct msg_class *cls, bool *has_reply)
 {
-    *cls = (struct msg_class){ .kind = kind, .major = major, .minor = minor };
+    *cls = (struct msg_class){ .kind = kind, .major = major, .minor = minor, .query_ext = -1 };
     *has_reply = false;
     if (major < 128) {
         cls->minor = 0;
@@ -139,6 +139,7 @@ int xstream_on_request(struct xstream *xs, const uint8_t *msg, const struct xw_r
             return -EBADMSG;
         e.query_ext = (int16_t)find_extension(name, name_len);
         e.query_hidden = xstream_extension_hidden((const char *)name, name_len);
+        cls->query_ext = e.query_ext;
     }
     return pending_push(xs, e);
 }
@@ -211,7 +212,7 @@ static int filter_list_extensions(const struct xstream *xs, const uint8_t *msg, 
 static void classify_event(const struct xstream *xs, const uint8_t *msg, const struct xw_server_msg *m,
                            struct msg_class *cls)
 {
-    *cls = (struct msg_class){ .kind = MSG_EVENT, .major = m->code };
+    *cls = (struct msg_class){ .kind = MSG_EVENT, .major = m->code, .query_ext = -1 };
     if (m->code == XW_GENERIC_EVENT && m->size >= 10) {
         const struct xp_extension *e = ext_of_major(xs, msg[1]);
         uint16_t evtype = ld16(msg + 8, xs->msb);
@@ -242,7 +243,7 @@ static void classify_event(const struct xstream *xs, const uint8_t *msg, const s
 
 static void classify_error(const struct xstream *xs, const struct xw_server_msg *m, struct msg_class *cls)
 {
-    *cls = (struct msg_class){ .kind = MSG_ERROR, .major = m->code };
+    *cls = (struct msg_class){ .kind = MSG_ERROR, .major = m->code, .query_ext = -1 };
     if (m->code < XP_N_CORE_ERRORS) {
         cls->name = xp_core_errors[m->code];
         return;
@@ -264,7 +265,7 @@ int xstream_on_server_msg(struct xstream *xs, const uint8_t *msg, const struct x
                           struct buf *out, struct msg_class *cls)
 {
     if (m->kind == XW_KIND_SETUP) {
-        *cls = (struct msg_class){ .kind = MSG_SETUP, .name = "SetupReply" };
+        *cls = (struct msg_class){ .kind = MSG_SETUP, .name = "SetupReply", .query_ext = -1 };
         xs->phase = msg[0] == 1 ? XS_RUNNING : XS_FAILED;
         return buf_append(out, msg, m->size);
     }
@@ -285,8 +286,9 @@ int xstream_on_server_msg(struct xstream *xs, const uint8_t *msg, const struct x
     if (q)
         classify_request(xs, q->major, q->minor, MSG_REPLY, cls, &has_reply);
     else
-        *cls = (struct msg_class){ .kind = MSG_REPLY };
+        *cls = (struct msg_class){ .kind = MSG_REPLY, .query_ext = -1 };
     if (q && q->major == XW_OP_QUERY_EXTENSION) {
+        cls->query_ext = q->query_ext;
         if (q->query_hidden && xs->hide_extensions) {
             size_t at = out->len;
             if (buf_append(out, msg, m->size) < 0)

@@ -21,6 +21,7 @@ struct msg_class {
     uint8_t major, minor;          /* requests and replies: opcodes; events, errors: code */
     const char *ext;               /* extension name or NULL */
     const char *name;              /* message name or NULL when unknown */
+    int16_t query_ext;             /* QueryExtension request or reply: xp_extensions index; else -1 */
 };
 
 enum xs_phase { XS_SETUP_REQUEST, XS_SETUP_REPLY, XS_RUNNING, XS_FAILED };

@@ -5,6 +5,8 @@
 # right peer, which then gets through.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../xlib.sh"
+V=$("$TINCAN" version | sed -n 's/.*link protocol \([0-9]*\).*/\1/p')   # the link protocol version
+NEXT=$((V + 1))
 unset TINCAN_SECRET
 
 xl_start_xvfb b || { fail "That an Xvfb starts"; summary; exit 1; }
@@ -67,11 +69,11 @@ check "That the display side logs the wrong secret and keeps listening" \
 check "That no X connection was made for the refused peer" test "$(xl_socket_count "$b_pid")" = "$xvfb_idle"
 
 # A peer that offers no authentication at all.
-printf 'TINCAN 1 app 0 none\n' | timeout 10 nc -N 127.0.0.1 "$port" >"$XL_TMP/none.out" 2>&1
+printf 'TINCAN %s app 0 none\n' "$V" | timeout 10 nc -N 127.0.0.1 "$port" >"$XL_TMP/none.out" 2>&1
 check "That a peer without a secret is refused and logged" \
     refused_logged 'error: link: peer does not prove the session secret: refused' 2
 check "That the peer without a secret got nothing but the banner and a nonce (under 100 bytes)" \
-    bash -c "head -c 17 '$XL_TMP/none.out' | grep -q '^TINCAN 1 display' && [ \$(stat -c %s '$XL_TMP/none.out') -lt 100 ]"
+    bash -c "head -c 17 '$XL_TMP/none.out' | grep -q '^TINCAN $V display' && [ \$(stat -c %s '$XL_TMP/none.out') -lt 100 ]"
 
 # Something that is not tincan at all.
 echo garbage | timeout 10 nc -N 127.0.0.1 "$port" >/dev/null 2>&1
@@ -81,12 +83,12 @@ printf 'GET / HTTP/1.0\r\n\r\n' | timeout 10 nc -N 127.0.0.1 "$port" >/dev/null 
 check "That an HTTP request is refused as not tincan" refused_logged 'peer is not a tincan link \(banner' 4
 
 # A tincan of another link protocol version.
-printf 'TINCAN 2 app 0 hmac-sha256\n' | timeout 10 nc -N 127.0.0.1 "$port" >/dev/null 2>&1
-check "That a peer speaking link protocol version 2 gets a clear version error in the log" \
-    refused_logged 'error: link: peer speaks link protocol version 2, this tincan speaks 1: upgrade the older side' 5
+printf 'TINCAN %s app 0 hmac-sha256\n' "$NEXT" | timeout 10 nc -N 127.0.0.1 "$port" >/dev/null 2>&1
+check "That a peer speaking link protocol version $NEXT gets a clear version error in the log" \
+    refused_logged "error: link: peer speaks link protocol version $NEXT, this tincan speaks $V: upgrade the older side" 5
 
 # Another display side pretending to be an app side.
-printf 'TINCAN 1 display 0 hmac-sha256\n' | timeout 10 nc -N 127.0.0.1 "$port" >/dev/null 2>&1
+printf 'TINCAN %s display 0 hmac-sha256\n' "$V" | timeout 10 nc -N 127.0.0.1 "$port" >/dev/null 2>&1
 check "That a second display side is refused as the wrong role" refused_logged 'peer is a tincan display side too' 6
 
 check "That the display side is still running after six refused peers" kill -0 "$DISP_PID"

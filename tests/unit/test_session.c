@@ -285,8 +285,9 @@ static void session_tests(void)
         struct session_config dc = { .role = ROLE_DISPLAY, .connect_upstream = fake_connect, .connect_ctx = &r };
         r.n_upstream = 0;
         session_new(&s, l, &dc, sv[1], sv[1]);
-        const char bad[] = "TINCAN 1 app 0 none\n\x7e\x00\x00";
-        write(sv[0], bad, sizeof bad - 1);
+        char bad[64];
+        int len = snprintf(bad, sizeof bad, "TINCAN %d app 0 none\n\x7e%c%c", LINK_PROTOCOL_VERSION, 0, 0);
+        write(sv[0], bad, (size_t)len);
         for (int i = 0; i < 10; i++)
             loop_run_once(l, 0);
         CHECK_EQ(session_state(s), SESSION_ENDED);
@@ -294,6 +295,92 @@ static void session_tests(void)
         session_free(s);
         loop_free(l);
         close(sv[0]);
+    }
+    STEST("That a known QueryExtension is answered at the app side, exactly, and only when exact") {
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        uint8_t qe[16] = { 98, 0, 4, 0, 6, 0, 0, 0, 'R', 'E', 'N', 'D', 'E', 'R', 0, 0 };
+        uint8_t answer[32] = { 1, 0, 1, 0, 0, 0, 0, 0, 1, 139, 0, 142 };
+        struct buf got = { 0 };
+        /* The first client's question crosses the link; tincan learns the answer. */
+        int a = client_connect(&r);
+        client_setup(a, r.cookie);
+        pump(&r, 10);
+        server_accept(&r, 0);
+        drain(&r, a, &got);
+        write(a, qe, sizeof qe);
+        drain(&r, r.upstream[0], &got);
+        write(r.upstream[0], answer, 32);
+        buf_clear(&got);
+        drain(&r, a, &got);
+        CHECK(got.len == 32 && !memcmp(buf_head(&got), answer, 32));
+        /* The second client gets the same answer before the server has seen the question. */
+        int b = client_connect(&r);
+        client_setup(b, r.cookie);
+        pump(&r, 10);
+        server_accept(&r, 1);
+        buf_clear(&got);
+        drain(&r, b, &got);
+        write(b, qe, sizeof qe);
+        for (int i = 0; i < 5; i++)
+            loop_run_once(r.app_loop, 0);
+        uint8_t tmp[64];
+        ssize_t n = read(b, tmp, sizeof tmp);
+        CHECK(n == 32 && !memcmp(tmp, answer, 32));
+        CHECK_EQ(session_stats(r.app)->answered_locally, 1);
+        /* The request still reaches the server; its reply is not delivered twice. */
+        buf_clear(&got);
+        drain(&r, r.upstream[1], &got);
+        CHECK(got.len == sizeof qe && !memcmp(buf_head(&got), qe, sizeof qe));
+        write(r.upstream[1], answer, 32);
+        uint8_t ev[32] = { 12, 0, 1, 0 }; /* an Expose after it */
+        write(r.upstream[1], ev, 32);
+        buf_clear(&got);
+        drain(&r, b, &got);
+        CHECK(got.len == 32 && !memcmp(buf_head(&got), ev, 32));
+        /* After a request that might fail or cause events, the next question waits for the server. */
+        uint8_t map[8] = { 8, 0, 2, 0, 1, 0, 0, 0 };
+        write(b, map, sizeof map);
+        write(b, qe, sizeof qe);
+        buf_clear(&got);
+        drain(&r, b, &got);
+        CHECK_EQ(got.len, 0);
+        CHECK_EQ(session_stats(r.app)->answered_locally, 1);
+        buf_free(&got);
+        close(a);
+        close(b);
+        rig_stop(&r);
+    }
+    STEST("That an event from before a locally answered request keeps the sequence numbers rising") {
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        uint8_t qe[16] = { 98, 0, 4, 0, 6, 0, 0, 0, 'R', 'E', 'N', 'D', 'E', 'R', 0, 0 };
+        uint8_t answer[32] = { 1, 0, 1, 0, 0, 0, 0, 0, 1, 139, 0, 142 };
+        struct buf got = { 0 };
+        int a = client_connect(&r);
+        client_setup(a, r.cookie);
+        pump(&r, 10);
+        server_accept(&r, 0);
+        drain(&r, a, &got);
+        write(a, qe, sizeof qe);
+        drain(&r, r.upstream[0], &got);
+        write(r.upstream[0], answer, 32);
+        drain(&r, a, &got);
+        /* Answered here as request 2; an Expose the server sent after request 1 arrives later. */
+        write(a, qe, sizeof qe);
+        pump(&r, 5);
+        uint8_t ev[32] = { 12, 0, 1, 0 };
+        write(r.upstream[0], ev, 32);
+        buf_clear(&got);
+        drain(&r, a, &got);
+        CHECK_EQ(got.len, 64);
+        if (got.len == 64) {
+            CHECK_EQ(ld16(buf_head(&got) + 2, false), 2);      /* the local answer to request 2 */
+            CHECK_EQ(ld16(buf_head(&got) + 32 + 2, false), 2); /* the Expose, renumbered from 1 */
+        }
+        buf_free(&got);
+        close(a);
+        rig_stop(&r);
     }
     STEST("That sessions with different secrets never open a channel") {
         struct rig r;
