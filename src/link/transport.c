@@ -3,6 +3,8 @@
  * TCP_NOTSENT_LOWAT (data waits in tincan, not in the kernel, until the link has room). */
 #include "link/transport.h"
 
+#include "common/net.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
@@ -42,16 +44,6 @@ static int split_host_port(const char *addr, char *host, size_t cap, char *port,
     return 0;
 }
 
-static int unix_addr(const char *addr, struct sockaddr_un *sa)
-{
-    memset(sa, 0, sizeof *sa);
-    sa->sun_family = AF_UNIX;
-    if (strlen(addr + 5) >= sizeof sa->sun_path)
-        return -ENAMETOOLONG;
-    strcpy(sa->sun_path, addr + 5);
-    return 0;
-}
-
 static void tune(int fd)
 {
     int one = 1;
@@ -79,83 +71,23 @@ int transport_queue_info(int fd, struct transport_queue *q)
 
 int transport_listen(const char *addr)
 {
-    int fd, rc;
-    if (transport_is_local(addr)) {
-        struct sockaddr_un sa;
-        if ((rc = unix_addr(addr, &sa)) < 0)
-            return rc;
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-            return -errno;
-        unlink(sa.sun_path);
-        if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 8) < 0) {
-            rc = -errno;
-            close(fd);
-            return rc;
-        }
-        return fd;
-    }
+    if (transport_is_local(addr))
+        return net_unix_listen(addr + 5, 8);
     char host[256], port[32];
-    if ((rc = split_host_port(addr, host, sizeof host, port, sizeof port)) < 0)
-        return rc;
-    struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res;
-    if (getaddrinfo(host, port, &hints, &res) != 0)
-        return -EINVAL;
-    rc = -EADDRNOTAVAIL;
-    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-        if (fd < 0)
-            continue;
-        int one = 1;
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 8) == 0) {
-            freeaddrinfo(res);
-            return fd;
-        }
-        rc = -errno;
-        close(fd);
-    }
-    freeaddrinfo(res);
-    return rc;
+    int rc = split_host_port(addr, host, sizeof host, port, sizeof port);
+    return rc < 0 ? rc : net_tcp_listen(host, port, 8);
 }
 
 static int connect_once(const char *addr)
 {
-    int fd, rc;
-    if (transport_is_local(addr)) {
-        struct sockaddr_un sa;
-        if ((rc = unix_addr(addr, &sa)) < 0)
-            return rc;
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-            return -errno;
-        if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0)
-            return fd;
-        rc = -errno;
-        close(fd);
-        return rc;
-    }
+    if (transport_is_local(addr))
+        return net_unix_connect(addr + 5, 0);
     char host[256], port[32];
-    if ((rc = split_host_port(addr, host, sizeof host, port, sizeof port)) < 0)
-        return rc;
-    struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res;
-    if (getaddrinfo(host, port, &hints, &res) != 0)
-        return -EHOSTUNREACH;
-    rc = -ECONNREFUSED;
-    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-        if (fd < 0)
-            continue;
-        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
-            freeaddrinfo(res);
-            tune(fd);
-            return fd;
-        }
-        rc = -errno;
-        close(fd);
-    }
-    freeaddrinfo(res);
-    return rc;
+    int rc = split_host_port(addr, host, sizeof host, port, sizeof port);
+    int fd = rc < 0 ? rc : net_tcp_connect(host, port);
+    if (fd >= 0)
+        tune(fd);
+    return fd;
 }
 
 int transport_connect(const char *addr, int timeout_ms)

@@ -2,6 +2,8 @@
  * Xauthority files are read and written with libXau, under its lock, as xauth(1) does. */
 #include "x11/xdisplay.h"
 
+#include "common/net.h"
+
 #include <X11/X.h>
 #include <X11/Xauth.h>
 #include <arpa/inet.h>
@@ -38,50 +40,17 @@ int xdisplay_parse(const char *name, struct xdisplay_addr *out)
     return 0;
 }
 
-static int connect_unix(int number)
-{
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -errno;
-    /* Like libxcb: the abstract socket first, then the file. */
-    int len = snprintf(sa.sun_path + 1, sizeof sa.sun_path - 1, "/tmp/.X11-unix/X%d", number);
-    if (connect(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) == 0)
-        return fd;
-    snprintf(sa.sun_path, sizeof sa.sun_path, "/tmp/.X11-unix/X%d", number);
-    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0)
-        return fd;
-    int e = errno;
-    close(fd);
-    return -e;
-}
-
-static int connect_tcp(const char *host, int port)
-{
-    char ports[16];
-    snprintf(ports, sizeof ports, "%d", port);
-    struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res;
-    if (getaddrinfo(host, ports, &hints, &res) != 0)
-        return -EHOSTUNREACH;
-    int err = -ECONNREFUSED;
-    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-        int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-        if (fd < 0)
-            continue;
-        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
-            freeaddrinfo(res);
-            return fd;
-        }
-        err = -errno;
-        close(fd);
-    }
-    freeaddrinfo(res);
-    return err;
-}
-
 int xdisplay_connect(const struct xdisplay_addr *a)
 {
-    return a->tcp ? connect_tcp(a->host, 6000 + a->number) : connect_unix(a->number);
+    char path[64], port[16];
+    if (a->tcp) {
+        snprintf(port, sizeof port, "%d", 6000 + a->number);
+        return net_tcp_connect(a->host, port);
+    }
+    /* Like libxcb: the abstract socket first, then the file. */
+    snprintf(path, sizeof path, "/tmp/.X11-unix/X%d", a->number);
+    int fd = net_unix_connect(path, 1);
+    return fd >= 0 ? fd : net_unix_connect(path, 0);
 }
 
 const char *xauth_file(void)

@@ -1,0 +1,13 @@
+/* net.h -- stream-socket plumbing shared by the link transport and X display code:
+ * connect to a TCP host:port (each address in turn), connect to or bind a unix socket. */
+#ifndef TINCAN_NET_H
+#define TINCAN_NET_H
+
+/* Each returns a connected (or listening) fd with close-on-exec, or -errno. */
+int net_tcp_connect(const char *host, const char *port);
+int net_tcp_listen(const char *host, const char *port, int backlog);
+/* abstract: a name in the abstract namespace (Linux), not a file. */
+int net_unix_connect(const char *path, int abstract);
+int net_unix_listen(const char *path, int backlog);
+
+#endif
