@@ -2,6 +2,7 @@
 #include "common/net.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <stddef.h>
 #include <string.h>
@@ -51,6 +52,12 @@ int net_tcp_listen(const char *host, const char *port, int backlog)
     }
     freeaddrinfo(res);
     return rc;
+}
+
+int net_set_nonblock(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : 0;
 }
 
 static int unix_address(const char *path, int abstract, struct sockaddr_un *sa, socklen_t *len)

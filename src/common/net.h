@@ -9,5 +9,7 @@ int net_tcp_listen(const char *host, const char *port, int backlog);
 /* abstract: a name in the abstract namespace (Linux), not a file. */
 int net_unix_connect(const char *path, int abstract);
 int net_unix_listen(const char *path, int backlog);
+/* Makes fd non-blocking. 0 or -errno. */
+int net_set_nonblock(int fd);
 
 #endif

@@ -1,0 +1,537 @@
+/* channel.c -- one X connection carried as a channel: reading and framing what its X
+ * peer sends, writing what the other side sent, flow-control credit, local answers, and
+ * the channel's part of the link protocol. Never writes to the link socket itself: frames
+ * go to the session's link buffer or the channel's queue for the scheduler. */
+#include <errno.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/net.h"
+#include "proxy/session_private.h"
+#include "x11/xdisplay.h"
+
+struct channel *channel_find(struct session *s, uint32_t id)
+{
+    struct channel *ch = s->by_slot[id % MAX_CHANNELS];
+    return ch && ch->id == id && !ch->dead ? ch : NULL;
+}
+
+/* ---------------------------------------------------------------- channels */
+
+struct channel *channel_new(struct session *s, uint32_t id, int fd)
+{
+    if (s->n_channels >= MAX_CHANNELS || s->by_slot[id % MAX_CHANNELS])
+        return NULL;
+    struct channel *ch = calloc(1, sizeof *ch);
+    if (!ch)
+        return NULL;
+    ch->id = id;
+    ch->s = s;
+    ch->fd = fd;
+    ch->w.fd = -1;
+    ch->send_credit = FRAME_CHANNEL_WINDOW;
+    xstream_init(&ch->xs, !is_app(s));
+    ch->next = s->channels;
+    s->channels = ch;
+    s->by_slot[id % MAX_CHANNELS] = ch;
+    s->n_channels++;
+    return ch;
+}
+
+static void channel_free(struct channel *ch)
+{
+    struct session *s = ch->s;
+    loop_unwatch(s->loop, &ch->w);
+    if (ch->fd >= 0)
+        close(ch->fd);
+    if (s->by_slot[ch->id % MAX_CHANNELS] == ch)
+        s->by_slot[ch->id % MAX_CHANNELS] = NULL;
+    xstream_free(&ch->xs);
+    buf_free(&ch->from_x);
+    buf_free(&ch->to_x);
+    buf_free(&ch->from_link);
+    buf_free(&ch->to_link);
+    free(ch->drops.seq);
+    s->n_channels--;
+    free(ch);
+}
+
+/* Frees channels marked dead. Runs before sleeping, so no callback of this turn holds one. */
+void reap_channels(struct session *s)
+{
+    for (struct channel **pp = &s->channels; *pp;) {
+        struct channel *ch = *pp;
+        if (ch->dead) {
+            *pp = ch->next;
+            channel_free(ch);
+        } else {
+            pp = &ch->next;
+        }
+    }
+}
+
+void channel_update_interest(struct channel *ch)
+{
+    if (ch->w.fd < 0)
+        return;
+    unsigned want = 0;
+    if (!ch->x_closed && ch->to_link.len < TO_LINK_HIGH)
+        want |= LOOP_READ;
+    if (ch->to_x.len)
+        want |= LOOP_WRITE;
+    loop_want(ch->s->loop, &ch->w, want);
+}
+
+/* Our X peer is gone (or we cut it off). Whatever it sent completely still goes out;
+ * then CLOSE tells the other side. why == NULL: an orderly close, not worth a warning. */
+void channel_drop(struct channel *ch, const char *why)
+{
+    if (ch->x_closed)
+        return;
+    if (why) {
+        log_warn("channel %u: %s; closing this connection only", ch->id, why);
+        if (is_app(ch->s))
+            ch->s->stats.clients_dropped++;
+    }
+    ch->x_closed = true;
+    loop_unwatch(ch->s->loop, &ch->w);
+    if (ch->fd >= 0)
+        close(ch->fd);
+    ch->fd = -1;
+    buf_clear(&ch->from_x);
+    buf_clear(&ch->to_x);
+    if (!ch->on_link || ch->peer_closed || ch->s->state == SESSION_ENDED)
+        ch->dead = true;
+}
+
+/* ---------------------------------------------------------------- X side input */
+
+static const char *errno_text(long rc)
+{
+    switch (-rc) {
+    case EBADMSG: return "malformed message";
+    case EMSGSIZE: return "message length beyond the limit";
+    case ENOBUFS: return "too many replies outstanding";
+    case ENOMEM: return "out of memory";
+    }
+    return "bad input";
+}
+
+/* App side: the client's setup request, checked against our cookie. */
+static int app_accept_setup(struct channel *ch)
+{
+    struct session *s = ch->s;
+    struct xw_setup_request rq;
+    long n = xw_parse_setup_request(buf_head(&ch->from_x), ch->from_x.len, &rq);
+    if (n == -EAGAIN)
+        return ch->from_x.len > 65536 ? -EBADMSG : 0;
+    if (n == -EPROTONOSUPPORT) { /* answer as a server would, then close */
+        s->stats.clients_refused++;
+        log_warn("channel %u: client asked for X protocol version %u: refused", ch->id, rq.major);
+        xw_build_setup_failed(&ch->to_x, rq.msb, "Protocol version mismatch");
+        ch->x_closed = true;
+        loop_want(s->loop, &ch->w, LOOP_WRITE);
+        buf_clear(&ch->from_x);
+        return -EACCES;
+    }
+    if (n < 0) {
+        channel_drop(ch, "garbage instead of an X connection setup");
+        return -EBADMSG;
+    }
+    bool ok = rq.auth_name_len == strlen(XAUTH_COOKIE_NAME) &&
+              memcmp(rq.auth_name, XAUTH_COOKIE_NAME, rq.auth_name_len) == 0 &&
+              rq.auth_data_len == XAUTH_COOKIE_SIZE &&
+              sodium_memcmp(rq.auth_data, s->cfg.cookie, XAUTH_COOKIE_SIZE) == 0;
+    if (!ok) {
+        s->stats.clients_refused++;
+        log_warn("channel %u: client did not present this display's MIT-MAGIC-COOKIE-1: refused", ch->id);
+        buf_clear(&ch->to_x);
+        xw_build_setup_failed(&ch->to_x, rq.msb, "Invalid MIT-MAGIC-COOKIE-1 key");
+        ch->x_closed = true; /* write the refusal, then close */
+        loop_want(s->loop, &ch->w, LOOP_WRITE);
+        buf_clear(&ch->from_x);
+        return -EACCES;
+    }
+    struct frame_open o = { .msb = rq.msb, .major = rq.major, .minor = rq.minor };
+    frame_open_encode(&s->link_tx, ch->id, &o);
+    s->stats.link_frames_out++;
+    xstream_on_setup_request(&ch->xs, rq.msb);
+    struct msg_class cls = { .kind = MSG_SETUP, .name = "SetupRequest", .query_ext = -1 };
+    stats_count(&s->stats, &cls, STAT_FROM_X, (uint32_t)n);
+    buf_consume(&ch->from_x, (size_t)n);
+    ch->phase = CH_OPEN;
+    ch->on_link = true;
+    return 0;
+}
+
+/* App side: answers a request here when its reply is known exactly, and only while every
+ * earlier request the server has not yet answered was itself answered here (such requests
+ * cause no events or errors), so the client sees a stream a server could have sent. */
+static bool answer_locally(struct channel *ch, const struct msg_class *cls)
+{
+    struct session *s = ch->s;
+    if (s->cfg.no_local_answers || ch->last_unpredicted > ch->xs.seq_done)
+        return false;
+    struct buf reply = { 0 };
+    if (!predict_answer(s->predict, cls, (uint16_t)ch->xs.seq_sent, ch->xs.msb, &reply))
+        return false;
+    /* Through xstream as if from the server, so this side learns from it as the other does. */
+    struct xw_server_msg m;
+    struct msg_class rcls;
+    bool ok = xstream_next_server_msg(&ch->xs, buf_head(&reply), reply.len, &m) == (long)reply.len &&
+              xstream_on_server_msg(&ch->xs, buf_head(&reply), &m, &ch->to_x, &rcls) == 0;
+    buf_free(&reply);
+    if (!ok)
+        return false;
+    struct buf seq = { 0 };
+    buf_put_varint(&seq, ch->xs.seq_sent);
+    frame_encode(&s->link_tx, FRAME_PREDICTED, ch->id, buf_head(&seq), seq.len);
+    buf_free(&seq);
+    s->stats.link_frames_out++;
+    s->stats.answered_locally++;
+    stats_count(&s->stats, &rcls, STAT_TO_X, m.size);
+    ch->seq_floor = ch->xs.seq_sent;
+    return true;
+}
+
+static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct xw_request *rq, struct buf *out,
+                          struct msg_class *cls)
+{
+    int rc = xstream_on_request(&ch->xs, msg, rq, cls);
+    if (rc)
+        return rc;
+    /* The request still goes to the server (the display side drops its reply), so the
+     * server's state and sequence numbers stay exactly as without tincan. */
+    if (!is_app(ch->s) || !answer_locally(ch, cls))
+        ch->last_unpredicted = ch->xs.seq_sent;
+    return buf_append(out, msg, rq->size);
+}
+
+/* Display side: whether this reply was answered at the app side (and is dropped here). */
+static bool predicted_reply(struct channel *ch, const struct xw_server_msg *m, const struct msg_class *cls,
+                            const uint8_t *msg)
+{
+    struct session *s = ch->s;
+    if (m->kind == XW_KIND_EVENT)
+        return false;
+    while (ch->drops.len && ch->drops.seq[ch->drops.head] < ch->xs.seq_done) {
+        ch->drops.head = (ch->drops.head + 1) % ch->drops.cap; /* answered by an error instead */
+        ch->drops.len--;
+    }
+    if (!ch->drops.len || ch->drops.seq[ch->drops.head] != ch->xs.seq_done)
+        return false;
+    if (m->kind != XW_KIND_REPLY || !predict_matches(s->predict, cls, msg, m->size))
+        log_error("channel %u: the server's answer to request %u differs from the one given at the app side "
+                  "(please report this)", ch->id, ch->xs.seq_done);
+    if (m->kind == XW_KIND_REPLY) {
+        ch->drops.head = (ch->drops.head + 1) % ch->drops.cap;
+        ch->drops.len--;
+        return true;
+    }
+    return false;
+}
+
+static int on_server_msg(struct channel *ch, const uint8_t *msg, const struct xw_server_msg *m, struct buf *out,
+                         struct msg_class *cls)
+{
+    struct session *s = ch->s;
+    size_t at = out->len;
+    int rc = xstream_on_server_msg(&ch->xs, msg, m, out, cls);
+    if (rc)
+        return rc;
+    if (!is_app(s) && predicted_reply(ch, m, cls, msg)) {
+        out->len = at; /* the client already has it */
+        return 0;
+    }
+    if (m->kind == XW_KIND_REPLY)
+        predict_learn(s->predict, cls, out->data + out->off + at, (uint32_t)(out->len - at));
+    if (is_app(s) && m->has_seq && ch->xs.seq_done < ch->seq_floor) {
+        /* An event from before a locally answered request: only answered requests lie
+         * between, so it may as well have come after them. Keep the numbers rising. */
+        st16(out->data + out->off + at + 2, (uint16_t)ch->seq_floor, ch->xs.msb);
+    }
+    /* An answer to the latest request: a client that needed it has waited a round trip. */
+    if (is_app(s) && (m->kind == XW_KIND_REPLY || m->kind == XW_KIND_ERROR || m->kind == XW_KIND_SETUP) &&
+        ch->xs.seq_done == ch->xs.seq_sent && ch->last_answered != ch->xs.seq_sent + 1) {
+        s->stats.round_trips++;
+        ch->last_answered = ch->xs.seq_sent + 1;
+    }
+    return 0;
+}
+
+/* Frames whole requests (or server messages) out of p[0..n) and appends them to out.
+ * Returns the bytes used (a partial message at the end is left), or a negative errno for
+ * input that cannot be framed. */
+static long frame_span(struct channel *ch, const uint8_t *p, size_t n, struct buf *out, bool requests, enum stat_dir dir)
+{
+    struct session *s = ch->s;
+    uint64_t t0 = clock_ns();
+    size_t used = 0;
+    long rc = 0;
+    while (used < n) {
+        const uint8_t *m_at = p + used;
+        struct msg_class cls;
+        long size;
+        if (requests) {
+            struct xw_request rq;
+            if ((size = xstream_next_request(&ch->xs, m_at, n - used, &rq)) >= 0)
+                rc = on_request_msg(ch, m_at, &rq, out, &cls);
+        } else {
+            struct xw_server_msg m;
+            if ((size = xstream_next_server_msg(&ch->xs, m_at, n - used, &m)) >= 0)
+                rc = on_server_msg(ch, m_at, &m, out, &cls);
+        }
+        if (size < 0) {
+            rc = size == -EAGAIN ? 0 : size; /* -EAGAIN: the rest of the message is still on its way */
+            break;
+        }
+        if (rc)
+            break;
+        stats_count(&s->stats, &cls, dir, (uint32_t)size);
+        used += (size_t)size;
+    }
+    s->stats.encode_ns += clock_ns() - t0;
+    return rc ? rc : (long)used;
+}
+
+/* Frames the messages in `in` followed by n new bytes at p, appending them to out and
+ * keeping any partial message in `in`. New bytes are copied into `in` only when they
+ * complete or continue a partial message. 0 or a negative errno. */
+static int frame_input(struct channel *ch, struct buf *in, const uint8_t *p, size_t n, struct buf *out,
+                       bool requests, enum stat_dir dir)
+{
+    if (in->len && buf_append(in, p, n) < 0)
+        return -ENOMEM;
+    const uint8_t *at = in->len ? buf_head(in) : p;
+    size_t len = in->len ? in->len : n;
+    long used = frame_span(ch, at, len, out, requests, dir);
+    if (used < 0)
+        return (int)used;
+    if (in->len) {
+        buf_consume(in, (size_t)used);
+        return 0;
+    }
+    return buf_append(in, p + used, n - (size_t)used);
+}
+
+static void channel_read_x(struct channel *ch)
+{
+    struct session *s = ch->s;
+    uint8_t *p = buf_append_space(&ch->from_x, READ_CHUNK);
+    if (!p) {
+        channel_drop(ch, "out of memory");
+        return;
+    }
+    uint64_t t0 = clock_ns();
+    ssize_t n = read(ch->fd, p, READ_CHUNK);
+    s->stats.read_ns += clock_ns() - t0;
+    ch->from_x.len -= READ_CHUNK - (n > 0 ? (size_t)n : 0);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n <= 0) {
+        /* A peer that closes with our data unread resets the connection: also just gone. */
+        bool gone = n == 0 || errno == ECONNRESET || errno == EPIPE;
+        char why[96];
+        snprintf(why, sizeof why, "read error: %s", n < 0 ? strerror(errno) : "");
+        if (ch->from_x.len && is_app(s))
+            log_info("channel %u: client left in the middle of a request (%zu bytes dropped)", ch->id, ch->from_x.len);
+        channel_drop(ch, gone ? NULL : why);
+        return;
+    }
+    if (ch->phase == CH_SETUP && app_accept_setup(ch) != 0)
+        return;
+    if (ch->phase != CH_OPEN)
+        return;
+    /* App side: requests from the client; display side: the server's messages. */
+    long used = frame_span(ch, buf_head(&ch->from_x), ch->from_x.len, &ch->to_link, is_app(s), STAT_FROM_X);
+    int rc = used < 0 ? (int)used : 0;
+    if (used > 0)
+        buf_consume(&ch->from_x, (size_t)used);
+    if (rc) {
+        char why[96];
+        snprintf(why, sizeof why, "%s %s", is_app(s) ? "client sent a" : "X server sent a", errno_text(rc));
+        channel_drop(ch, why);
+        return;
+    }
+    channel_update_interest(ch);
+}
+
+void channel_write_x(struct channel *ch)
+{
+    struct session *s = ch->s;
+    if (ch->fd < 0 || !ch->to_x.len)
+        return;
+    uint64_t t0 = clock_ns();
+    ssize_t n = write(ch->fd, buf_head(&ch->to_x), ch->to_x.len);
+    s->stats.write_ns += clock_ns() - t0;
+    if (n < 0) {
+        if (errno != EAGAIN && errno != EINTR)
+            channel_drop(ch, NULL); /* the peer went away; its read side will tell */
+        return;
+    }
+    buf_consume(&ch->to_x, (size_t)n);
+    if (!ch->to_x.len && (ch->peer_closed || (ch->x_closed && !ch->on_link))) {
+        /* Everything the other side sent before closing is delivered. */
+        ch->x_closed = false;
+        channel_drop(ch, NULL);
+        ch->dead = true;
+    }
+}
+
+static void on_x_event(struct watch *w, unsigned events)
+{
+    struct channel *ch = w->data;
+    if (events & LOOP_WRITE)
+        channel_write_x(ch);
+    if ((events & (LOOP_READ | LOOP_HUP)) && ch->fd >= 0 && !ch->dead)
+        channel_read_x(ch);
+    if (!ch->dead)
+        channel_update_interest(ch);
+}
+
+/* Hands flow-control credit back once data has left our buffers for the X peer. A partial
+ * message in from_link counts as consumed: a request may be larger than the window, and
+ * it is bounded by the largest message xstream accepts. */
+void channel_grant(struct channel *ch)
+{
+    uint64_t buffered = ch->to_x.len;
+    uint64_t consumed = ch->link_received > buffered ? ch->link_received - buffered : 0;
+    if (consumed > ch->link_granted && consumed - ch->link_granted >= FRAME_CHANNEL_WINDOW / 4) {
+        struct buf tmp = { 0 };
+        buf_put_varint(&tmp, consumed - ch->link_granted);
+        frame_encode(&ch->s->link_tx, FRAME_WINDOW, ch->id, buf_head(&tmp), tmp.len);
+        ch->s->stats.link_frames_out++;
+        buf_free(&tmp);
+        ch->link_granted = consumed;
+    }
+}
+
+/* ---------------------------------------------------------------- link input */
+
+int channel_on_open(struct session *s, const struct frame *f)
+{
+    struct frame_open o;
+    if (is_app(s) || frame_open_parse(f, &o) < 0)
+        return -EBADMSG;
+    if (channel_find(s, f->channel))
+        return -EBADMSG;
+    int fd = s->cfg.connect_upstream ? s->cfg.connect_upstream(s->cfg.connect_ctx) : xdisplay_connect(&s->cfg.upstream);
+    struct channel *ch = fd >= 0 ? channel_new(s, f->channel, fd) : NULL;
+    if (!ch) {
+        char reason[128];
+        snprintf(reason, sizeof reason, "cannot connect to the X server: %s", fd < 0 ? strerror((int)-fd) : "too many clients");
+        log_warn("channel %u: %s", f->channel, reason);
+        if (fd >= 0)
+            close(fd);
+        frame_encode(&s->link_tx, FRAME_CLOSE, f->channel, reason, strlen(reason));
+        s->stats.link_frames_out++;
+        return 0;
+    }
+    s->stats.clients_total++;
+    ch->on_link = true;
+    ch->phase = CH_OPEN;
+    net_set_nonblock(fd);
+    uint8_t cookie[256];
+    size_t cookie_len = 0;
+    bool have_cookie = xauth_lookup(&s->cfg.upstream, cookie, &cookie_len, sizeof cookie) == 0;
+    xw_build_setup_request(&ch->to_x, o.msb, o.major, o.minor, have_cookie ? XAUTH_COOKIE_NAME : "",
+                           have_cookie ? strlen(XAUTH_COOKIE_NAME) : 0, cookie, have_cookie ? cookie_len : 0);
+    xstream_on_setup_request(&ch->xs, o.msb);
+    if (loop_watch(s->loop, &ch->w, fd, LOOP_READ | LOOP_WRITE, on_x_event, ch) < 0)
+        channel_drop(ch, "cannot watch the X server socket");
+    return 0;
+}
+
+int channel_on_data(struct session *s, const struct frame *f)
+{
+    struct channel *ch = channel_find(s, f->channel);
+    if (!ch || ch->x_closed)
+        return 0; /* crossed with our CLOSE: harmless */
+    if (ch->link_received + f->len > ch->link_granted + FRAME_CHANNEL_WINDOW)
+        return -EBADMSG; /* the peer ignored flow control */
+    ch->link_received += f->len;
+    /* App side: the server's messages for our client; display side: the client's requests. */
+    int rc = frame_input(ch, &ch->from_link, f->payload, f->len, &ch->to_x, !is_app(s), STAT_TO_X);
+    if (rc) {
+        char why[96];
+        snprintf(why, sizeof why, "the link carried a %s for this client", errno_text(rc));
+        channel_drop(ch, why);
+    }
+    return 0;
+}
+
+int channel_on_close(struct session *s, const struct frame *f)
+{
+    struct channel *ch = channel_find(s, f->channel);
+    if (!ch)
+        return 0;
+    if (f->len)
+        log_info("channel %u: closed by the other side: %.*s", ch->id, (int)(f->len > 200 ? 200 : f->len), f->payload);
+    ch->peer_closed = true;
+    buf_clear(&ch->to_link);
+    if (is_app(s) && ch->xs.phase == XS_SETUP_REPLY && !ch->to_x.len) {
+        /* The display side could not reach the server: refuse the client as a server would. */
+        char reason[200];
+        snprintf(reason, sizeof reason, "tincan: %.*s", (int)(f->len > 180 ? 180 : f->len), f->payload);
+        xw_build_setup_failed(&ch->to_x, ch->xs.msb, reason);
+    }
+    if (ch->x_closed || !ch->to_x.len) {
+        ch->x_closed = false;
+        channel_drop(ch, NULL);
+        ch->dead = true;
+    }
+    return 0;
+}
+
+int channel_on_window(struct session *s, const struct frame *f)
+{
+    struct channel *ch = channel_find(s, f->channel);
+    struct rd r = rd_make(f->payload, f->len, false);
+    uint64_t credit;
+    if (rd_varint(&r, &credit) < 0 || rd_left(&r) || credit > (1ull << 40))
+        return -EBADMSG;
+    if (ch)
+        ch->send_credit += credit;
+    return 0;
+}
+
+int channel_on_predicted(struct session *s, const struct frame *f)
+{
+    struct rd r = rd_make(f->payload, f->len, false);
+    uint64_t seq;
+    if (is_app(s) || rd_varint(&r, &seq) < 0 || rd_left(&r) || seq > UINT32_MAX)
+        return -EBADMSG;
+    struct channel *ch = channel_find(s, f->channel);
+    if (!ch)
+        return 0;
+    if (ch->drops.len == ch->drops.cap) {
+        uint32_t cap = ch->drops.cap ? ch->drops.cap * 2 : 16;
+        uint32_t *n = malloc(cap * sizeof *n);
+        if (!n || cap > XS_MAX_PENDING) {
+            free(n);
+            return -EBADMSG;
+        }
+        for (uint32_t i = 0; i < ch->drops.len; i++)
+            n[i] = ch->drops.seq[(ch->drops.head + i) % ch->drops.cap];
+        free(ch->drops.seq);
+        ch->drops.seq = n;
+        ch->drops.head = 0;
+        ch->drops.cap = cap;
+    }
+    ch->drops.seq[(ch->drops.head + ch->drops.len++) % ch->drops.cap] = (uint32_t)seq;
+    return 0;
+}
+
+
+int channel_start_client(struct channel *ch)
+{
+    ch->phase = CH_SETUP;
+    int rc = net_set_nonblock(ch->fd);
+    if (!rc)
+        rc = loop_watch(ch->s->loop, &ch->w, ch->fd, LOOP_READ, on_x_event, ch);
+    return rc;
+}

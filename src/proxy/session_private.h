@@ -1,0 +1,106 @@
+/* session_private.h -- private to src/proxy: the session and channel structures that
+ * session.c (the link, the scheduler) and channel.c (one X connection) share. */
+#ifndef TINCAN_SESSION_PRIVATE_H
+#define TINCAN_SESSION_PRIVATE_H
+
+#include <fcntl.h>
+
+#include "common/buf.h"
+#include "link/codec.h"
+#include "link/frame.h"
+#include "link/handshake.h"
+#include "loop/loop.h"
+#include "proxy/predict.h"
+#include "proxy/session.h"
+#include "proxy/stats.h"
+#include "x11/xstream.h"
+
+#define READ_CHUNK (64u * 1024)            /* bytes per read() */
+#define LINK_OUT_HIGH (64u * 1024)         /* stop packing the link buffer above this */
+#define DATA_CHUNK (4u * 1024)             /* one channel's share per scheduler round */
+#define LINK_TARGET_MIN (2u * 1024)        /* unsent bytes a TCP link may hold, at least */
+#define LINK_TARGET_MAX (256u * 1024)      /* ... and at most */
+#define TO_LINK_HIGH (256u * 1024)         /* stop reading an X peer above this much queued */
+#define MAX_CHANNELS 1024u                 /* live channels per session */
+#define DECOMPRESS_STEP (256u * 1024)      /* link bytes decompressed before frames are handled */
+
+enum channel_phase {
+    CH_SETUP,   /* app side: waiting for the client's setup request */
+    CH_OPEN,    /* carrying X traffic */
+};
+
+struct channel {
+    uint32_t id;
+    struct session *s;
+    int fd;                       /* the X peer: a client (app side) or the server (display side) */
+    struct watch w;
+    struct xstream xs;
+    enum channel_phase phase;
+    struct buf from_x, to_x, from_link, to_link;
+    uint64_t send_credit;         /* DATA bytes we may still send */
+    uint64_t link_received;       /* DATA bytes received */
+    uint64_t link_granted;        /* credit handed back to the peer */
+    bool on_link;                 /* the peer knows this channel (OPEN sent or received) */
+    bool x_closed;                /* our X peer is gone: send CLOSE once to_link is out */
+    bool peer_closed;             /* CLOSE received: flush to_x, then close */
+    bool dead;                    /* freed before the next sleep */
+    uint32_t last_answered;       /* sequence number of the last request counted as a round trip */
+    uint32_t last_unpredicted;    /* app side: the latest request not answered locally */
+    uint32_t seq_floor;           /* app side: the latest request answered locally */
+    struct {                      /* display side: replies the app side gave; drop the server's */
+        uint32_t *seq;
+        uint32_t head, len, cap;
+    } drops;
+    struct channel *next;
+};
+
+struct session {
+    struct loop *loop;
+    struct session_config cfg;
+    enum session_state state;
+    int link_in, link_out;
+    struct watch link_in_w, link_out_w;  /* one watch when link_in == link_out */
+    struct handshake hs;
+    struct buf link_rx, hs_tx, link_tx;  /* frames, uncompressed */
+    struct codec *codec;                 /* set when both sides offered CAP_ZSTD */
+    struct buf wire_rx, wire_tx;         /* compressed link bytes */
+    uint64_t handshake_deadline_ns;
+    bool goodbye;                 /* end once link_tx is written */
+    bool refused;
+    char end_reason[256];
+    bool ended_clean;
+    struct channel *channels;     /* list, in scheduling order */
+    struct channel *by_slot[MAX_CHANNELS];
+    uint32_t next_id;
+    size_t n_channels;
+    struct stats stats;
+    uint64_t idle_ns_at_start;    /* the loop's idle time before this session began */
+    bool link_is_tcp;             /* the kernel reports unsent bytes (TCP_NOTSENT_LOWAT applies) */
+    uint32_t lowat;               /* the TCP link's current low-water mark */
+    struct predictor *predict;    /* facts for local answers; NULL when disabled */
+};
+
+
+static inline bool is_app(const struct session *s) { return s->cfg.role == ROLE_APP; }
+
+/* channel.c */
+struct channel *channel_new(struct session *s, uint32_t id, int fd);
+struct channel *channel_find(struct session *s, uint32_t id);
+/* App side: a client has connected; watch it for its setup request. 0 or -errno. */
+int channel_start_client(struct channel *ch);
+void channel_drop(struct channel *ch, const char *why);
+void channel_update_interest(struct channel *ch);
+void channel_write_x(struct channel *ch);
+void channel_grant(struct channel *ch);
+void reap_channels(struct session *s);
+/* Handlers of the link frames that concern one channel. 0, or -EBADMSG for a corrupt frame. */
+int channel_on_open(struct session *s, const struct frame *f);
+int channel_on_data(struct session *s, const struct frame *f);
+int channel_on_close(struct session *s, const struct frame *f);
+int channel_on_window(struct session *s, const struct frame *f);
+int channel_on_predicted(struct session *s, const struct frame *f);
+
+/* session.c */
+void session_end(struct session *s, bool clean, const char *fmt, const char *arg);
+
+#endif
