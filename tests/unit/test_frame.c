@@ -112,9 +112,12 @@ int main(void)
         struct handshake b;
         hs_init(&b, ROLE_DISPLAY, NULL, 0, 0);
         struct buf in = { 0 }, out = { 0 };
-        buf_append(&in, "TINCAN 2 app 0 none\n", 20);
+        char banner[64], want[32];
+        int n = snprintf(banner, sizeof banner, "TINCAN %d app 0 none\n", LINK_PROTOCOL_VERSION + 1);
+        snprintf(want, sizeof want, "version %d", LINK_PROTOCOL_VERSION + 1);
+        buf_append(&in, banner, (size_t)n);
         CHECK_EQ(hs_feed(&b, &in, &out), -EPROTO);
-        CHECK(strstr(b.error, "version 2") != NULL);
+        CHECK(strstr(b.error, want) != NULL);
         buf_free(&in);
         buf_free(&out);
     }
