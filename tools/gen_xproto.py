@@ -30,6 +30,13 @@ def parse_file(path):
             ref = root.find("event[@name='%s']" % ev.get("ref"))
             xge = ref is not None and ref.get("xge") == "true"
         (ext["xge_events"] if xge else ext["events"])[n] = ev.get("name")
+    atoms = root.find("enum[@name='Atom']")
+    ext["atoms"] = {}
+    if atoms is not None:  # the predefined atoms: fixed by the protocol, names as interned
+        for item in atoms.findall("item"):
+            v = int(item.find("value").text)
+            if v > 0:
+                ext["atoms"][v] = item.get("name")
     for er in root.findall("error") + root.findall("errorcopy"):
         n = int(er.get("number"))
         if n >= 0:
@@ -72,6 +79,8 @@ def emit(exts, version, out_c, out_h):
     h.append("extern const struct xp_request xp_core_requests[XP_N_CORE_REQUESTS];")
     h.append("extern const char *const xp_core_events[XP_N_CORE_EVENTS];")
     h.append("extern const char *const xp_core_errors[XP_N_CORE_ERRORS];")
+    h.append("#define XP_N_PREDEFINED_ATOMS %d  /* atoms 1..N; index 0 unused */" % max(core["atoms"]))
+    h.append("extern const char *const xp_predefined_atoms[XP_N_PREDEFINED_ATOMS + 1];")
     h.append("extern const struct xp_extension xp_extensions[];")
     h.append("extern const size_t xp_n_extensions;\n")
     h.append("#endif")
@@ -101,6 +110,7 @@ def emit(exts, version, out_c, out_h):
     req_table("xp_core_requests", core["requests"], 128)
     str_table("xp_core_events", core["events"], public=True)
     str_table("xp_core_errors", core["errors"], public=True)
+    str_table("xp_predefined_atoms", core["atoms"], public=True)
     c.append("")
     counts = []
     for e in others:

@@ -42,6 +42,14 @@ struct channel *channel_new(struct session *s, uint32_t id, int fd)
     return ch;
 }
 
+/* Display side: forgets the oldest reply the app side gave. */
+static void drop_pop(struct channel *ch)
+{
+    buf_free(&ch->drops.q[ch->drops.head].expected);
+    ch->drops.head = (ch->drops.head + 1) % ch->drops.cap;
+    ch->drops.len--;
+}
+
 static void channel_free(struct channel *ch)
 {
     struct session *s = ch->s;
@@ -55,7 +63,10 @@ static void channel_free(struct channel *ch)
     buf_free(&ch->to_x);
     buf_free(&ch->from_link);
     buf_free(&ch->to_link);
-    free(ch->drops.seq);
+    while (ch->drops.len)
+        drop_pop(ch);
+    free(ch->drops.q);
+    predict_questions_free(&ch->pq);
     s->n_channels--;
     free(ch);
 }
@@ -171,13 +182,13 @@ static int app_accept_setup(struct channel *ch)
 /* App side: answers a request here when its reply is known exactly, and only while every
  * earlier request the server has not yet answered was itself answered here (such requests
  * cause no events or errors), so the client sees a stream a server could have sent. */
-static bool answer_locally(struct channel *ch, const struct msg_class *cls)
+static bool answer_locally(struct channel *ch, const struct msg_class *cls, const uint8_t *msg, uint32_t size)
 {
     struct session *s = ch->s;
     if (s->cfg.no_local_answers || ch->last_unpredicted > ch->xs.seq_done)
         return false;
     struct buf reply = { 0 };
-    if (!predict_answer(s->predict, cls, (uint16_t)ch->xs.seq_sent, ch->xs.msb, &reply))
+    if (!predict_answer(s->predict, cls, msg, size, (uint16_t)ch->xs.seq_sent, ch->xs.msb, &reply))
         return false;
     /* Through xstream as if from the server, so this side learns from it as the other does. */
     struct xw_server_msg m;
@@ -198,41 +209,60 @@ static bool answer_locally(struct channel *ch, const struct msg_class *cls)
     return true;
 }
 
+static struct dropped_reply *drop_find(struct channel *ch, uint32_t seq)
+{
+    for (uint32_t i = 0; i < ch->drops.len; i++) {
+        struct dropped_reply *d = &ch->drops.q[(ch->drops.head + i) % ch->drops.cap];
+        if (d->seq == seq)
+            return d;
+    }
+    return NULL;
+}
+
 static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct xw_request *rq, struct buf *out,
                           struct msg_class *cls)
 {
+    struct session *s = ch->s;
     int rc = xstream_on_request(&ch->xs, msg, rq, cls);
     if (rc)
         return rc;
+    uint32_t seq = ch->xs.seq_sent;
     /* The request still goes to the server (the display side drops its reply), so the
      * server's state and sequence numbers stay exactly as without tincan. */
-    if (!is_app(ch->s) || !answer_locally(ch, cls))
-        ch->last_unpredicted = ch->xs.seq_sent;
+    if (is_app(s)) {
+        if (!answer_locally(ch, cls, msg, rq->size)) {
+            ch->last_unpredicted = seq;
+            predict_ask(&ch->pq, cls, msg, rq->size, seq, ch->xs.msb);
+        }
+    } else {
+        predict_ask(&ch->pq, cls, msg, rq->size, seq, ch->xs.msb);
+        struct dropped_reply *d = drop_find(ch, seq);
+        if (d && !predict_answer(s->predict, cls, msg, rq->size, (uint16_t)seq, ch->xs.msb, &d->expected))
+            log_error("channel %u: request %u was answered at the app side, but this side knows no answer "
+                      "(please report this)", ch->id, seq);
+    }
     return buf_append(out, msg, rq->size);
 }
 
 /* Display side: whether this reply was answered at the app side (and is dropped here). */
 static bool predicted_reply(struct channel *ch, const struct xw_server_msg *m, const struct msg_class *cls,
-                            const uint8_t *msg)
+                            const uint8_t *msg, size_t size)
 {
-    struct session *s = ch->s;
     if (m->kind == XW_KIND_EVENT)
         return false;
-    while (ch->drops.len && ch->drops.seq[ch->drops.head] < ch->xs.seq_done) {
-        ch->drops.head = (ch->drops.head + 1) % ch->drops.cap; /* answered by an error instead */
-        ch->drops.len--;
-    }
-    if (!ch->drops.len || ch->drops.seq[ch->drops.head] != ch->xs.seq_done)
+    while (ch->drops.len && ch->drops.q[ch->drops.head].seq < ch->xs.seq_done)
+        drop_pop(ch); /* should not happen: answered by an error instead */
+    if (!ch->drops.len || ch->drops.q[ch->drops.head].seq != ch->xs.seq_done)
         return false;
-    if (m->kind != XW_KIND_REPLY || !predict_matches(s->predict, cls, msg, m->size))
-        log_error("channel %u: the server's answer to request %u differs from the one given at the app side "
-                  "(please report this)", ch->id, ch->xs.seq_done);
-    if (m->kind == XW_KIND_REPLY) {
-        ch->drops.head = (ch->drops.head + 1) % ch->drops.cap;
-        ch->drops.len--;
-        return true;
-    }
-    return false;
+    const struct buf *e = &ch->drops.q[ch->drops.head].expected;
+    if (m->kind != XW_KIND_REPLY || e->len != size || memcmp(buf_head(e), msg, size) != 0)
+        log_error("channel %u: the server's %s to request %u (%s) differs from the answer given at the app side "
+                  "(please report this)", ch->id, m->kind == XW_KIND_REPLY ? "reply" : "error", ch->xs.seq_done,
+                  cls->name ? cls->name : "?");
+    if (m->kind != XW_KIND_REPLY)
+        return false;
+    drop_pop(ch);
+    return true;
 }
 
 static int on_server_msg(struct channel *ch, const uint8_t *msg, const struct xw_server_msg *m, struct buf *out,
@@ -243,12 +273,14 @@ static int on_server_msg(struct channel *ch, const uint8_t *msg, const struct xw
     int rc = xstream_on_server_msg(&ch->xs, msg, m, out, cls);
     if (rc)
         return rc;
-    if (!is_app(s) && predicted_reply(ch, m, cls, msg)) {
+    /* Compared as the client would see it: after hidden extensions are rewritten. */
+    if (!is_app(s) && predicted_reply(ch, m, cls, out->data + out->off + at, out->len - at)) {
         out->len = at; /* the client already has it */
         return 0;
     }
     if (m->kind == XW_KIND_REPLY)
-        predict_learn(s->predict, cls, out->data + out->off + at, (uint32_t)(out->len - at));
+        predict_learn(s->predict, &ch->pq, cls, ch->xs.seq_done, out->data + out->off + at, (uint32_t)(out->len - at),
+                      ch->xs.msb);
     if (is_app(s) && m->has_seq && ch->xs.seq_done < ch->seq_floor) {
         /* An event from before a locally answered request: only answered requests lie
          * between, so it may as well have come after them. Keep the numbers rising. */
@@ -510,19 +542,17 @@ int channel_on_predicted(struct session *s, const struct frame *f)
         return 0;
     if (ch->drops.len == ch->drops.cap) {
         uint32_t cap = ch->drops.cap ? ch->drops.cap * 2 : 16;
-        uint32_t *n = malloc(cap * sizeof *n);
-        if (!n || cap > XS_MAX_PENDING) {
-            free(n);
+        struct dropped_reply *n = cap <= XS_MAX_PENDING ? malloc(cap * sizeof *n) : NULL;
+        if (!n)
             return -EBADMSG;
-        }
         for (uint32_t i = 0; i < ch->drops.len; i++)
-            n[i] = ch->drops.seq[(ch->drops.head + i) % ch->drops.cap];
-        free(ch->drops.seq);
-        ch->drops.seq = n;
+            n[i] = ch->drops.q[(ch->drops.head + i) % ch->drops.cap];
+        free(ch->drops.q);
+        ch->drops.q = n;
         ch->drops.head = 0;
         ch->drops.cap = cap;
     }
-    ch->drops.seq[(ch->drops.head + ch->drops.len++) % ch->drops.cap] = (uint32_t)seq;
+    ch->drops.q[(ch->drops.head + ch->drops.len++) % ch->drops.cap] = (struct dropped_reply){ .seq = (uint32_t)seq };
     return 0;
 }
 

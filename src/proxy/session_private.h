@@ -47,8 +47,12 @@ struct channel {
     uint32_t last_answered;       /* sequence number of the last request counted as a round trip */
     uint32_t last_unpredicted;    /* app side: the latest request not answered locally */
     uint32_t seq_floor;           /* app side: the latest request answered locally */
+    struct predict_questions pq;  /* questions whose answers teach the predictor */
     struct {                      /* display side: replies the app side gave; drop the server's */
-        uint32_t *seq;
+        struct dropped_reply {
+            uint32_t seq;
+            struct buf expected;  /* the reply the app side gave, computed here too */
+        } *q;
         uint32_t head, len, cap;
     } drops;
     struct channel *next;

@@ -88,5 +88,5 @@ kill "${clients[@]}"
 xl_stop_pair p
 check "That the app side exits 0 after SIGTERM" test "$p_app_rc" = 0
 check "That the display side exits 0 when the app side says goodbye" test "$p_disp_rc" = 0
-check "That neither half reported a sanitizer error" xl_sanitizer_clean "$p_app_log" "$p_disp_log"
+check "That neither half reported a sanitizer error" xl_sanitizer_clean "$p_app_log" "$p_disp_log"; grep -hE "please report|runtime error|Sanitizer" "$p_app_log" "$p_disp_log" | head -5 | sed "s/^/    log: /"
 summary

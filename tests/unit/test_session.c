@@ -382,6 +382,49 @@ static void session_tests(void)
         close(a);
         rig_stop(&r);
     }
+    STEST("That atoms are answered at the app side: predefined at once, others once learnt") {
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        struct buf got = { 0 };
+        int a = client_connect(&r);
+        client_setup(a, r.cookie);
+        pump(&r, 10);
+        server_accept(&r, 0);
+        drain(&r, a, &got);
+        /* WM_NAME is predefined (39): no need to ask the server. */
+        uint8_t wm_name[16] = { 16, 0, 4, 0, 7, 0, 0, 0, 'W', 'M', '_', 'N', 'A', 'M', 'E', 0 };
+        write(a, wm_name, sizeof wm_name);
+        buf_clear(&got);
+        for (int i = 0; i < 5; i++)
+            loop_run_once(r.app_loop, 0);
+        uint8_t tmp[64];
+        CHECK_EQ(read(a, tmp, sizeof tmp), 32);
+        CHECK(tmp[0] == 1 && ld16(tmp + 2, false) == 1 && ld32(tmp + 8, false) == 39);
+        /* _TINCAN is not: the server's answer (300) crosses once, then both sides know it. */
+        uint8_t tc[16] = { 16, 0, 4, 0, 7, 0, 0, 0, '_', 'T', 'I', 'N', 'C', 'A', 'N', 0 };
+        write(a, tc, sizeof tc);
+        drain(&r, r.upstream[0], &got);
+        CHECK_EQ(got.len, 32); /* both InternAtoms reached the server */
+        uint8_t reply1[32] = { 1, 0, 1, 0 }, reply2[32] = { 1, 0, 2, 0 };
+        st32(reply1 + 8, 39, false);
+        st32(reply2 + 8, 300, false);
+        write(r.upstream[0], reply1, 32); /* dropped: the client has it */
+        write(r.upstream[0], reply2, 32);
+        buf_clear(&got);
+        drain(&r, a, &got);
+        CHECK(got.len == 32 && ld32(buf_head(&got) + 8, false) == 300);
+        uint8_t gan[8] = { 17, 0, 2, 0 };
+        st32(gan + 4, 300, false);
+        write(a, gan, sizeof gan);
+        for (int i = 0; i < 5; i++)
+            loop_run_once(r.app_loop, 0);
+        ssize_t n = read(a, tmp, sizeof tmp);
+        CHECK(n == 40 && ld16(tmp + 8, false) == 7 && !memcmp(tmp + 32, "_TINCAN", 7));
+        CHECK_EQ(session_stats(r.app)->answered_locally, 2);
+        buf_free(&got);
+        close(a);
+        rig_stop(&r);
+    }
     STEST("That sessions with different secrets never open a channel") {
         struct rig r;
         rig_start(&r, (const uint8_t *)"aaaaaaaaaaaaaaaaaaaa", (const uint8_t *)"bbbbbbbbbbbbbbbbbbbb");
