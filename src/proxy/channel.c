@@ -240,6 +240,10 @@ static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct x
         if (d && !predict_answer(s->predict, cls, msg, rq->size, (uint16_t)seq, ch->xs.msb, &d->expected))
             log_error("channel %u: request %u was answered at the app side, but this side knows no answer "
                       "(please report this)", ch->id, seq);
+        /* The client has its answer already and may act on it (BigReqEnable, extension
+         * requests) before the server's reply reaches us: learn from our copy now. */
+        if (d && d->expected.len == 32 && cls->major == XW_OP_QUERY_EXTENSION)
+            xstream_learn_extension(&ch->xs, cls->query_ext, buf_head(&d->expected));
     }
     return buf_append(out, msg, rq->size);
 }

@@ -166,15 +166,15 @@ static struct xs_pending *pending_for(struct xstream *xs, uint32_t seq)
     return NULL;
 }
 
-static void learn_extension(struct xstream *xs, const struct xs_pending *q, const uint8_t *reply)
+void xstream_learn_extension(struct xstream *xs, int16_t query_ext, const uint8_t reply[32])
 {
     uint8_t present = reply[8], major = reply[9];
-    if (!present || major < 128 || q->query_ext < 0)
+    if (!present || major < 128 || query_ext < 0 || (size_t)query_ext >= xp_n_extensions)
         return;
-    xs->ext_by_major[major - 128] = q->query_ext;
+    xs->ext_by_major[major - 128] = query_ext;
     xs->first_event[major - 128] = reply[10];
     xs->first_error[major - 128] = reply[11];
-    if (strcmp(xp_extensions[q->query_ext].xname, "BIG-REQUESTS") == 0)
+    if (strcmp(xp_extensions[query_ext].xname, "BIG-REQUESTS") == 0)
         xs->big_requests_major = major;
 }
 
@@ -296,7 +296,7 @@ int xstream_on_server_msg(struct xstream *xs, const uint8_t *msg, const struct x
             memset(out->data + out->off + at + 8, 0, 4); /* present, major, first event, first error */
             return 0;
         }
-        learn_extension(xs, q, msg);
+        xstream_learn_extension(xs, q->query_ext, msg);
     } else if (q && q->major == XW_OP_LIST_EXTENSIONS && xs->hide_extensions) {
         return filter_list_extensions(xs, msg, m->size, out);
     }

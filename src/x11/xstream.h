@@ -78,6 +78,11 @@ long xstream_next_server_msg(const struct xstream *xs, const uint8_t *p, size_t 
 /* The client's setup request has gone (or been made) in this byte order. */
 void xstream_on_setup_request(struct xstream *xs, bool msb);
 
+/* Learns an extension's opcodes from a QueryExtension reply given outside the server's
+ * stream (a reply the app side gave, known here before the server's arrives), so that
+ * requests that follow it are framed and named as the client meant them. */
+void xstream_learn_extension(struct xstream *xs, int16_t query_ext, const uint8_t reply[32]);
+
 /* Names for accounting (never NULL). */
 const char *msg_kind_name(enum msg_kind k);
 

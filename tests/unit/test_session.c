@@ -425,6 +425,45 @@ static void session_tests(void)
         close(a);
         rig_stop(&r);
     }
+    STEST("That a client acting at once on a local answer (BIG-REQUESTS) is framed right on both sides") {
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        uint8_t qe[20] = { 98, 0, 5, 0, 12, 0, 0, 0, 'B', 'I', 'G', '-', 'R', 'E', 'Q', 'U', 'E', 'S', 'T', 'S' };
+        uint8_t answer[32] = { 1, 0, 1, 0, 0, 0, 0, 0, 1, 133, 0, 0 };
+        struct buf got = { 0 };
+        int a = client_connect(&r);
+        client_setup(a, r.cookie);
+        pump(&r, 10);
+        server_accept(&r, 0);
+        drain(&r, a, &got);
+        write(a, qe, sizeof qe);
+        drain(&r, r.upstream[0], &got);
+        write(r.upstream[0], answer, 32);
+        drain(&r, a, &got);
+        /* The second client: its question is answered here; it enables BIG-REQUESTS and
+         * sends a request in the long form before the server has answered anything. */
+        int b = client_connect(&r);
+        client_setup(b, r.cookie);
+        pump(&r, 10);
+        server_accept(&r, 1);
+        drain(&r, b, &got);
+        uint8_t burst[20 + 4 + 12] = { 0 };
+        memcpy(burst, qe, 20);
+        uint8_t enable[4] = { 133, 0, 1, 0 }, big[12] = { 127, 0, 0, 0 };
+        memcpy(burst + 20, enable, 4);
+        st32(big + 4, 3, false);
+        memcpy(burst + 24, big, 12);
+        write(b, burst, sizeof burst);
+        buf_clear(&got);
+        drain(&r, r.upstream[1], &got);
+        CHECK(got.len == sizeof burst && !memcmp(buf_head(&got), burst, sizeof burst));
+        CHECK_EQ(session_stats(r.disp)->clients_dropped + session_stats(r.app)->clients_dropped, 0);
+        CHECK_EQ(session_channel_count(r.disp), 2);
+        buf_free(&got);
+        close(a);
+        close(b);
+        rig_stop(&r);
+    }
     STEST("That sessions with different secrets never open a channel") {
         struct rig r;
         rig_start(&r, (const uint8_t *)"aaaaaaaaaaaaaaaaaaaa", (const uint8_t *)"bbbbbbbbbbbbbbbbbbbb");
