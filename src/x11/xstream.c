@@ -209,6 +209,21 @@ static int filter_list_extensions(const struct xstream *xs, const uint8_t *msg, 
     return 0;
 }
 
+/* The extension an event or error code belongs to: the one whose first code (in
+ * first[], by major opcode) is the greatest not above it. *rel: the code within it. */
+static const struct xp_extension *ext_of_code(const struct xstream *xs, const uint8_t first[128], uint8_t code,
+                                              unsigned *rel)
+{
+    int best = -1;
+    for (int i = 0; i < 128; i++)
+        if (xs->ext_by_major[i] >= 0 && first[i] && first[i] <= code && (best < 0 || first[i] > first[best]))
+            best = i;
+    if (best < 0)
+        return NULL;
+    *rel = code - first[best];
+    return &xp_extensions[xs->ext_by_major[best]];
+}
+
 static void classify_event(const struct xstream *xs, const uint8_t *msg, const struct xw_server_msg *m,
                            struct msg_class *cls)
 {
@@ -227,15 +242,9 @@ static void classify_event(const struct xstream *xs, const uint8_t *msg, const s
         cls->name = xp_core_events[m->code];
         return;
     }
-    /* Extension events: the extension whose first_event is the greatest not above the code. */
-    int best = -1;
-    for (int i = 0; i < 128; i++)
-        if (xs->ext_by_major[i] >= 0 && xs->first_event[i] && xs->first_event[i] <= m->code &&
-            (best < 0 || xs->first_event[i] > xs->first_event[best]))
-            best = i;
-    if (best >= 0) {
-        const struct xp_extension *e = &xp_extensions[xs->ext_by_major[best]];
-        unsigned rel = m->code - xs->first_event[best];
+    unsigned rel;
+    const struct xp_extension *e = ext_of_code(xs, xs->first_event, m->code, &rel);
+    if (e) {
         cls->ext = e->xname;
         cls->name = rel < e->n_events ? e->events[rel] : NULL;
     }
@@ -248,14 +257,9 @@ static void classify_error(const struct xstream *xs, const struct xw_server_msg 
         cls->name = xp_core_errors[m->code];
         return;
     }
-    int best = -1;
-    for (int i = 0; i < 128; i++)
-        if (xs->ext_by_major[i] >= 0 && xs->first_error[i] && xs->first_error[i] <= m->code &&
-            (best < 0 || xs->first_error[i] > xs->first_error[best]))
-            best = i;
-    if (best >= 0) {
-        const struct xp_extension *e = &xp_extensions[xs->ext_by_major[best]];
-        unsigned rel = m->code - xs->first_error[best];
+    unsigned rel;
+    const struct xp_extension *e = ext_of_code(xs, xs->first_error, m->code, &rel);
+    if (e) {
         cls->ext = e->xname;
         cls->name = rel < e->n_errors ? e->errors[rel] : NULL;
     }

@@ -116,6 +116,19 @@ static void server_accept(struct rig *r, int idx)
     buf_free(&in);
 }
 
+/* A client past its connection setup: the scripted server (upstream[idx]) has accepted it. */
+static int client_ready(struct rig *r, int idx)
+{
+    struct buf got = { 0 };
+    int c = client_connect(r);
+    client_setup(c, r->cookie);
+    pump(r, 10);
+    server_accept(r, idx);
+    drain(r, c, &got);
+    buf_free(&got);
+    return c;
+}
+
 static bool closed(int fd)
 {
     uint8_t c;
@@ -303,11 +316,7 @@ static void session_tests(void)
         uint8_t answer[32] = { 1, 0, 1, 0, 0, 0, 0, 0, 1, 139, 0, 142 };
         struct buf got = { 0 };
         /* The first client's question crosses the link; tincan learns the answer. */
-        int a = client_connect(&r);
-        client_setup(a, r.cookie);
-        pump(&r, 10);
-        server_accept(&r, 0);
-        drain(&r, a, &got);
+        int a = client_ready(&r, 0);
         write(a, qe, sizeof qe);
         drain(&r, r.upstream[0], &got);
         write(r.upstream[0], answer, 32);
@@ -315,12 +324,7 @@ static void session_tests(void)
         drain(&r, a, &got);
         CHECK(got.len == 32 && !memcmp(buf_head(&got), answer, 32));
         /* The second client gets the same answer before the server has seen the question. */
-        int b = client_connect(&r);
-        client_setup(b, r.cookie);
-        pump(&r, 10);
-        server_accept(&r, 1);
-        buf_clear(&got);
-        drain(&r, b, &got);
+        int b = client_ready(&r, 1);
         write(b, qe, sizeof qe);
         for (int i = 0; i < 5; i++)
             loop_run_once(r.app_loop, 0);
@@ -357,11 +361,7 @@ static void session_tests(void)
         uint8_t qe[16] = { 98, 0, 4, 0, 6, 0, 0, 0, 'R', 'E', 'N', 'D', 'E', 'R', 0, 0 };
         uint8_t answer[32] = { 1, 0, 1, 0, 0, 0, 0, 0, 1, 139, 0, 142 };
         struct buf got = { 0 };
-        int a = client_connect(&r);
-        client_setup(a, r.cookie);
-        pump(&r, 10);
-        server_accept(&r, 0);
-        drain(&r, a, &got);
+        int a = client_ready(&r, 0);
         write(a, qe, sizeof qe);
         drain(&r, r.upstream[0], &got);
         write(r.upstream[0], answer, 32);
@@ -386,11 +386,7 @@ static void session_tests(void)
         struct rig r;
         rig_start(&r, NULL, NULL);
         struct buf got = { 0 };
-        int a = client_connect(&r);
-        client_setup(a, r.cookie);
-        pump(&r, 10);
-        server_accept(&r, 0);
-        drain(&r, a, &got);
+        int a = client_ready(&r, 0);
         /* WM_NAME is predefined (39): no need to ask the server. */
         uint8_t wm_name[16] = { 16, 0, 4, 0, 7, 0, 0, 0, 'W', 'M', '_', 'N', 'A', 'M', 'E', 0 };
         write(a, wm_name, sizeof wm_name);
@@ -431,22 +427,14 @@ static void session_tests(void)
         uint8_t qe[20] = { 98, 0, 5, 0, 12, 0, 0, 0, 'B', 'I', 'G', '-', 'R', 'E', 'Q', 'U', 'E', 'S', 'T', 'S' };
         uint8_t answer[32] = { 1, 0, 1, 0, 0, 0, 0, 0, 1, 133, 0, 0 };
         struct buf got = { 0 };
-        int a = client_connect(&r);
-        client_setup(a, r.cookie);
-        pump(&r, 10);
-        server_accept(&r, 0);
-        drain(&r, a, &got);
+        int a = client_ready(&r, 0);
         write(a, qe, sizeof qe);
         drain(&r, r.upstream[0], &got);
         write(r.upstream[0], answer, 32);
         drain(&r, a, &got);
         /* The second client: its question is answered here; it enables BIG-REQUESTS and
          * sends a request in the long form before the server has answered anything. */
-        int b = client_connect(&r);
-        client_setup(b, r.cookie);
-        pump(&r, 10);
-        server_accept(&r, 1);
-        drain(&r, b, &got);
+        int b = client_ready(&r, 1);
         uint8_t burst[20 + 4 + 12] = { 0 };
         memcpy(burst, qe, 20);
         uint8_t enable[4] = { 133, 0, 1, 0 }, big[12] = { 127, 0, 0, 0 };
