@@ -129,6 +129,20 @@ static int client_ready(struct rig *r, int idx)
     return c;
 }
 
+/* A round trip through the scripted server (upstream[idx]) for client c: sends req, has
+ * the server answer with reply, and returns what the client received. */
+static void ask_server(struct rig *r, int c, int idx, const uint8_t *req, size_t req_len, const uint8_t reply[32],
+                       struct buf *got)
+{
+    struct buf seen = { 0 };
+    write(c, req, req_len);
+    drain(r, r->upstream[idx], &seen);
+    write(r->upstream[idx], reply, 32);
+    buf_free(&seen);
+    buf_clear(got);
+    drain(r, c, got);
+}
+
 static bool closed(int fd)
 {
     uint8_t c;
@@ -317,11 +331,7 @@ static void session_tests(void)
         struct buf got = { 0 };
         /* The first client's question crosses the link; tincan learns the answer. */
         int a = client_ready(&r, 0);
-        write(a, qe, sizeof qe);
-        drain(&r, r.upstream[0], &got);
-        write(r.upstream[0], answer, 32);
-        buf_clear(&got);
-        drain(&r, a, &got);
+        ask_server(&r, a, 0, qe, sizeof qe, answer, &got);
         CHECK(got.len == 32 && !memcmp(buf_head(&got), answer, 32));
         /* The second client gets the same answer before the server has seen the question. */
         int b = client_ready(&r, 1);
@@ -362,10 +372,7 @@ static void session_tests(void)
         uint8_t answer[32] = { 1, 0, 1, 0, 0, 0, 0, 0, 1, 139, 0, 142 };
         struct buf got = { 0 };
         int a = client_ready(&r, 0);
-        write(a, qe, sizeof qe);
-        drain(&r, r.upstream[0], &got);
-        write(r.upstream[0], answer, 32);
-        drain(&r, a, &got);
+        ask_server(&r, a, 0, qe, sizeof qe, answer, &got);
         /* Answered here as request 2; an Expose the server sent after request 1 arrives later. */
         write(a, qe, sizeof qe);
         pump(&r, 5);
@@ -428,10 +435,7 @@ static void session_tests(void)
         uint8_t answer[32] = { 1, 0, 1, 0, 0, 0, 0, 0, 1, 133, 0, 0 };
         struct buf got = { 0 };
         int a = client_ready(&r, 0);
-        write(a, qe, sizeof qe);
-        drain(&r, r.upstream[0], &got);
-        write(r.upstream[0], answer, 32);
-        drain(&r, a, &got);
+        ask_server(&r, a, 0, qe, sizeof qe, answer, &got);
         /* The second client: its question is answered here; it enables BIG-REQUESTS and
          * sends a request in the long form before the server has answered anything. */
         int b = client_ready(&r, 1);
