@@ -50,6 +50,11 @@ wl_gtk3demo() { # GTK 3 uses XInput 2, RENDER, XFIXES and falls back from the hi
     NO_AT_BRIDGE=1 GDK_BACKEND=x11 xl_bg "$1" gtk3-demo; WL_PIDS+=("$XL_LAST")
     xl_wait_window "$2" '^Application Class$'
 }
+wl_xrender() {
+    rm -f "$XL_TMP/xrender.out"
+    xl_bg "$1" "$XL_BIN/xrender" >"$XL_TMP/xrender.out"; WL_PIDS+=("$XL_LAST")
+    xl_wait_for 60 grep -q drawn "$XL_TMP/xrender.out"
+}
 wl_xcalc() { xl_bg "$1" xcalc -geometry +100+100; WL_PIDS+=("$XL_LAST"); xl_wait_window "$2" '^Calculator$'; }
 
 # same_screen WORKLOAD SENTENCE-SUBJECT [PAIR OPTIONS...]
@@ -102,10 +107,11 @@ same_screen xterm "xterm printing the GPL-3 with zstd level 19 on the link" --co
 same_screen xlogo "xlogo"
 same_screen xeyes "xeyes"
 same_screen xcalc "xcalc"
+same_screen xrender "a RENDER client: fills with operators and alpha, a masked ARGB composite, AA trapezoids, glyphs"
 if command -v gtk3-demo >/dev/null; then
     same_screen gtk3demo "gtk3-demo (GTK 3)"
 else
     echo "NOTE: gtk3-demo is not run: install gtk-3-examples."
 fi
-echo "NOTE: rendercheck is not run: Debian 12 has no rendercheck package."
+echo "NOTE: rendercheck is not run: Debian 12 has no rendercheck package (tests/clients/xrender.c stands in)."
 summary
