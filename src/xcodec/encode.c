@@ -1,0 +1,271 @@
+/* encode.c -- the sending half: picks the closest recent message of the same class,
+ * codes the head as 16-bit word deltas against it and the body by the cheapest mode.
+ * Runs once per X message on the sender; keep it linear in the message size. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xcodec/xcodec_private.h"
+
+struct xenc {
+    struct xc_model m;
+    struct buf scratch; /* a large body's code, to prefix its size */
+};
+
+int xenc_new(struct xenc **out, enum xc_dir dir, bool msb)
+{
+    struct xenc *e = calloc(1, sizeof *e);
+    if (!e)
+        return -ENOMEM;
+    xc_model_init(&e->m, dir, msb);
+    *out = e;
+    return 0;
+}
+
+void xenc_free(struct xenc *e)
+{
+    if (!e)
+        return;
+    xc_model_free(&e->m);
+    buf_free(&e->scratch);
+    free(e);
+}
+
+/* Whether msg is a well-formed message whose length fields the decoder can rebuild. */
+static bool well_formed(const struct xc_model *m, const uint8_t *msg, size_t len, bool *big)
+{
+    *big = false;
+    if (len < 4 || len % 4)
+        return false;
+    if (m->dir == XC_REQUESTS) {
+        uint16_t l16 = ld16(msg + 2, m->msb);
+        if (l16)
+            return len == 4u * l16;
+        *big = true;
+        return len >= 8 && (uint64_t)ld32(msg + 4, m->msb) * 4 == len;
+    }
+    if (len < 32)
+        return false;
+    if (msg[0] == 1 || (msg[0] & 0x7f) == 35)
+        return (uint64_t)ld32(msg + 4, m->msb) * 4 + 32 == len;
+    return len == 32;
+}
+
+static int escape(const uint8_t *msg, size_t len, struct buf *out)
+{
+    uint8_t hdr[2] = { msg[0], XC_SEL_ESC };
+    if (buf_append(out, hdr, 2) < 0 || buf_put_varint(out, len) < 0 || buf_append(out, msg + 1, len - 1) < 0)
+        return -ENOMEM;
+    return 0;
+}
+
+static bool is_exact(const struct xc_shape *s, const uint8_t *msg, size_t len, const struct xc_slot *ref)
+{
+    if (ref->len != len)
+        return false;
+    if (s->has_seq)
+        return memcmp(msg, ref->p, 2) == 0 && memcmp(msg + 4, ref->p + 4, len - 4) == 0;
+    return memcmp(msg, ref->p, len) == 0;
+}
+
+/* Cost estimate of coding msg against ref (NULL: zeros): changed head words, byte 1,
+ * length, and whether the body would have to be sent. */
+static unsigned ref_cost(const struct xc_model *m, const struct xc_shape *s, const uint8_t *msg, uint32_t len,
+                         const struct xc_slot *ref)
+{
+    const uint8_t *rp = ref ? ref->p : NULL;
+    uint32_t rlen = ref ? ref->len : 0;
+    unsigned cost = 0;
+    for (unsigned k = 0; k < s->head / 2; k++)
+        if (!xc_word_implied(s, m->dir, k) && xc_word(msg, len, k, m->msb) != (rp ? xc_word(rp, rlen, k, m->msb) : 0))
+            cost++;
+    if (!rp || rp[1] != msg[1])
+        cost++;
+    if (rlen != len)
+        cost += 2;
+    else if (len > s->head && memcmp(msg + s->head, rp + s->head, len - s->head) != 0)
+        cost += 3;
+    return cost;
+}
+
+static int put_head(const struct xc_model *m, const struct xc_shape *s, const uint8_t *msg, uint32_t len,
+                    const struct xc_slot *ref, struct buf *out)
+{
+    uint8_t mask[32] = { 0 }, deltas[64 * 3];
+    unsigned n = 0, nd = 0;
+    for (unsigned k = 0; k < s->head / 2; k++) {
+        if (xc_word_implied(s, m->dir, k))
+            continue;
+        uint16_t w = xc_word(msg, len, k, m->msb), r = ref ? xc_word(ref->p, ref->len, k, m->msb) : 0;
+        if (w != r) {
+            mask[n / 8] |= (uint8_t)(1u << (n % 8));
+            uint64_t z = xc_zz16((uint16_t)(w - r));
+            do { /* LEB128, as rd_varint reads it */
+                deltas[nd++] = (uint8_t)(z & 0x7f) | (z > 0x7f ? 0x80 : 0);
+                z >>= 7;
+            } while (z);
+        }
+        n++;
+    }
+    if (buf_append(out, mask, (n + 7) / 8) < 0 || buf_append(out, deltas, nd) < 0)
+        return -ENOMEM;
+    return 0;
+}
+
+/* Sparse changes against a reference body of the same length: count, then (skip, delta) words. */
+static int put_delta(const uint8_t *body, const uint8_t *rbody, uint32_t blen, bool msb, struct buf *out)
+{
+    uint32_t nw = blen / 2, changed = 0, last = 0;
+    for (uint32_t k = 0; k < nw; k++)
+        changed += ld16(body + 2 * k, msb) != ld16(rbody + 2 * k, msb);
+    if (buf_put_varint(out, changed) < 0)
+        return -ENOMEM;
+    for (uint32_t k = 0; k < nw; k++) {
+        uint16_t w = ld16(body + 2 * k, msb), r = ld16(rbody + 2 * k, msb);
+        if (w == r)
+            continue;
+        if (buf_put_varint(out, k - last) < 0 || buf_put_varint(out, xc_zz16((uint16_t)(w - r))) < 0)
+            return -ENOMEM;
+        last = k + 1;
+    }
+    return 0;
+}
+
+static uint32_t changed_words(const uint8_t *a, const uint8_t *b, uint32_t blen, uint32_t limit)
+{
+    uint32_t n = 0;
+    for (uint32_t k = 0; k + 1 < blen && n <= limit; k += 2)
+        n += a[k] != b[k] || a[k + 1] != b[k + 1];
+    return n;
+}
+
+static int put_body(struct xenc *e, const struct xc_shape *s, const uint8_t *msg, uint32_t len, bool big,
+                    const struct xc_slot *ref, struct buf *out)
+{
+    const uint8_t *body = msg + s->head;
+    uint32_t blen = len - s->head;
+    bool same_len = ref && ref->len == len;
+    uint8_t mode;
+    if (same_len && memcmp(body, ref->p + s->head, blen) == 0)
+        mode = XC_BODY_SAME;
+    else if (s->body && xc_body_fits(s->body, msg + (big ? 4 : 0), blen, e->m.msb))
+        mode = XC_BODY_MODEL;
+    else if (same_len && changed_words(body, ref->p + s->head, blen, blen / 8) < blen / 8)
+        mode = XC_BODY_DELTA;
+    else
+        mode = XC_BODY_RAW;
+
+    if (mode == XC_BODY_SAME)
+        return buf_append(out, &mode, 1);
+    if (mode == XC_BODY_RAW) {
+        unsigned trim = 0;
+        while (trim < 3 && trim < blen && body[blen - 1 - trim] == 0)
+            trim++;
+        mode |= (uint8_t)(trim << 2);
+        if (buf_append(out, &mode, 1) < 0 || buf_append(out, body, blen - trim) < 0)
+            return -ENOMEM;
+        return 0;
+    }
+    if (buf_append(out, &mode, 1) < 0)
+        return -ENOMEM;
+    struct buf *to = blen > XC_BIG_BODY ? &e->scratch : out;
+    if (to == &e->scratch)
+        buf_clear(to);
+    int rc = mode == XC_BODY_MODEL ? xc_body_encode(s->body, msg + (big ? 4 : 0), body, blen, e->m.msb, to)
+                                   : put_delta(body, ref->p + s->head, blen, e->m.msb, to);
+    if (rc < 0 || to == out)
+        return rc;
+    if (buf_put_varint(out, to->len) < 0 || buf_append(out, buf_head(to), to->len) < 0)
+        return -ENOMEM;
+    return 0;
+}
+
+static int encode(struct xenc *e, const uint8_t *msg, uint32_t len, bool big, struct buf *out)
+{
+    struct xc_model *m = &e->m;
+    uint8_t b0 = msg[0], minor = m->dir == XC_REQUESTS && b0 >= 128 ? msg[1] : 0;
+    struct xc_shape s;
+    xc_shape_of(m, b0, minor, len, big, &s);
+
+    /* The closest of the class's references; an exact one ends the search. */
+    const struct xc_slot *ref = NULL;
+    unsigned slot = XC_NOREF, best = ~0u;
+    bool exact = false;
+    for (unsigned i = 0; i < XC_K; i++) {
+        const struct xc_slot *r = xc_ref(m, s.cls, i);
+        if (!r)
+            continue;
+        if (is_exact(&s, msg, len, r)) {
+            ref = r, slot = i, exact = true;
+            break;
+        }
+        unsigned c = ref_cost(m, &s, msg, len, r);
+        if (c < best)
+            best = c, ref = r, slot = i;
+    }
+
+    uint8_t hdr[4];
+    size_t nh = 0;
+    uint8_t sel = (uint8_t)slot;
+    if (exact)
+        sel |= XC_SEL_EXACT;
+    else {
+        if (ref && ref->len == len)
+            sel |= XC_SEL_SAMELEN;
+        bool minor_known = m->dir == XC_REQUESTS && b0 >= 128;
+        if (!minor_known && msg[1] != (ref ? ref->p[1] : 0))
+            sel |= XC_SEL_B1;
+        if (big)
+            sel |= XC_SEL_BIG;
+    }
+    hdr[nh++] = b0;
+    hdr[nh++] = sel;
+    if (m->dir == XC_REQUESTS && b0 >= 128)
+        hdr[nh++] = minor;
+    if (buf_append(out, hdr, nh) < 0)
+        return -ENOMEM;
+    uint16_t seq = 0;
+    if (s.has_seq) {
+        seq = ld16(msg + 2, m->msb);
+        if (buf_put_varint(out, xc_zz16((uint16_t)(seq - m->last_seq))) < 0)
+            return -ENOMEM;
+    }
+    if (!exact) {
+        if (!(sel & XC_SEL_SAMELEN) && buf_put_varint(out, len / 4) < 0)
+            return -ENOMEM;
+        if ((sel & XC_SEL_B1) && buf_append(out, msg + 1, 1) < 0)
+            return -ENOMEM;
+        int rc = put_head(m, &s, msg, len, ref, out);
+        if (rc == 0 && len > s.head)
+            rc = put_body(e, &s, msg, len, big, ref, out);
+        if (rc < 0)
+            return rc;
+        if (xc_remember(m, s.cls, msg, len) < 0)
+            return -ENOMEM;
+    }
+    if (s.has_seq)
+        m->last_seq = seq;
+    return 0;
+}
+
+int xenc_message(struct xenc *e, const uint8_t *msg, size_t len, struct buf *out)
+{
+    struct xc_model *m = &e->m;
+    if (len == 0)
+        return -EINVAL;
+    if (len > (m->dir == XC_REQUESTS ? XC_MAX_REQUEST : XC_MAX_SERVER_MSG))
+        return -EMSGSIZE;
+    size_t mark = out->len;
+    bool big;
+    int rc;
+    if (m->dir == XC_SERVER && !m->setup_done) {
+        m->setup_done = true; /* the setup reply crosses verbatim */
+        rc = escape(msg, len, out);
+    } else if (!well_formed(m, msg, len, &big))
+        rc = escape(msg, len, out);
+    else
+        rc = encode(e, msg, (uint32_t)len, big, out);
+    if (rc < 0)
+        out->len = mark;
+    return rc;
+}

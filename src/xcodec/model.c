@@ -1,0 +1,147 @@
+/* model.c -- the state both ends of a channel direction keep in step: message classes,
+ * head sizes and body models per request, and rings of recent messages per class
+ * under a byte budget. Must stay deterministic: the decoder replays every decision. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xcodec/xcodec_private.h"
+
+/* Body models, by the layout of the core protocol's list requests. */
+static const struct xc_body_model bm_points = { XC_BM_ELEMS, 2, { 0xff, 0xff } };
+static const struct xc_body_model bm_segments = { XC_BM_ELEMS, 4, { 0xff, 0xff, 0, 1 } };
+static const struct xc_body_model bm_rects = { XC_BM_ELEMS, 4, { 0xff, 0xff, 0xff, 0xff } };
+static const struct xc_body_model bm_arcs = { XC_BM_ELEMS, 6, { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } };
+static const struct xc_body_model bm_image = { XC_BM_IMAGE, 0, { 0 } };
+
+/* Per core request: the fixed part coded as word deltas (0: the first 32 bytes), and the
+ * model of what follows it. Model parameters, not protocol facts the generator knows. */
+static const struct { uint8_t head; const struct xc_body_model *body; } core_req[128] = {
+    [1] = { 32, NULL },          /* CreateWindow: value list follows */
+    [2] = { 12, NULL },          /* ChangeWindowAttributes */
+    [12] = { 12, NULL },         /* ConfigureWindow */
+    [16] = { 8, NULL },          /* InternAtom: the name follows */
+    [18] = { 24, NULL },         /* ChangeProperty */
+    [45] = { 12, NULL },         /* OpenFont */
+    [55] = { 16, NULL },         /* CreateGC */
+    [56] = { 12, NULL },         /* ChangeGC */
+    [59] = { 12, &bm_rects },    /* SetClipRectangles */
+    [64] = { 12, &bm_points },   /* PolyPoint */
+    [65] = { 12, &bm_points },   /* PolyLine */
+    [66] = { 12, &bm_segments }, /* PolySegment */
+    [67] = { 12, &bm_rects },    /* PolyRectangle */
+    [68] = { 12, &bm_arcs },     /* PolyArc */
+    [69] = { 16, &bm_points },   /* FillPoly */
+    [70] = { 12, &bm_rects },    /* PolyFillRectangle */
+    [71] = { 12, &bm_arcs },     /* PolyFillArc */
+    [72] = { 24, &bm_image },    /* PutImage */
+    [74] = { 16, NULL },         /* PolyText8 */
+    [75] = { 16, NULL },         /* PolyText16 */
+    [76] = { 16, NULL },         /* ImageText8 */
+    [77] = { 16, NULL },         /* ImageText16 */
+};
+
+void xc_model_init(struct xc_model *m, enum xc_dir dir, bool msb)
+{
+    memset(m, 0, sizeof *m);
+    m->dir = dir;
+    m->msb = msb;
+}
+
+void xc_model_free(struct xc_model *m)
+{
+    for (unsigned c = 0; c < XC_NCLASS; c++)
+        for (unsigned i = 0; i < XC_K; i++)
+            free(m->cls[c].slot[i].p);
+    memset(m->cls, 0, sizeof m->cls);
+    m->stored = 0;
+}
+
+unsigned xc_class_of(const struct xc_model *m, uint8_t byte0, uint8_t minor)
+{
+    if (m->dir == XC_SERVER)
+        return byte0;
+    if (byte0 < 128)
+        return byte0;
+    return 128 + ((unsigned)byte0 * 67u + minor) % (XC_NCLASS - 128);
+}
+
+void xc_shape_of(const struct xc_model *m, uint8_t byte0, uint8_t minor, uint32_t len, bool big,
+                 struct xc_shape *s)
+{
+    unsigned head = 32;
+    memset(s, 0, sizeof *s);
+    s->cls = xc_class_of(m, byte0, minor);
+    if (m->dir == XC_REQUESTS) {
+        if (byte0 < 128 && core_req[byte0].head) {
+            head = core_req[byte0].head;
+            s->body = core_req[byte0].body;
+        }
+        if (big) {
+            head += 4; /* the fixed part moves 4 bytes on */
+            s->len32 = true;
+        }
+    } else {
+        unsigned code = byte0 & 0x7f;
+        s->has_seq = code != 11; /* KeymapNotify has none */
+        s->len32 = byte0 == 1 || code == 35;
+    }
+    s->head = head < len ? head : len;
+}
+
+const struct xc_slot *xc_ref(const struct xc_model *m, unsigned cls, unsigned i)
+{
+    if (cls >= XC_NCLASS || i >= XC_K)
+        return NULL;
+    const struct xc_class *c = &m->cls[cls];
+    const struct xc_slot *sl = &c->slot[(c->head + XC_K - i) % XC_K];
+    return sl->p ? sl : NULL;
+}
+
+static void slot_drop(struct xc_model *m, struct xc_slot *sl)
+{
+    m->stored -= sl->cap;
+    free(sl->p);
+    memset(sl, 0, sizeof *sl);
+}
+
+/* Evicts the oldest reference of all classes; rare (only under bulk traffic). */
+static void evict_oldest(struct xc_model *m, const struct xc_slot *keep)
+{
+    struct xc_slot *old = NULL;
+    for (unsigned c = 0; c < XC_NCLASS; c++)
+        for (unsigned i = 0; i < XC_K; i++) {
+            struct xc_slot *sl = &m->cls[c].slot[i];
+            if (sl->p && sl != keep && (!old || sl->serial < old->serial))
+                old = sl;
+        }
+    if (old)
+        slot_drop(m, old);
+}
+
+int xc_remember(struct xc_model *m, unsigned cls, const uint8_t *msg, uint32_t len)
+{
+    if (cls >= XC_NCLASS || len > XC_REF_MAX || len == 0)
+        return 0;
+    struct xc_class *c = &m->cls[cls];
+    c->head = (uint8_t)((c->head + 1) % XC_K);
+    struct xc_slot *sl = &c->slot[c->head];
+    if (sl->cap < len || sl->cap > 2 * len + 64) { /* keep the accounting close to the bytes */
+        uint8_t *p = malloc(len);
+        if (!p) {
+            slot_drop(m, sl);
+            return -ENOMEM;
+        }
+        m->stored -= sl->cap;
+        free(sl->p);
+        sl->p = p;
+        sl->cap = len;
+        m->stored += len;
+    }
+    memcpy(sl->p, msg, len);
+    sl->len = len;
+    sl->serial = ++m->serial;
+    while (m->stored > XC_STORE_BUDGET)
+        evict_oldest(m, sl);
+    return 0;
+}

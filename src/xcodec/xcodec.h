@@ -1,0 +1,38 @@
+/* xcodec.h -- structure-aware encoding of one X connection's messages, one direction
+ * per coder, before the link's general compressor (docs/PROTOCOL.md section 5).
+ * Owns per-channel model state; does no I/O; never trusts the encoded stream. */
+#ifndef TINCAN_XCODEC_H
+#define TINCAN_XCODEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+
+enum xc_dir {
+    XC_REQUESTS = 0, /* client -> server: requests (after the setup request) */
+    XC_SERVER = 1,   /* server -> client: the setup reply first, then replies, events, errors */
+};
+
+#define XC_MAX_REQUEST (16u << 20)       /* BIG-REQUESTS' ceiling, as xstream enforces */
+#define XC_MAX_SERVER_MSG (256u << 20)   /* as xstream enforces for server messages */
+
+struct xenc; /* one direction of one channel, sending side */
+struct xdec; /* the same, receiving side */
+
+/* msb: the connection's byte order ('B'). 0 or -ENOMEM. */
+int xenc_new(struct xenc **out, enum xc_dir dir, bool msb);
+void xenc_free(struct xenc *e);
+/* Encodes one whole X message (as framed by xstream) and appends it to out.
+ * Any bytes are accepted (malformed ones cross verbatim). 0, -EMSGSIZE or -ENOMEM. */
+int xenc_message(struct xenc *e, const uint8_t *msg, size_t len, struct buf *out);
+
+int xdec_new(struct xdec **out, enum xc_dir dir, bool msb);
+void xdec_free(struct xdec *d);
+/* Decodes as many whole messages as in[0, n) holds, appending their exact original bytes
+ * to out. Returns the bytes consumed (the caller keeps the rest and calls again with
+ * more), -EBADMSG for a corrupt stream (the decoder is then unusable) or -ENOMEM. */
+long xdec_feed(struct xdec *d, const uint8_t *in, size_t n, struct buf *out);
+
+#endif

@@ -1,0 +1,111 @@
+/* xcodec_private.h -- private to src/xcodec/: the model state both ends keep in step
+ * (rings of recent messages per class), the record's bit layout, and the body models. */
+#ifndef TINCAN_XCODEC_PRIVATE_H
+#define TINCAN_XCODEC_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+#include "xcodec/xcodec.h"
+
+#define XC_K 7                       /* references kept per class; slot code 7 = none */
+#define XC_NCLASS 512                /* requests: 0-127 core majors, 128-511 hashed (major, minor) */
+#define XC_REF_MAX (256u << 10)      /* longer messages are never kept as references */
+#define XC_STORE_BUDGET (4u << 20)   /* bytes of references per coder; oldest evicted first */
+#define XC_BIG_BODY 256              /* bodies longer than this carry their encoded size */
+
+/* The selector byte after the first byte of every record. */
+#define XC_SEL_SLOT 0x07u   /* reference slot, 0 = newest; 7 = no reference (all zeros) */
+#define XC_SEL_SAMELEN 0x08u
+#define XC_SEL_EXACT 0x10u  /* equal to the reference but for the sequence number */
+#define XC_SEL_B1 0x20u     /* byte 1 differs from the reference; it follows raw */
+#define XC_SEL_BIG 0x40u    /* a request in the BIG-REQUESTS form */
+#define XC_SEL_ESC 0xffu    /* a message sent verbatim */
+#define XC_NOREF 7u
+
+/* The body mode byte: low two bits the mode, bits 2-3 the trimmed zeros of RAW. */
+enum { XC_BODY_RAW = 0, XC_BODY_DELTA = 1, XC_BODY_MODEL = 2, XC_BODY_SAME = 3 };
+
+struct xc_slot {
+    uint8_t *p;
+    uint32_t len, cap;
+    uint64_t serial; /* insertion order, for eviction */
+};
+
+struct xc_class {
+    struct xc_slot slot[XC_K];
+    uint8_t head; /* index of the newest slot */
+};
+
+/* Identical on both ends of one channel direction, updated after every whole message. */
+struct xc_model {
+    enum xc_dir dir;
+    bool msb;
+    bool setup_done;   /* XC_SERVER: the setup reply has gone by */
+    uint16_t last_seq; /* XC_SERVER: the last sequence number sent */
+    uint64_t serial;
+    size_t stored;     /* bytes held by slots */
+    struct xc_class cls[XC_NCLASS];
+};
+
+/* What the header of a message implies, from its first bytes and its length. */
+struct xc_shape {
+    unsigned cls;       /* class index */
+    unsigned head;      /* bytes coded as 16-bit word deltas */
+    bool has_seq;       /* XC_SERVER: bytes 2-3 are the sequence number */
+    bool len32;         /* bytes 4-7 are a length (replies, GenericEvent, BIG requests) */
+    const struct xc_body_model *body; /* NULL: RAW, DELTA or SAME only */
+};
+
+/* A model of a message body: elements of 16-bit fields, or image rows. */
+struct xc_body_model {
+    uint8_t kind;     /* XC_BM_ELEMS or XC_BM_IMAGE */
+    uint8_t words;    /* fields per element */
+    uint8_t base[6];  /* per field: 0xff = same field of the previous element, else a field before it */
+};
+enum { XC_BM_ELEMS = 1, XC_BM_IMAGE = 2 };
+
+void xc_model_init(struct xc_model *m, enum xc_dir dir, bool msb);
+void xc_model_free(struct xc_model *m);
+unsigned xc_class_of(const struct xc_model *m, uint8_t byte0, uint8_t minor);
+/* Fills the shape of a message of class cls, first byte byte0, length len, BIG form big. */
+void xc_shape_of(const struct xc_model *m, uint8_t byte0, uint8_t minor, uint32_t len, bool big,
+                 struct xc_shape *s);
+/* The reference in slot i (0 = newest) of a class, or NULL when empty. */
+const struct xc_slot *xc_ref(const struct xc_model *m, unsigned cls, unsigned i);
+/* Keeps msg as the newest reference of its class. 0 or -ENOMEM. */
+int xc_remember(struct xc_model *m, unsigned cls, const uint8_t *msg, uint32_t len);
+
+/* Word k of the head of a message (ref may be shorter: zeros beyond). */
+static inline uint16_t xc_word(const uint8_t *p, uint32_t len, unsigned k, bool msb)
+{
+    uint32_t o = 2u * k;
+    if (o + 2 > len)
+        return 0;
+    return msb ? (uint16_t)(p[o] << 8 | p[o + 1]) : (uint16_t)(p[o + 1] << 8 | p[o]);
+}
+/* Whether word k of the head is implied (never coded). */
+static inline bool xc_word_implied(const struct xc_shape *s, enum xc_dir dir, unsigned k)
+{
+    if (k == 0) return true;                       /* the first byte, and byte 1 by flag */
+    if (k == 1) return dir == XC_REQUESTS || s->has_seq; /* length, or the sequence number */
+    if (k == 2 || k == 3) return s->len32;
+    return false;
+}
+
+/* Zigzag for 16-bit deltas: small magnitudes of either sign become small varints. */
+static inline uint64_t xc_zz16(uint16_t d) { return (uint16_t)((uint32_t)d << 1) ^ (uint16_t)(0u - (d >> 15)); }
+static inline uint16_t xc_unzz16(uint64_t v) { return (uint16_t)((uint32_t)(v >> 1) ^ (0u - (uint32_t)(v & 1))); }
+
+/* Body models (body.c). The encoders append to out; the decoders write exactly blen bytes
+ * to dst from the reader, returning 0, -EAGAIN or -EBADMSG. fixed is the message as if
+ * without BIG-REQUESTS (its fixed part is complete whenever there is a body). */
+int xc_body_encode(const struct xc_body_model *bm, const uint8_t *fixed, const uint8_t *body,
+                   uint32_t blen, bool msb, struct buf *out);
+bool xc_body_fits(const struct xc_body_model *bm, const uint8_t *fixed, uint32_t blen, bool msb);
+int xc_body_decode(const struct xc_body_model *bm, const uint8_t *fixed, uint8_t *dst,
+                   uint32_t blen, bool msb, struct rd *r);
+
+#endif
