@@ -13,12 +13,14 @@
 #include "xcodec/xcodec.h"
 
 #define MAX_CONN 256
+#define XC_DUMP_MAX 4096 /* bytes of each encoded stream written as a fuzz seed */
 
 struct dirstate {
     struct buf in;        /* bytes read, not yet framed */
     struct xenc *enc;
     struct xdec *dec;
     struct buf wire;      /* encoded bytes not yet decoded (the decoder is streaming) */
+    struct buf head;      /* the first XC_DUMP_MAX encoded bytes, for XC_DUMP */
     bool started;         /* past the setup request (requests) */
 };
 struct conn { bool msb, known; struct dirstate d[2]; };
@@ -134,6 +136,10 @@ int main(int argc, char **argv)
                 t[dir].enc_s += t1 - t0;
                 /* decode what was just encoded, through the streaming decoder */
                 buf_append(&ds->wire, buf_head(&chunk_xc) + before, chunk_xc.len - before);
+                if (ds->head.len < XC_DUMP_MAX) {
+                    size_t n_enc = chunk_xc.len - before, room = XC_DUMP_MAX - ds->head.len;
+                    buf_append(&ds->head, buf_head(&chunk_xc) + before, n_enc < room ? n_enc : room);
+                }
                 buf_clear(&dec_out);
                 t0 = cpu_now();
                 long used = xdec_feed(ds->dec, buf_head(&ds->wire), ds->wire.len, &dec_out);
@@ -172,8 +178,23 @@ int main(int argc, char **argv)
                (unsigned long long)(t[0].zraw + t[1].zraw), (unsigned long long)(t[0].xc + t[1].xc),
                (unsigned long long)(t[0].zxc + t[1].zxc),
                (double)(t[0].zxc + t[1].zxc) / (double)(t[0].zraw + t[1].zraw));
+        /* XC_DUMP=DIR: each stream's start as a seed of fuzz_xcodec (first byte: direction, order) */
+        const char *dump = getenv("XC_DUMP");
+        for (int i = 0; dump && i < MAX_CONN; i++)
+            for (int d = 0; d < 2; d++) {
+                if (!conns[i].d[d].head.len) continue;
+                char path[4096];
+                snprintf(path, sizeof path, "%s/%s-%d-%s", dump, name, i, d ? "server" : "requests");
+                FILE *o = fopen(path, "wb");
+                if (!o) { perror(path); return 1; }
+                uint8_t mode = (uint8_t)((d ? 2 : 0) | (conns[i].msb ? 4 : 0));
+                fwrite(&mode, 1, 1, o);
+                fwrite(buf_head(&conns[i].d[d].head), 1, conns[i].d[d].head.len, o);
+                fclose(o);
+            }
         for (int i = 0; i < MAX_CONN; i++)
             for (int d = 0; d < 2; d++) {
+                buf_free(&conns[i].d[d].head);
                 xenc_free(conns[i].d[d].enc);
                 xdec_free(conns[i].d[d].dec);
                 buf_free(&conns[i].d[d].in);

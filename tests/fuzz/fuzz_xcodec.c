@@ -1,0 +1,101 @@
+/* fuzz_xcodec.c -- libFuzzer target for the structured X codec. First byte: bit 0 picks
+ * the test, bit 1 the direction, bit 2 the byte order. Test 0 feeds the rest to the
+ * decoder as a hostile encoded stream (whole, then in 3-byte steps); test 1 cuts the rest
+ * into X messages (2-byte sizes, length fields set so most are well formed) and traps
+ * unless decode(encode(x)) == x. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xcodec/xcodec.h"
+
+static void hostile(enum xc_dir dir, bool msb, const uint8_t *p, size_t n)
+{
+    struct xdec *d;
+    struct buf out = { 0 }, pend = { 0 };
+    if (xdec_new(&d, dir, msb) < 0)
+        return;
+    (void)xdec_feed(d, p, n, &out);
+    xdec_free(d);
+    if (xdec_new(&d, dir, msb) < 0)
+        return;
+    for (size_t at = 0; at < n; at += 3) {
+        buf_append(&pend, p + at, n - at < 3 ? n - at : 3);
+        long used = xdec_feed(d, buf_head(&pend), pend.len, &out);
+        if (used < 0)
+            break;
+        if ((size_t)used > pend.len)
+            __builtin_trap();
+        buf_consume(&pend, (size_t)used);
+        buf_clear(&out);
+    }
+    xdec_free(d);
+    buf_free(&out);
+    buf_free(&pend);
+}
+
+static void round_trip(enum xc_dir dir, bool msb, const uint8_t *p, size_t n)
+{
+    struct xenc *e;
+    struct xdec *d;
+    struct buf msgs = { 0 }, enc = { 0 }, dec = { 0 };
+    if (xenc_new(&e, dir, msb) < 0)
+        return;
+    if (xdec_new(&d, dir, msb) < 0) {
+        xenc_free(e);
+        return;
+    }
+    size_t at = 0;
+    bool first = true;
+    while (at + 2 <= n) {
+        size_t len = (size_t)p[at] | (size_t)(p[at + 1] & 0x0f) << 8, flags = p[at + 1] >> 4;
+        at += 2;
+        if (len == 0)
+            len = 1;
+        uint8_t *m = calloc(1, len + 40);
+        if (!m)
+            break;
+        size_t take = n - at < len ? n - at : len;
+        memcpy(m, p + at, take);
+        at += take;
+        if (!(flags & 1)) { /* make it well formed */
+            len = (len + 3) & ~(size_t)3;
+            if (dir == XC_REQUESTS) {
+                if (flags & 2) { len += 4; st16(m + 2, 0, msb); st32(m + 4, (uint32_t)(len / 4), msb); }
+                else st16(m + 2, (uint16_t)(len / 4), msb);
+            } else if (first) {
+                len = 8 + 4 * (len / 4); st16(m + 6, (uint16_t)((len - 8) / 4), msb);
+            } else if (m[0] == 1 || (m[0] & 0x7f) == 35) {
+                len = 32 + len; st32(m + 4, (uint32_t)((len - 32) / 4), msb);
+            } else
+                len = 32;
+        }
+        first = false;
+        buf_append(&msgs, m, len);
+        int rc = xenc_message(e, m, len, &enc);
+        free(m);
+        if (rc < 0)
+            __builtin_trap(); /* any bytes of an allowed size must encode */
+    }
+    long used = xdec_feed(d, buf_head(&enc), enc.len, &dec);
+    if (used != (long)enc.len || dec.len != msgs.len || (msgs.len && memcmp(buf_head(&dec), buf_head(&msgs), msgs.len)))
+        __builtin_trap();
+    xenc_free(e);
+    xdec_free(d);
+    buf_free(&msgs);
+    buf_free(&enc);
+    buf_free(&dec);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    enum xc_dir dir = data[0] & 2 ? XC_SERVER : XC_REQUESTS;
+    bool msb = data[0] & 4;
+    if (data[0] & 1)
+        round_trip(dir, msb, data + 1, size - 1);
+    else
+        hostile(dir, msb, data + 1, size - 1);
+    return 0;
+}
