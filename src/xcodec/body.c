@@ -31,11 +31,19 @@ static int put_zz(struct buf *out, uint16_t d)
     return buf_put_varint(out, xc_zz16(d));
 }
 
+/* prev starts as the reference's last element, else zeros. */
+static void elems_start(const struct xc_body_model *bm, const uint8_t *rlast, bool msb, uint16_t *prev)
+{
+    for (unsigned f = 0; f < bm->words; f++)
+        prev[f] = rlast ? ld16(rlast + 2 * f, msb) : 0;
+}
+
 static int elems_encode(const struct xc_body_model *bm, const uint8_t *body, uint32_t blen, bool msb,
-                        struct buf *out)
+                        const uint8_t *rlast, struct buf *out)
 {
     uint16_t prev[6] = { 0 }, cur[6] = { 0 };
     unsigned w = bm->words;
+    elems_start(bm, rlast, msb, prev);
     if (buf_reserve(out, blen + blen / 2) < 0)
         return -ENOMEM;
     for (uint32_t at = 0; at + 2u * w <= blen; at += 2u * w) {
@@ -50,10 +58,12 @@ static int elems_encode(const struct xc_body_model *bm, const uint8_t *body, uin
     return 0;
 }
 
-static int elems_decode(const struct xc_body_model *bm, uint8_t *dst, uint32_t blen, bool msb, struct rd *r)
+static int elems_decode(const struct xc_body_model *bm, uint8_t *dst, uint32_t blen, bool msb,
+                        const uint8_t *rlast, struct rd *r)
 {
     uint16_t prev[6] = { 0 }, cur[6] = { 0 };
     unsigned w = bm->words;
+    elems_start(bm, rlast, msb, prev);
     if (blen % (2u * w))
         return -EBADMSG;
     for (uint32_t at = 0; at < blen; at += 2u * w) {
@@ -123,18 +133,18 @@ static int image_decode(const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool 
 }
 
 int xc_body_encode(const struct xc_body_model *bm, const uint8_t *fixed, const uint8_t *body,
-                   uint32_t blen, bool msb, struct buf *out)
+                   uint32_t blen, bool msb, const uint8_t *rlast, struct buf *out)
 {
     if (bm->kind == XC_BM_ELEMS)
-        return elems_encode(bm, body, blen, msb, out);
+        return elems_encode(bm, body, blen, msb, rlast, out);
     return image_encode(fixed, body, blen, msb, out);
 }
 
 int xc_body_decode(const struct xc_body_model *bm, const uint8_t *fixed, uint8_t *dst,
-                   uint32_t blen, bool msb, struct rd *r)
+                   uint32_t blen, bool msb, const uint8_t *rlast, struct rd *r)
 {
     if (bm->kind == XC_BM_ELEMS)
-        return elems_decode(bm, dst, blen, msb, r);
+        return elems_decode(bm, dst, blen, msb, rlast, r);
     if (bm->kind == XC_BM_IMAGE && blen > 0)
         return image_decode(fixed, dst, blen, msb, r);
     return -EBADMSG;

@@ -102,10 +102,11 @@ static int dec_head(const struct xc_model *m, const struct xc_shape *s, uint8_t 
     if (rc < 0)
         return rc;
     n = 0;
+    uint16_t cur[32] = { 0 };
     for (unsigned k = 0; k < nw; k++) {
         if (xc_word_implied(s, m->dir, k))
-            continue;
-        uint16_t w = ref ? xc_word(ref->p, ref->len, k, m->msb) : 0;
+            continue; /* implied words (0-3) are never used by a prediction */
+        uint16_t w = xc_predict(m, ref ? ref->p : NULL, ref ? ref->len : 0, b0, cur, k);
         if (mask[n / 8] >> (n % 8) & 1) {
             uint64_t z;
             if ((rc = rd_varint(r, &z)) < 0)
@@ -115,6 +116,7 @@ static int dec_head(const struct xc_model *m, const struct xc_shape *s, uint8_t 
             w = (uint16_t)(w + xc_unzz16(z));
         }
         n++;
+        cur[k] = w;
         st16(hd + 2 * k, w, m->msb);
     }
     if (n % 8 && mask[n / 8] >> (n % 8)) /* unused mask bits must be clear */
@@ -269,7 +271,7 @@ static int dec_one(struct xdec *d, struct rd *r, struct buf *out)
         rc = dec_delta(body, blen, m->msb, &sub);
         break;
     case XC_BODY_MODEL:
-        rc = xc_body_decode(s.body, dst + (big ? 4 : 0), body, blen, m->msb, &sub);
+        rc = xc_body_decode(s.body, dst + (big ? 4 : 0), body, blen, m->msb, xc_ref_last_elem(&s, ref), &sub);
         break;
     }
     if (rc < 0 || (blen && (mode & 3) != XC_BODY_RAW && (mode & 3) != XC_BODY_SAME)) {

@@ -92,11 +92,13 @@ static int put_head(const struct xc_model *m, const struct xc_shape *s, const ui
                     const struct xc_slot *ref, struct buf *out)
 {
     uint8_t mask[32] = { 0 }, deltas[64 * 3];
+    uint16_t cur[32];
     unsigned n = 0, nd = 0;
     for (unsigned k = 0; k < s->head / 2; k++) {
+        cur[k] = xc_word(msg, len, k, m->msb);
         if (xc_word_implied(s, m->dir, k))
             continue;
-        uint16_t w = xc_word(msg, len, k, m->msb), r = ref ? xc_word(ref->p, ref->len, k, m->msb) : 0;
+        uint16_t w = cur[k], r = xc_predict(m, ref ? ref->p : NULL, ref ? ref->len : 0, msg[0], cur, k);
         if (w != r) {
             mask[n / 8] |= (uint8_t)(1u << (n % 8));
             uint64_t z = xc_zz16((uint16_t)(w - r));
@@ -171,7 +173,8 @@ static int put_body(struct xenc *e, const struct xc_shape *s, const uint8_t *msg
     struct buf *to = blen > XC_BIG_BODY ? &e->scratch : out;
     if (to == &e->scratch)
         buf_clear(to);
-    int rc = mode == XC_BODY_MODEL ? xc_body_encode(s->body, msg + (big ? 4 : 0), body, blen, e->m.msb, to)
+    int rc = mode == XC_BODY_MODEL ? xc_body_encode(s->body, msg + (big ? 4 : 0), body, blen, e->m.msb,
+                                                    xc_ref_last_elem(s, ref), to)
                                    : put_delta(body, ref->p + s->head, blen, e->m.msb, to);
     if (rc < 0 || to == out)
         return rc;

@@ -86,6 +86,19 @@ static inline uint16_t xc_word(const uint8_t *p, uint32_t len, unsigned k, bool 
         return 0;
     return msb ? (uint16_t)(p[o] << 8 | p[o + 1]) : (uint16_t)(p[o + 1] << 8 | p[o]);
 }
+/* What word k of the head is predicted to be: the reference's, except that the event
+ * coordinates of input events (KeyPress..LeaveNotify) move with the root coordinates.
+ * cur holds the words before k, already known to both ends. */
+static inline uint16_t xc_predict(const struct xc_model *m, const uint8_t *rp, uint32_t rlen, uint8_t byte0,
+                                  const uint16_t *cur, unsigned k)
+{
+    uint16_t r = rp ? xc_word(rp, rlen, k, m->msb) : 0;
+    unsigned code = byte0 & 0x7f;
+    if (m->dir == XC_SERVER && code >= 2 && code <= 8 && (k == 12 || k == 13))
+        return (uint16_t)(r + cur[k - 2] - (rp ? xc_word(rp, rlen, k - 2, m->msb) : 0));
+    return r;
+}
+
 /* Whether word k of the head is implied (never coded). */
 static inline bool xc_word_implied(const struct xc_shape *s, enum xc_dir dir, unsigned k)
 {
@@ -103,9 +116,19 @@ static inline uint16_t xc_unzz16(uint64_t v) { return (uint16_t)((uint32_t)(v >>
  * to dst from the reader, returning 0, -EAGAIN or -EBADMSG. fixed is the message as if
  * without BIG-REQUESTS (its fixed part is complete whenever there is a body). */
 int xc_body_encode(const struct xc_body_model *bm, const uint8_t *fixed, const uint8_t *body,
-                   uint32_t blen, bool msb, struct buf *out);
+                   uint32_t blen, bool msb, const uint8_t *rlast, struct buf *out);
 bool xc_body_fits(const struct xc_body_model *bm, const uint8_t *fixed, uint32_t blen, bool msb);
 int xc_body_decode(const struct xc_body_model *bm, const uint8_t *fixed, uint8_t *dst,
-                   uint32_t blen, bool msb, struct rd *r);
+                   uint32_t blen, bool msb, const uint8_t *rlast, struct rd *r);
+
+/* The last element of the reference's body, where a list continues from (a polyline's
+ * next segment starts where the previous one ended), or NULL. */
+static inline const uint8_t *xc_ref_last_elem(const struct xc_shape *s, const struct xc_slot *ref)
+{
+    if (!ref || !s->body || s->body->kind != XC_BM_ELEMS || ref->len <= s->head)
+        return NULL;
+    uint32_t rb = ref->len - s->head, el = 2u * s->body->words;
+    return rb % el == 0 ? ref->p + ref->len - el : NULL;
+}
 
 #endif
