@@ -12,6 +12,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export LANG=C LC_ALL=C
 XL_TMP=$(mktemp -d /tmp/tincan-core.XXXXXX)
+export XDG_CACHE_HOME=$XL_TMP/xdg-cache   # tincan's compression cache: per test run, not the user's
 XL_PIDS=()
 XL_SCREEN=${XL_SCREEN:-1024x768x24}
 

@@ -419,6 +419,9 @@ class TincanPath(Path):
         tb = self.ctx.tincan_bin
         extra = ["--compress", str(self.ctx.args.tincan_compress)] \
             if self.ctx.args.tincan_compress is not None else []
+        # One compression cache per mode, shared by both halves and by tincan-cold and
+        # tincan-warm (as the nxproxy HOMEs are): warm starts from what cold saved.
+        extra += ["--cache-dir", os.path.join(t, self.ctx.mode + "-tincan-cache")]
         if self.ctx.args.link_transport == "tcp":
             dport, lport = 9000 + self.display, 8000 + self.display
             disp_addr, link_addr = "127.0.0.1:%d" % dport, "127.0.0.1:%d" % lport

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "link/codec.h"
 #include "link/handshake.h"
 #include "loop/loop.h"
 #include "proxy/session.h"
@@ -17,17 +18,33 @@ struct link_opts {
     bool stdio;               /* --stdio: the link is stdin/stdout (under ssh) */
     const char *secret_file;  /* --secret-file F; else $TINCAN_SECRET */
     bool stats;               /* --stats: print statistics at exit */
-    int compress_level;       /* --compress N: zstd level offered, 0 = none */
+    int compress_level;       /* --compress N: zstd level offered, 0 = none; CODEC_LEVEL_AUTO: by link speed */
+    int link_speed;           /* --link-speed modem|isdn|adsl|lan|auto (enum codec_speed) */
+    const char *cache_dir;    /* --cache-dir DIR; default $XDG_CACHE_HOME/tincan */
+    bool no_cache;            /* --no-cache */
 };
 
 /* Parses one of the shared options at argv[*i]; returns 1 if it was one, 0 if not, -1 on error. */
-#define LINK_OPTS_INIT { .compress_level = 3 }
+#define LINK_OPTS_INIT { .compress_level = CODEC_LEVEL_AUTO }
 int link_opts_take(struct link_opts *o, int argc, char **argv, int *i);
 /* Reads --compress's value: 0 (off) to 19. -1 if invalid (message printed). */
 int parse_compress_level(const char *s);
 /* Checks the combination; loads the secret when the link needs one. 0 or -1 (message printed). */
 int link_opts_finish(struct link_opts *o, uint8_t *secret, size_t *secret_len, bool *use_secret);
 void parse_log_level(const char *s);
+/* Reads --link-speed's value; -1 if invalid (message printed). */
+int parse_link_speed(const char *s);
+/* The compression cache directory the options ask for, written into buf; NULL for none. */
+const char *link_opts_cache_dir(const struct link_opts *o, char *buf, size_t cap);
+/* The --help lines of the compression options, shared by the sub-commands. */
+#define LINK_OPTS_COMPRESS_HELP \
+    "  --link-speed SPEED    modem, isdn, adsl, lan or auto (default): the compression level to start\n" \
+    "                        at; auto follows the measured link rate and turns compression down when\n" \
+    "                        it costs more time than it saves\n" \
+    "  --compress LEVEL      a fixed zstd level instead, 1-19, or 0 for none (both sides must offer it)\n" \
+    "  --cache-dir DIR       the compression cache: a second session of a program sends references\n" \
+    "                        to the first (default $XDG_CACHE_HOME/tincan or ~/.cache/tincan)\n" \
+    "  --no-cache            neither use nor write the compression cache\n"
 
 /* Signals arrive through a signalfd: SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGCHLD. */
 int signals_open(void);

@@ -34,7 +34,7 @@ static const char app_usage[] =
     "  --no-local-answers    send every request's answer across the link (by default, answers\n"
     "                        known exactly, such as QueryExtension's, are given here)\n"
     "  --xauthority FILE     where to write this display's cookie (default $XAUTHORITY or ~/.Xauthority)\n"
-    "  --compress LEVEL      zstd level for the link, 1-19, 0 for none (default 3; both sides must offer it)\n"
+    LINK_OPTS_COMPRESS_HELP
     "  --stats               print statistics at exit (and on SIGUSR1, always)\n"
     "  --log-level LEVEL     error, warn, info (default) or debug\n"
     "\n"
@@ -186,8 +186,11 @@ int cmd_app(int argc, char **argv)
         return 1;
     }
     rc = 1;
+    char cache_buf[512];
     struct session_config cfg = { .role = ROLE_APP, .secret = use_secret ? secret : NULL, .secret_len = secret_len,
-                                  .compress_level = lo.compress_level, .no_local_answers = no_local_answers };
+                                  .compress_level = lo.compress_level, .no_local_answers = no_local_answers,
+                                  .link_speed = lo.link_speed,
+                                  .cache_dir = link_opts_cache_dir(&lo, cache_buf, sizeof cache_buf) };
     randombytes_buf(cfg.cookie, sizeof cfg.cookie);
     if (!xauthority)
         xauthority = xauth_file();

@@ -24,7 +24,7 @@ static const char display_usage[] =
     "  --stdio               the link is stdin/stdout\n"
     "  --secret-file FILE    the session secret for a TCP link (or set TINCAN_SECRET)\n"
     "  --display NAME        the X server to show on (default $DISPLAY)\n"
-    "  --compress LEVEL      zstd level for the link, 1-19, 0 for none (default 3; both sides must offer it)\n"
+    LINK_OPTS_COMPRESS_HELP
     "  --stats               print statistics at exit (and on SIGUSR1, always)\n"
     "  --log-level LEVEL     error, warn, info (default) or debug\n"
     "\n"
@@ -132,8 +132,10 @@ int cmd_display(int argc, char **argv)
         return 2;
     log_setup(log_get_level(), "display");
     struct display d = { .lfd = -1 };
+    char cache_buf[512];
     d.cfg = (struct session_config){ .role = ROLE_DISPLAY, .secret = use_secret ? secret : NULL, .secret_len = secret_len,
-                                     .compress_level = lo.compress_level };
+                                     .compress_level = lo.compress_level, .link_speed = lo.link_speed,
+                                     .cache_dir = link_opts_cache_dir(&lo, cache_buf, sizeof cache_buf) };
     if (!display || xdisplay_parse(display, &d.cfg.upstream) < 0) {
         fprintf(stderr, "tincan display: %s: give the X server with --display or DISPLAY\n",
                 display ? "cannot parse the display name" : "no X display");

@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "common/log.h"
+#include "link/dict.h"
 
 static const char ssh_usage[] =
     "usage: tincan ssh [tincan options] [ssh options] HOST COMMAND...\n"
@@ -21,7 +22,9 @@ static const char ssh_usage[] =
     "  --ssh PROGRAM          the ssh client to run (default: ssh)\n"
     "  --remote-tincan PATH   tincan on HOST (default: tincan)\n"
     "  --display NAME         show on this X display (default $DISPLAY)\n"
-    "  --compress LEVEL       zstd level for the link, 1-19, 0 for none (default 3)\n"
+    "  --link-speed SPEED     modem, isdn, adsl, lan or auto (default): where compression starts\n"
+    "  --compress LEVEL       a fixed zstd level instead, 1-19, 0 for none\n"
+    "  --no-cache             no compression cache (warm start) on either side\n"
     "  --stats                print statistics of both halves at exit\n"
     "  --log-level LEVEL      error, warn, info (default) or debug\n"
     "Every other option before HOST goes to ssh.\n";
@@ -89,7 +92,8 @@ int cmd_ssh(int argc, char **argv)
 {
     const char *ssh = "ssh", *remote = "tincan", *display = getenv("DISPLAY"), *log_level = NULL;
     bool stats = false;
-    int level = 3;
+    int level = CODEC_LEVEL_AUTO, speed = CODEC_SPEED_AUTO;
+    bool no_cache = false;
     int i = 0;
     for (; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -104,6 +108,11 @@ int cmd_ssh(int argc, char **argv)
         } else if (!strcmp(argv[i], "--compress") && i + 1 < argc) {
             if ((level = parse_compress_level(argv[++i])) < 0)
                 return 2;
+        } else if (!strcmp(argv[i], "--link-speed") && i + 1 < argc) {
+            if ((speed = parse_link_speed(argv[++i])) < 0)
+                return 2;
+        } else if (!strcmp(argv[i], "--no-cache")) {
+            no_cache = true;
         } else if (!strcmp(argv[i], "--stats")) {
             stats = true;
         } else if (!strcmp(argv[i], "--log-level") && i + 1 < argc) {
@@ -122,7 +131,9 @@ int cmd_ssh(int argc, char **argv)
         return 2;
     }
     int host_at = i;
-    struct session_config cfg = { .role = ROLE_DISPLAY, .compress_level = level };
+    char cache_buf[512];
+    struct session_config cfg = { .role = ROLE_DISPLAY, .compress_level = level, .link_speed = speed,
+                                  .cache_dir = no_cache || dict_default_dir(cache_buf, sizeof cache_buf) ? NULL : cache_buf };
     if (!display || xdisplay_parse(display, &cfg.upstream) < 0) {
         fprintf(stderr, "tincan ssh: no usable X display here (set DISPLAY or give --display)\n");
         return 2;
@@ -130,8 +141,16 @@ int cmd_ssh(int argc, char **argv)
     log_setup(log_get_level(), "display");
 
     char remote_cmd[65536];
-    size_t len = (size_t)snprintf(remote_cmd, sizeof remote_cmd, "%s app --stdio --compress %d%s%s%s --", remote, level,
-                                  stats ? " --stats" : "", log_level ? " --log-level " : "", log_level ? log_level : "");
+    /* The remote app side gets the same compression choice (a fixed level, or the preset). */
+    static const char *const speeds[] = { "auto", "modem", "isdn", "adsl", "lan" };
+    char how[48];
+    if (level == CODEC_LEVEL_AUTO)
+        snprintf(how, sizeof how, "--link-speed %s", speeds[speed]);
+    else
+        snprintf(how, sizeof how, "--compress %d", level);
+    size_t len = (size_t)snprintf(remote_cmd, sizeof remote_cmd, "%s app --stdio %s%s%s%s%s --", remote, how,
+                                  no_cache ? " --no-cache" : "", stats ? " --stats" : "",
+                                  log_level ? " --log-level " : "", log_level ? log_level : "");
     for (int k = host_at + 1; k < argc; k++)
         if (shell_quote(remote_cmd, sizeof remote_cmd, &len, argv[k]) < 0) {
             fprintf(stderr, "tincan ssh: command too long\n");

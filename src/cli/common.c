@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "link/dict.h"
 #include "link/transport.h"
 
 int link_opts_take(struct link_opts *o, int argc, char **argv, int *i)
@@ -23,7 +24,16 @@ int link_opts_take(struct link_opts *o, int argc, char **argv, int *i)
         slot = &o->connect;
     else if (!strcmp(a, "--secret-file"))
         slot = &o->secret_file;
-    else if (!strcmp(a, "--stdio"))
+    else if (!strcmp(a, "--cache-dir"))
+        slot = &o->cache_dir;
+    else if (!strcmp(a, "--no-cache"))
+        return o->no_cache = true, 1;
+    else if (!strcmp(a, "--link-speed")) {
+        if (*i + 1 >= argc || (o->link_speed = parse_link_speed(argv[*i + 1])) < 0)
+            return -1;
+        ++*i;
+        return 1;
+    } else if (!strcmp(a, "--stdio"))
         return o->stdio = true, 1;
     else if (!strcmp(a, "--stats"))
         return o->stats = true, 1;
@@ -58,6 +68,23 @@ int parse_compress_level(const char *s)
         return -1;
     }
     return (int)v;
+}
+
+int parse_link_speed(const char *s)
+{
+    int v = s ? codec_speed_parse(s) : -1;
+    if (v < 0)
+        fprintf(stderr, "tincan: --link-speed takes modem, isdn, adsl, lan or auto\n");
+    return v;
+}
+
+const char *link_opts_cache_dir(const struct link_opts *o, char *buf, size_t cap)
+{
+    if (o->no_cache)
+        return NULL;
+    if (o->cache_dir)
+        return o->cache_dir;
+    return dict_default_dir(buf, cap) == 0 ? buf : NULL;
 }
 
 void parse_log_level(const char *s)

@@ -1,17 +1,71 @@
-/* codec.c -- zstd streaming compression of the link (libzstd). Workload: many small
- * flushes (a few hundred bytes each on interactive traffic), some large ones (images). */
+/* codec.c -- zstd streaming compression of the link (libzstd), primed frames and the
+ * automatic level. Workload: many small flushes (a few hundred bytes each on interactive
+ * traffic), some large ones (images); a level change or a new frame is rare. */
 #include "link/codec.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <zstd.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+
+#define HIST_CAP (24u << 20)         /* history buffer: slid back to CODEC_HISTORY_KEEP when full */
+#define TUNE_BYTES (256u * 1024)     /* input between two looks at the level */
+#define TUNE_HOLD_NS 5000000000ull   /* 5 s between level changes: each re-primes a frame */
+#define LEVEL_MIN 1
+#define LEVEL_AUTO_MAX 6
+
+/* One direction: what went through it (the last bytes, for priming and the cache) and the
+ * stable copy the current zstd frame was primed with (zstd reads it while the frame lasts). */
+struct half {
+    uint8_t *hist;
+    size_t hist_len, hist_cap;
+    uint64_t total;        /* stream bytes, not counting the prime */
+    uint8_t *prefix;
+    bool need_prime;       /* rx: a frame ended; prime the next before decoding it */
+};
 
 struct codec {
     ZSTD_CCtx *cctx;
     ZSTD_DCtx *dctx;
+    struct half h[2];
+    int level, next_level;
+    bool fixed;            /* an explicit level: never changed */
+    enum codec_speed speed;
+    uint64_t rate_Bps;
+    uint64_t tune_in, tune_out, tune_ns, last_change_ns;
 };
 
-int codec_new(struct codec **out, int level)
+static const int speed_levels[] = {
+    [CODEC_SPEED_AUTO] = CODEC_DEFAULT_LEVEL, [CODEC_SPEED_MODEM] = 9, [CODEC_SPEED_ISDN] = 6,
+    [CODEC_SPEED_ADSL] = 3, [CODEC_SPEED_LAN] = 1,
+};
+static const char *const speed_names[] = { "auto", "modem", "isdn", "adsl", "lan" };
+
+int codec_speed_level(enum codec_speed s) { return speed_levels[s]; }
+
+int codec_speed_parse(const char *s)
+{
+    for (int i = 0; i < (int)(sizeof speed_names / sizeof *speed_names); i++)
+        if (!strcmp(s, speed_names[i]))
+            return i;
+    return -1;
+}
+
+static void set_cparams(struct codec *c)
+{
+    ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, c->level);
+    ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_windowLog, CODEC_WINDOW_LOG);
+    ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_checksumFlag, 0);
+    /* Long-distance matching finds the repeats of a primed frame (an image, a glyph set,
+     * a keyboard map sent again) anywhere in the window, where the level's own hash
+     * tables only remember the most recent positions. */
+    ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_enableLongDistanceMatching, 1);
+}
+
+int codec_new_speed(struct codec **out, int level, enum codec_speed speed)
 {
     struct codec *c = calloc(1, sizeof *c);
     if (!c)
@@ -22,13 +76,16 @@ int codec_new(struct codec **out, int level)
         codec_free(c);
         return -ENOMEM;
     }
-    ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, level);
-    ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_windowLog, CODEC_WINDOW_LOG);
-    ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_checksumFlag, 0);
+    c->fixed = level > 0;
+    c->speed = speed;
+    c->level = c->next_level = c->fixed ? level : speed_levels[speed];
+    set_cparams(c);
     ZSTD_DCtx_setParameter(c->dctx, ZSTD_d_windowLogMax, CODEC_WINDOW_LOG_MAX);
     *out = c;
     return 0;
 }
+
+int codec_new(struct codec **out, int level) { return codec_new_speed(out, level, CODEC_SPEED_AUTO); }
 
 void codec_free(struct codec *c)
 {
@@ -36,11 +93,153 @@ void codec_free(struct codec *c)
         return;
     ZSTD_freeCCtx(c->cctx);
     ZSTD_freeDCtx(c->dctx);
+    for (int d = 0; d < 2; d++) {
+        free(c->h[d].hist);
+        free(c->h[d].prefix);
+    }
     free(c);
+}
+
+static int hist_append(struct half *h, const uint8_t *p, size_t n)
+{
+    if (n >= CODEC_HISTORY_KEEP) {
+        p += n - CODEC_HISTORY_KEEP;
+        n = CODEC_HISTORY_KEEP;
+        h->hist_len = 0;
+    }
+    if (h->hist_len + n > HIST_CAP) { /* slide: keep what may still be primed or saved */
+        size_t keep = CODEC_HISTORY_KEEP - n;
+        if (keep > h->hist_len)
+            keep = h->hist_len;
+        memmove(h->hist, h->hist + h->hist_len - keep, keep);
+        h->hist_len = keep;
+    }
+    if (h->hist_len + n > h->hist_cap) {
+        size_t cap = h->hist_cap ? 2 * h->hist_cap : 64 * 1024;
+        while (cap < h->hist_len + n)
+            cap *= 2;
+        if (cap > HIST_CAP)
+            cap = HIST_CAP;
+        uint8_t *nh = realloc(h->hist, cap);
+        if (!nh)
+            return -ENOMEM;
+        h->hist = nh;
+        h->hist_cap = cap;
+    }
+    memcpy(h->hist + h->hist_len, p, n);
+    h->hist_len += n;
+    return 0;
+}
+
+/* Starts a frame of direction d primed with the last CODEC_PRIME_MAX bytes of its history.
+ * Both ends do this at the same stream offset, so both hold the same prefix. */
+static int prime_frame(struct codec *c, enum codec_dir d)
+{
+    struct half *h = &c->h[d];
+    free(h->prefix);
+    h->prefix = NULL;
+    size_t n = h->hist_len < CODEC_PRIME_MAX ? h->hist_len : CODEC_PRIME_MAX;
+    if (!n)
+        return 0;
+    if (!(h->prefix = malloc(n)))
+        return -ENOMEM;
+    memcpy(h->prefix, h->hist + h->hist_len - n, n);
+    size_t r = d == CODEC_TX ? ZSTD_CCtx_refPrefix(c->cctx, h->prefix, n) : ZSTD_DCtx_refPrefix(c->dctx, h->prefix, n);
+    return ZSTD_isError(r) ? -EIO : 0;
+}
+
+int codec_prime(struct codec *c, enum codec_dir d, const uint8_t *p, size_t n)
+{
+    struct half *h = &c->h[d];
+    if (h->total || h->hist_len)
+        return -EINVAL;
+    if (n > CODEC_PRIME_MAX) {
+        p += n - CODEC_PRIME_MAX;
+        n = CODEC_PRIME_MAX;
+    }
+    int rc = hist_append(h, p, n);
+    return rc ? rc : prime_frame(c, d);
+}
+
+uint64_t codec_total(const struct codec *c, enum codec_dir d) { return c->h[d].total; }
+
+int codec_history(const struct codec *c, enum codec_dir d, uint64_t end, const uint8_t **p, size_t *n)
+{
+    const struct half *h = &c->h[d];
+    if (end > h->total || h->total - end > h->hist_len)
+        return -ERANGE;
+    size_t stop = h->hist_len - (size_t)(h->total - end);
+    size_t len = stop < CODEC_PRIME_MAX ? stop : CODEC_PRIME_MAX;
+    *p = h->hist + stop - len;
+    *n = len;
+    return 0;
+}
+
+int codec_level(const struct codec *c) { return c->next_level; }
+
+void codec_set_level(struct codec *c, int level)
+{
+    if (level >= 1 && level <= ZSTD_maxCLevel())
+        c->next_level = level;
+}
+
+void codec_set_link_rate(struct codec *c, uint64_t rate_Bps) { c->rate_Bps = rate_Bps; }
+
+/* With an automatic level: compression that costs more time than the bytes it saves take
+ * on this link is turned down; on a slow link it is turned up, within bounds. */
+static void tune(struct codec *c, uint64_t now_ns)
+{
+    if (c->fixed || c->speed != CODEC_SPEED_AUTO || c->tune_in < TUNE_BYTES)
+        return;
+    uint64_t in = c->tune_in, out = c->tune_out, ns = c->tune_ns;
+    c->tune_in = c->tune_out = c->tune_ns = 0;
+    if (!c->rate_Bps || now_ns - c->last_change_ns < TUNE_HOLD_NS)
+        return;
+    double saved_ns = out < in ? (double)(in - out) * 1e9 / (double)c->rate_Bps : 0;
+    int want = c->level;
+    if ((double)ns > saved_ns && c->level > LEVEL_MIN)
+        want = c->level > CODEC_DEFAULT_LEVEL ? CODEC_DEFAULT_LEVEL : LEVEL_MIN;
+    else if ((double)ns * 8 < saved_ns && c->level < LEVEL_AUTO_MAX)
+        want = c->level < CODEC_DEFAULT_LEVEL ? CODEC_DEFAULT_LEVEL : LEVEL_AUTO_MAX;
+    if (want != c->level) {
+        log_debug("link compression: level %d -> %d (%.0f ns to save %.0f ns of link time)", c->level, want,
+                  (double)ns, saved_ns);
+        c->next_level = want;
+        c->last_change_ns = now_ns;
+    }
+}
+
+/* Ends the current frame and starts one at the new level, primed with the history. */
+static int change_level(struct codec *c, struct buf *out)
+{
+    ZSTD_inBuffer in = { NULL, 0, 0 };
+    size_t left;
+    do {
+        uint8_t *dst = buf_append_space(out, 64);
+        if (!dst)
+            return -ENOMEM;
+        ZSTD_outBuffer o = { dst, 64, 0 };
+        left = ZSTD_compressStream2(c->cctx, &o, &in, ZSTD_e_end);
+        out->len -= 64 - o.pos;
+        if (ZSTD_isError(left))
+            return -EIO;
+    } while (left);
+    ZSTD_CCtx_reset(c->cctx, ZSTD_reset_session_only);
+    c->level = c->next_level;
+    set_cparams(c);
+    return prime_frame(c, CODEC_TX);
 }
 
 int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
 {
+    uint64_t t0 = clock_ns();
+    size_t out0 = out->len;
+    int rc;
+    if (c->next_level != c->level && (rc = change_level(c, out)) < 0)
+        return rc;
+    if ((rc = hist_append(&c->h[CODEC_TX], p, n)) < 0)
+        return rc;
+    c->h[CODEC_TX].total += n;
     ZSTD_inBuffer in = { p, n, 0 };
     for (;;) {
         size_t room = ZSTD_compressBound(n - in.pos) + 64;
@@ -53,12 +252,19 @@ int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
         if (ZSTD_isError(left))
             return -EIO;
         if (left == 0 && in.pos == n)
-            return 0;
+            break;
     }
+    uint64_t t1 = clock_ns();
+    c->tune_in += n;
+    c->tune_out += out->len - out0;
+    c->tune_ns += t1 - t0;
+    tune(c, t1);
+    return 0;
 }
 
 int codec_decompress(struct codec *c, struct buf *in, struct buf *out, size_t max_out)
 {
+    struct half *h = &c->h[CODEC_RX];
     uint8_t *dst = buf_append_space(out, max_out);
     if (!dst)
         return -ENOMEM;
@@ -66,11 +272,26 @@ int codec_decompress(struct codec *c, struct buf *in, struct buf *out, size_t ma
     ZSTD_outBuffer o = { dst, max_out, 0 };
     int rc = 0;
     for (;;) {
+        if (h->need_prime && i.pos < i.size) {
+            /* The history now ends where the sender's did when it began the next frame. */
+            if (hist_append(h, dst, o.pos) < 0 || prime_frame(c, CODEC_RX) < 0) {
+                rc = -ENOMEM;
+                break;
+            }
+            h->total += o.pos;
+            dst += o.pos;
+            o.dst = dst;
+            o.size -= o.pos;
+            o.pos = 0;
+            h->need_prime = false;
+        }
         size_t r = ZSTD_decompressStream(c->dctx, &o, &i);
         if (ZSTD_isError(r)) {
             rc = -EBADMSG;
             break;
         }
+        if (r == 0)
+            h->need_prime = true;
         if (o.pos == o.size) { /* full: there may be more for this input */
             rc = 1;
             break;
@@ -78,7 +299,10 @@ int codec_decompress(struct codec *c, struct buf *in, struct buf *out, size_t ma
         if (i.pos == i.size)
             break;
     }
-    out->len -= max_out - o.pos;
+    if (rc >= 0 && hist_append(h, dst, o.pos) < 0)
+        rc = -ENOMEM;
+    h->total += o.pos;
+    out->len -= o.size - o.pos;
     buf_consume(in, i.pos);
     return rc;
 }

@@ -1,22 +1,40 @@
 /* codec.h -- the link's entropy stage: one zstd stream per direction for the life of
  * the link, flushed at every link write so nothing waits for more data to compress.
- * Sits between the frames and the transport; knows nothing of frames. */
+ * Each zstd frame of a stream is primed with the last bytes that went before it in that
+ * direction (at link start: the cached dictionary both sides agreed on), so a warm
+ * session refers back to the previous one. Sits between the frames and the transport;
+ * knows nothing of frames. */
 #ifndef TINCAN_CODEC_H
 #define TINCAN_CODEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/buf.h"
 
 #define CODEC_DEFAULT_LEVEL 3
-#define CODEC_WINDOW_LOG 22        /* 4 MiB of history: what the compressor may refer back to */
-#define CODEC_WINDOW_LOG_MAX 23    /* what the decompressor accepts from a peer */
+#define CODEC_LEVEL_AUTO (-1)      /* session_config.compress_level: choose by link speed */
+#define CODEC_WINDOW_LOG 24        /* 16 MiB of history: what the compressor may refer back to */
+#define CODEC_WINDOW_LOG_MAX 24    /* what the decompressor accepts from a peer */
+#define CODEC_PRIME_MAX (16u << 20) /* bytes a frame is primed with: the window */
+#define CODEC_HISTORY_KEEP (17u << 20) /* history kept per direction: the prime plus slack for
+                                       * the bytes in flight when the session ends */
+
+/* Link speed presets (like nxproxy's link=): the zstd level each starts at; auto starts at
+ * the default and follows the measured link rate. */
+enum codec_speed { CODEC_SPEED_AUTO, CODEC_SPEED_MODEM, CODEC_SPEED_ISDN, CODEC_SPEED_ADSL, CODEC_SPEED_LAN };
+enum codec_dir { CODEC_TX, CODEC_RX };
 
 struct codec;
 
-int codec_new(struct codec **out, int level);   /* 0 or -ENOMEM */
+/* level: a zstd level (fixed), or CODEC_LEVEL_AUTO to follow speed. 0 or -ENOMEM. */
+int codec_new(struct codec **out, int level);
+int codec_new_speed(struct codec **out, int level, enum codec_speed speed);
 void codec_free(struct codec *c);
+/* Primes direction d with the bytes that preceded the stream (a cached dictionary), before
+ * any data has gone through it. Copies p. 0, -EINVAL (data already flowed) or -ENOMEM. */
+int codec_prime(struct codec *c, enum codec_dir d, const uint8_t *p, size_t n);
 /* Compresses n bytes and flushes: appends a self-contained block sequence to out. */
 int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out);
 /* Decompresses from in, appending at most max_out bytes to out and consuming the input it
@@ -24,5 +42,24 @@ int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
  * all input is used, -EBADMSG on corrupt input. Bounding each step keeps a small
  * compressed message that expands hugely (a blank image) from ballooning memory. */
 int codec_decompress(struct codec *c, struct buf *in, struct buf *out, size_t max_out);
+
+/* Bytes that have gone through direction d's stream (not counting the prime). */
+uint64_t codec_total(const struct codec *c, enum codec_dir d);
+/* The last at most CODEC_PRIME_MAX bytes of direction d (prime included) that end at stream
+ * offset end (<= codec_total). Points into the codec, valid until its next call.
+ * 0, or -ERANGE when those bytes are no longer held. */
+int codec_history(const struct codec *c, enum codec_dir d, uint64_t end, const uint8_t **p, size_t *n);
+
+/* The link's recent delivery rate (bytes per second; 0: unknown). With an automatic
+ * level, the codec turns compression down when it costs more time than it saves. */
+void codec_set_link_rate(struct codec *c, uint64_t rate_Bps);
+int codec_level(const struct codec *c);
+/* Sets the level from the next compression on: the frame ends and a new one starts,
+ * primed with the history, so nothing already sent is lost to references. */
+void codec_set_level(struct codec *c, int level);
+/* The zstd level a preset starts at. */
+int codec_speed_level(enum codec_speed s);
+/* "modem", "isdn", "adsl", "lan", "auto" -> preset; -1 if unknown. */
+int codec_speed_parse(const char *s);
 
 #endif

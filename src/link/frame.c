@@ -7,7 +7,7 @@
 static bool frame_type_known(uint8_t t)
 {
     switch (t) {
-    case FRAME_AUTH_NONCE: case FRAME_AUTH_PROOF: case FRAME_OPEN: case FRAME_DATA:
+    case FRAME_AUTH_NONCE: case FRAME_AUTH_PROOF: case FRAME_DICT_OFFER: case FRAME_OPEN: case FRAME_DATA:
     case FRAME_CLOSE: case FRAME_WINDOW: case FRAME_PREDICTED: case FRAME_GOODBYE:
         return true;
     }
@@ -19,6 +19,7 @@ const char *frame_type_name(uint8_t t)
     switch (t) {
     case FRAME_AUTH_NONCE: return "AUTH_NONCE";
     case FRAME_AUTH_PROOF: return "AUTH_PROOF";
+    case FRAME_DICT_OFFER: return "DICT_OFFER";
     case FRAME_OPEN: return "OPEN";
     case FRAME_DATA: return "DATA";
     case FRAME_CLOSE: return "CLOSE";

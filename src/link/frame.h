@@ -12,12 +12,13 @@
 enum frame_type {
     FRAME_AUTH_NONCE = 0x01,  /* channel 0; 32 random bytes */
     FRAME_AUTH_PROOF = 0x02,  /* channel 0; HMAC-SHA256 proof of the shared secret */
+    FRAME_DICT_OFFER = 0x03,  /* channel 0, in the handshake; the cached dictionaries' hashes (dict.h) */
     FRAME_OPEN = 0x10,        /* app -> display: a new X client; payload: byte order, protocol version */
     FRAME_DATA = 0x11,        /* X protocol bytes of one channel */
     FRAME_CLOSE = 0x12,       /* the sender has closed the channel; payload: a reason for the log */
     FRAME_WINDOW = 0x13,      /* flow-control credit; payload: varint bytes */
     FRAME_PREDICTED = 0x14,   /* app -> display: request (varint sequence number) answered at the app side */
-    FRAME_GOODBYE = 0x20,     /* channel 0; the session ends cleanly */
+    FRAME_GOODBYE = 0x20,     /* channel 0; the session ends cleanly; payload: varint stream bytes received */
 };
 
 #define FRAME_MAX_PAYLOAD (1u << 20)  /* 1 MiB: senders cut larger data into pieces */

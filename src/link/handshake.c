@@ -103,6 +103,34 @@ static int parse_banner(struct handshake *hs, struct buf *in)
     return 0;
 }
 
+/* After authentication (hashes of cached content are for the authenticated peer only):
+ * send ours, then wait for the peer's. */
+static int exchange_offers(struct handshake *hs, struct buf *in, struct buf *out)
+{
+    int rc;
+    if (hs->got_offer)
+        return 1;
+    if (!hs->sent_offer) {
+        struct buf payload = { 0 };
+        rc = dict_offer_encode(&payload, &hs->offer_self);
+        if (!rc)
+            rc = frame_encode(out, FRAME_DICT_OFFER, 0, buf_head(&payload), payload.len);
+        buf_free(&payload);
+        if (rc)
+            return rc;
+        hs->sent_offer = true;
+    }
+    struct frame f;
+    long n = frame_decode(buf_head(in), in->len, &f);
+    if (n == -EAGAIN)
+        return 0;
+    if (n < 0 || f.type != FRAME_DICT_OFFER || f.channel != 0 || dict_offer_parse(f.payload, f.len, &hs->offer_peer) < 0)
+        return fail(hs, -EPROTO, "%s", "peer sent no valid DICT_OFFER at the end of the handshake");
+    buf_consume(in, (size_t)n);
+    hs->got_offer = true;
+    return 1;
+}
+
 int hs_feed(struct handshake *hs, struct buf *in, struct buf *out)
 {
     int rc;
@@ -134,7 +162,7 @@ int hs_feed(struct handshake *hs, struct buf *in, struct buf *out)
         }
         buf_consume(in, (size_t)n);
     }
-    return 1;
+    return (hs->caps & CAP_DICT) ? exchange_offers(hs, in, out) : 1;
 }
 
 int secret_load_file(const char *path, uint8_t *out, size_t *len)

@@ -10,8 +10,9 @@
 #include <stdint.h>
 
 #include "common/buf.h"
+#include "link/dict.h"
 
-#define LINK_PROTOCOL_VERSION 2
+#define LINK_PROTOCOL_VERSION 3
 #define HS_NONCE_SIZE 32
 #define HS_PROOF_SIZE 32
 #define HS_MAX_BANNER 128
@@ -22,6 +23,7 @@ enum link_role { ROLE_APP, ROLE_DISPLAY };
 /* Capability bits of the banner; a session uses those both sides offer. */
 enum link_caps {
     CAP_ZSTD = 0x1,   /* everything after the handshake is a zstd stream in each direction */
+    CAP_DICT = 0x4,   /* the handshake ends with DICT_OFFER: cached dictionaries to prime the streams */
 };
 
 struct handshake {
@@ -32,6 +34,9 @@ struct handshake {
     uint32_t caps;                   /* capabilities offered; after success, those both offered */
     uint8_t nonce_self[HS_NONCE_SIZE], nonce_peer[HS_NONCE_SIZE];
     bool got_banner, got_nonce, got_proof;
+    struct dict_offer offer_self;    /* set by the caller before hs_feed(); sent with CAP_DICT */
+    struct dict_offer offer_peer;    /* after success with CAP_DICT: the peer's */
+    bool sent_offer, got_offer;
     char error[200];                 /* why the handshake failed, for the log */
 };
 
@@ -41,7 +46,9 @@ int hs_init(struct handshake *hs, enum link_role role, const uint8_t *secret, si
 int hs_start(struct handshake *hs, struct buf *out);
 /* Consumes handshake bytes from in and may append our replies to out. Returns 1 when the
  * peer is accepted (frames follow in `in`), 0 when more bytes are needed, -EPROTO (or
- * -EACCES for a failed proof) with hs->error set when the peer must be refused. */
+ * -EACCES for a failed proof) with hs->error set when the peer must be refused. With
+ * CAP_DICT on both sides, the last step (after authentication) is the exchange of
+ * DICT_OFFER frames. */
 int hs_feed(struct handshake *hs, struct buf *in, struct buf *out);
 void hs_wipe(struct handshake *hs);
 

@@ -15,10 +15,89 @@
 
 static void link_pump(struct session *s);
 
+/* ---------------------------------------------------------------- compression cache (warm start)
+ * Per direction, the last bytes of the stream are saved at a clean end, up to the offsets
+ * both sides agreed on in GOODBYE; the next session primes its streams with the files both
+ * sides still hold (docs/PROTOCOL.md 2.2). */
+
+static enum dict_dir dir_of(const struct session *s, enum codec_dir d)
+{
+    return (d == CODEC_TX) == is_app(s) ? DICT_UP : DICT_DOWN;
+}
+
+/* At session start: the files this side can offer. Without a usable directory, no cache. */
+static uint32_t cache_open(struct session *s)
+{
+    if (!s->cfg.cache_dir || !s->cfg.compress_level || !(s->dict = calloc(1, sizeof *s->dict)))
+        return 0;
+    int rc = dict_store_open(s->dict, s->cfg.cache_dir);
+    if (rc < 0) {
+        log_warn("compression cache %s unusable (%s): starting cold", s->cfg.cache_dir,
+                 rc == -EPERM ? "not a directory of ours closed to others" : strerror(-rc));
+        free(s->dict);
+        s->dict = NULL;
+        return 0;
+    }
+    return CAP_DICT;
+}
+
+/* Once the handshake is done: primes each direction with the dictionary both sides hold. */
+static int cache_prime(struct session *s, char *what, size_t cap)
+{
+    snprintf(what, cap, "cold");
+    if (!s->dict || !(s->hs.caps & CAP_DICT) || !s->codec)
+        return 0;
+    const struct dict_offer *app = is_app(s) ? &s->hs.offer_self : &s->hs.offer_peer;
+    const struct dict_offer *disp = is_app(s) ? &s->hs.offer_peer : &s->hs.offer_self;
+    size_t used = 0;
+    for (int d = CODEC_TX; d <= CODEC_RX; d++) {
+        enum dict_dir dir = dir_of(s, (enum codec_dir)d);
+        int k = dict_offer_choose(app, disp, dir);
+        if (k < 0)
+            continue;
+        const uint8_t *hash = app->e[k].hash;
+        for (size_t i = 0; i < s->hs.offer_self.n; i++) {
+            if (s->hs.offer_self.e[i].dir != dir || memcmp(s->hs.offer_self.e[i].hash, hash, DICT_HASH_SIZE))
+                continue;
+            uint8_t *p;
+            size_t n;
+            int rc = dict_store_load(s->dict, i, &p, &n);
+            if (!rc) {
+                rc = codec_prime(s->codec, (enum codec_dir)d, p, n);
+                free(p);
+            }
+            if (rc < 0) /* the peer primes with it: we cannot go on without */
+                return rc;
+            used += snprintf(what + used, cap - used, "%s%s %zu KiB", used ? ", " : "warm: ",
+                             dir == DICT_UP ? "up" : "down", n / 1024);
+            break;
+        }
+    }
+    return 0;
+}
+
+static void cache_save(struct session *s)
+{
+    if (!s->dict || !s->codec)
+        return;
+    for (int d = CODEC_TX; d <= CODEC_RX; d++) {
+        const uint8_t *p;
+        size_t n;
+        int rc = codec_history(s->codec, (enum codec_dir)d, s->dict_cut[d], &p, &n);
+        if (!rc && n)
+            rc = dict_store_save(s->dict, dir_of(s, (enum codec_dir)d), p, n);
+        if (rc < 0)
+            log_warn("compression cache: cannot save the %s dictionary in %s: %s",
+                     dir_of(s, (enum codec_dir)d) == DICT_UP ? "up" : "down", s->dict->dir, strerror(-rc));
+    }
+}
+
 void session_end(struct session *s, bool clean, const char *fmt, const char *arg)
 {
     if (s->state == SESSION_ENDED)
         return;
+    if (clean && s->dict_cut_set)
+        cache_save(s);
     s->state = SESSION_ENDED;
     s->ended_clean = clean;
     snprintf(s->end_reason, sizeof s->end_reason, fmt, arg);
@@ -33,6 +112,17 @@ void session_end(struct session *s, bool clean, const char *fmt, const char *arg
 
 static int on_goodbye(struct session *s, const struct frame *f)
 {
+    /* The peer received our stream up to `got`; our receiving ends with this frame. */
+    struct rd r = rd_make(f->payload, f->len, false);
+    uint64_t got;
+    if (f->len && (rd_varint(&r, &got) < 0 || rd_left(&r)))
+        return -EBADMSG;
+    if (f->len && s->codec) {
+        size_t after = s->link_rx.len - (size_t)(f->payload + f->len - buf_head(&s->link_rx));
+        s->dict_cut[CODEC_TX] = got;
+        s->dict_cut[CODEC_RX] = codec_total(s->codec, CODEC_RX) - after;
+        s->dict_cut_set = true;
+    }
     session_end(s, true, "%s", "the other side ended the session");
     return 0;
 }
@@ -69,12 +159,22 @@ static void link_process_input(struct session *s)
         if (rc == 0)
             return;
         s->state = SESSION_UP;
-        if ((s->hs.caps & CAP_ZSTD) && codec_new(&s->codec, s->cfg.compress_level) == 0) {
+        char warm[96];
+        if ((s->hs.caps & CAP_ZSTD) && codec_new_speed(&s->codec, s->cfg.compress_level, s->cfg.link_speed) == 0) {
             /* What follows the handshake is compressed. */
             buf_append(&s->wire_rx, buf_head(&s->link_rx), s->link_rx.len);
             buf_clear(&s->link_rx);
         }
-        log_info("link up (protocol version %d, %s)", LINK_PROTOCOL_VERSION, s->codec ? "zstd" : "uncompressed");
+        if (cache_prime(s, warm, sizeof warm) < 0) {
+            log_error("link: cannot load the agreed compression dictionary from %s", s->dict->dir);
+            session_end(s, false, "%s", "compression cache failed");
+            return;
+        }
+        if (s->codec)
+            log_info("link up (protocol version %d, zstd level %d, %s)", LINK_PROTOCOL_VERSION, codec_level(s->codec),
+                     warm);
+        else
+            log_info("link up (protocol version %d, uncompressed)", LINK_PROTOCOL_VERSION);
         hs_wipe(&s->hs);
     }
     int more;
@@ -176,6 +276,9 @@ static void link_write(struct session *s)
         return;
     }
     if (s->link_tx.len) { /* one flushed zstd block per write: nothing waits for more data */
+        struct transport_queue q;
+        if (s->link_is_tcp && transport_queue_info(s->link_out, &q) == 0)
+            codec_set_link_rate(s->codec, q.rate_Bps); /* for the automatic level */
         uint64_t t0 = clock_ns();
         s->stats.frame_bytes_out += s->link_tx.len;
         int rc = codec_compress(s->codec, buf_head(&s->link_tx), s->link_tx.len, &s->wire_tx);
@@ -330,7 +433,10 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
     s->next_id = 1;
     stats_init(&s->stats);
     s->idle_ns_at_start = loop_idle_ns(loop);
-    int rc = hs_init(&s->hs, cfg->role, cfg->secret, cfg->secret_len, cfg->compress_level > 0 ? CAP_ZSTD : 0);
+    uint32_t caps = cfg->compress_level ? CAP_ZSTD | cache_open(s) : 0;
+    int rc = hs_init(&s->hs, cfg->role, cfg->secret, cfg->secret_len, caps);
+    if (s->dict)
+        s->hs.offer_self = s->dict->offer;
     if (!rc)
         rc = hs_start(&s->hs, &s->hs_tx);
     if (!rc)
@@ -376,6 +482,7 @@ void session_free(struct session *s)
     buf_free(&s->wire_rx);
     buf_free(&s->wire_tx);
     codec_free(s->codec);
+    free(s->dict);
     predict_free(s->predict);
     free(s);
 }
@@ -409,8 +516,19 @@ void session_goodbye(struct session *s)
 {
     if (s->state == SESSION_ENDED || s->goodbye)
         return;
-    if (s->state == SESSION_UP)
-        frame_encode(&s->link_tx, FRAME_GOODBYE, 0, NULL, 0);
+    if (s->state == SESSION_UP) {
+        /* GOODBYE says how much of the peer's stream we received: both sides then save
+         * the same bytes of each direction for the next session. */
+        struct buf got = { 0 };
+        buf_put_varint(&got, s->codec ? codec_total(s->codec, CODEC_RX) : 0);
+        frame_encode(&s->link_tx, FRAME_GOODBYE, 0, buf_head(&got), got.len);
+        buf_free(&got);
+        if (s->codec) {
+            s->dict_cut[CODEC_TX] = codec_total(s->codec, CODEC_TX) + s->link_tx.len;
+            s->dict_cut[CODEC_RX] = codec_total(s->codec, CODEC_RX);
+            s->dict_cut_set = true;
+        }
+    }
     s->goodbye = true;
 }
 

@@ -22,7 +22,10 @@ struct session_config {
     struct xdisplay_addr upstream;  /* display side: the real X server */
     uint8_t cookie[XAUTH_COOKIE_SIZE]; /* app side: what our clients must present */
     uint32_t handshake_timeout_ms;
-    int compress_level;             /* zstd level offered for the link; 0: no compression */
+    int compress_level;             /* zstd level offered for the link; 0: no compression;
+                                     * CODEC_LEVEL_AUTO (-1): by link_speed */
+    int link_speed;                 /* enum codec_speed: the preset, or auto (0) */
+    const char *cache_dir;          /* the compression cache (warm start); NULL: none */
     bool no_local_answers;          /* app side: send every request's answer across the link */
     /* Display side: opens an upstream connection; returns an fd or -errno. NULL: connect
      * to `upstream` (tests give a socketpair to a scripted X server instead). */

@@ -7,6 +7,7 @@
 
 #include "common/buf.h"
 #include "link/codec.h"
+#include "link/dict.h"
 #include "link/frame.h"
 #include "link/handshake.h"
 #include "loop/loop.h"
@@ -67,6 +68,9 @@ struct session {
     struct handshake hs;
     struct buf link_rx, hs_tx, link_tx;  /* frames, uncompressed */
     struct codec *codec;                 /* set when both sides offered CAP_ZSTD */
+    struct dict_store *dict;             /* the compression cache; NULL when off */
+    uint64_t dict_cut[2];                /* per codec_dir: the stream offsets to save up to */
+    bool dict_cut_set;                   /* GOODBYE sent or received: both sides agree on them */
     struct buf wire_rx, wire_tx;         /* compressed link bytes */
     uint64_t handshake_deadline_ns;
     bool goodbye;                 /* end once link_tx is written */

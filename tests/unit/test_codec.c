@@ -1,9 +1,45 @@
-/* test_codec.c -- the link's zstd stage: flushed blocks, bounded steps, corrupt input. */
+/* test_codec.c -- the link's zstd stage: flushed blocks, bounded steps, corrupt input,
+ * streams primed with a dictionary, level changes mid-stream, the kept history. */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "link/codec.h"
 #include "test.h"
+
+/* Bytes that compress poorly on their own (like pixels), different for each seed. */
+static void fill(uint8_t *p, size_t n, unsigned seed)
+{
+    uint32_t x = seed * 2654435761u + 1;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        p[i] = (uint8_t)(x & 0x3f);
+    }
+}
+
+/* Sends n bytes from p through tx to rx in flushed pieces of `piece`; 0 if all came out equal.
+ * Adds the compressed size to *wire_bytes. */
+static int pass_through(struct codec *tx, struct codec *rx, const uint8_t *p, size_t n, size_t piece, size_t *wire_bytes)
+{
+    struct buf wire = { 0 }, out = { 0 };
+    int bad = 0;
+    for (size_t off = 0; off < n && !bad; off += piece) {
+        size_t k = n - off < piece ? n - off : piece;
+        if (codec_compress(tx, p + off, k, &wire) < 0)
+            bad = 1;
+        *wire_bytes += wire.len;
+        int rc;
+        do
+            rc = codec_decompress(rx, &wire, &out, 1 << 16);
+        while (rc == 1);
+        if (rc < 0 || wire.len)
+            bad = 1;
+    }
+    if (!bad && (out.len != n || memcmp(buf_head(&out), p, n)))
+        bad = 1;
+    buf_free(&wire);
+    buf_free(&out);
+    return bad;
+}
 
 int main(void)
 {
@@ -61,6 +97,130 @@ int main(void)
         codec_free(rx);
         buf_free(&wire);
         buf_free(&out);
+    }
+    TEST("That a stream primed with the same dictionary at both ends sends repeats as references") {
+        size_t n = 1u << 20;
+        uint8_t *dict = malloc(n);
+        fill(dict, n, 1);
+        struct codec *cold_tx, *cold_rx, *tx, *rx;
+        codec_new(&cold_tx, 3);
+        codec_new(&cold_rx, 3);
+        codec_new(&tx, 3);
+        codec_new(&rx, 3);
+        CHECK_EQ(codec_prime(tx, CODEC_TX, dict, n), 0);
+        CHECK_EQ(codec_prime(rx, CODEC_RX, dict, n), 0);
+        size_t cold = 0, warm = 0;
+        CHECK_EQ(pass_through(cold_tx, cold_rx, dict, n, 4096, &cold), 0);
+        CHECK_EQ(pass_through(tx, rx, dict, n, 4096, &warm), 0);
+        CHECK(warm * 20 < cold);
+        if (warm * 20 >= cold)
+            fprintf(stderr, "  cold %zu, warm %zu\n", cold, warm);
+        CHECK_EQ(codec_total(tx, CODEC_TX), n);
+        CHECK_EQ(codec_total(rx, CODEC_RX), n);
+        CHECK_EQ(codec_prime(tx, CODEC_TX, dict, n), -EINVAL); /* only before any data */
+        codec_free(cold_tx);
+        codec_free(cold_rx);
+        codec_free(tx);
+        codec_free(rx);
+        free(dict);
+    }
+    TEST("That a primed stream stays correct far beyond its window (12 MiB, flushed pieces)") {
+        size_t n = 4u << 20, total = 12u << 20;
+        uint8_t *dict = malloc(n), *data = malloc(total);
+        fill(dict, n, 2);
+        for (size_t off = 0; off < total; off += n / 2) /* old bytes, new bytes, old again */
+            (off / (n / 2)) % 3 == 1 ? fill(data + off, n / 2, (unsigned)off) : (void)memcpy(data + off, dict + off % n, n / 2);
+        struct codec *tx, *rx;
+        codec_new(&tx, 3);
+        codec_new(&rx, 3);
+        codec_prime(tx, CODEC_TX, dict, n);
+        codec_prime(rx, CODEC_RX, dict, n);
+        size_t wire = 0;
+        CHECK_EQ(pass_through(tx, rx, data, total, 70000, &wire), 0);
+        codec_free(tx);
+        codec_free(rx);
+        free(dict);
+        free(data);
+    }
+    TEST("That a level change mid-stream starts a primed frame the receiver follows") {
+        size_t n = 600000;
+        uint8_t *data = malloc(n);
+        fill(data, n, 3);
+        struct codec *tx, *rx;
+        codec_new(&tx, CODEC_LEVEL_AUTO);
+        codec_new(&rx, CODEC_LEVEL_AUTO);
+        size_t first = 0, again = 0;
+        CHECK_EQ(pass_through(tx, rx, data, n, 1000, &first), 0);
+        codec_set_level(tx, 1);
+        CHECK_EQ(codec_level(tx), 1);
+        CHECK_EQ(pass_through(tx, rx, data, n, 1000, &again), 0); /* the same bytes: references */
+        CHECK(again * 5 < first);
+        if (again * 5 >= first)
+            fprintf(stderr, "  first %zu, again %zu\n", first, again);
+        codec_set_level(tx, 6);
+        size_t third = 0;
+        CHECK_EQ(pass_through(tx, rx, data, 5000, 5000, &third), 0);
+        codec_free(tx);
+        codec_free(rx);
+        free(data);
+    }
+    TEST("That the history gives the last bytes up to a stream offset, or says they are gone") {
+        struct codec *tx;
+        codec_new(&tx, 3);
+        uint8_t pre[100];
+        fill(pre, sizeof pre, 4);
+        codec_prime(tx, CODEC_TX, pre, sizeof pre);
+        struct buf wire = { 0 };
+        codec_compress(tx, (const uint8_t *)"hello", 5, &wire);
+        const uint8_t *p;
+        size_t n;
+        CHECK_EQ(codec_history(tx, CODEC_TX, 5, &p, &n), 0);
+        CHECK(n == 105 && !memcmp(p, pre, 100) && !memcmp(p + 100, "hello", 5));
+        CHECK_EQ(codec_history(tx, CODEC_TX, 2, &p, &n), 0);
+        CHECK(n == 102 && !memcmp(p + 100, "he", 2));
+        CHECK_EQ(codec_history(tx, CODEC_TX, 6, &p, &n), -ERANGE);
+        size_t big = CODEC_HISTORY_KEEP + (1u << 20);
+        uint8_t *data = malloc(big);
+        fill(data, big, 5);
+        codec_compress(tx, data, big, &wire);
+        CHECK_EQ(codec_history(tx, CODEC_TX, 5, &p, &n), -ERANGE);
+        CHECK_EQ(codec_history(tx, CODEC_TX, 5 + big, &p, &n), 0);
+        CHECK(n == CODEC_PRIME_MAX && !memcmp(p, data + big - n, n));
+        free(data);
+        buf_free(&wire);
+        codec_free(tx);
+    }
+    TEST("That link speed presets parse and map to levels") {
+        CHECK_EQ(codec_speed_parse("modem"), CODEC_SPEED_MODEM);
+        CHECK_EQ(codec_speed_parse("auto"), CODEC_SPEED_AUTO);
+        CHECK_EQ(codec_speed_parse("fast"), -1);
+        CHECK(codec_speed_level(CODEC_SPEED_MODEM) > codec_speed_level(CODEC_SPEED_LAN));
+        struct codec *c;
+        codec_new_speed(&c, CODEC_LEVEL_AUTO, CODEC_SPEED_LAN);
+        CHECK_EQ(codec_level(c), codec_speed_level(CODEC_SPEED_LAN));
+        codec_free(c);
+    }
+    TEST("That on a fast link the automatic level turns compression down") {
+        struct codec *tx, *rx;
+        codec_new(&tx, CODEC_LEVEL_AUTO);
+        codec_new(&rx, CODEC_LEVEL_AUTO);
+        codec_set_link_rate(tx, 100ull << 30); /* 100 GB/s: no compression pays */
+        size_t n = 2u << 20, wire = 0;
+        uint8_t *data = malloc(n);
+        fill(data, n, 6);
+        CHECK_EQ(pass_through(tx, rx, data, n, 65536, &wire), 0);
+        CHECK_EQ(codec_level(tx), 1);
+        struct codec *fixed;
+        codec_new(&fixed, 5);
+        codec_set_link_rate(fixed, 100ull << 30);
+        struct buf b = { 0 };
+        codec_compress(fixed, data, n, &b);
+        CHECK_EQ(codec_level(fixed), 5); /* an explicit level stays */
+        buf_free(&b);
+        codec_free(fixed);
+        codec_free(tx);
+        codec_free(rx);
+        free(data);
     }
     return test_summary();
 }

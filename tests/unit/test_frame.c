@@ -138,5 +138,52 @@ int main(void)
         converse(&a, &b, &ra, &rb);
         CHECK_EQ(ra, -EPROTO);
     }
+    TEST("That with CAP_DICT on both sides, each learns the other's cached dictionaries after the proofs") {
+        struct handshake a, b;
+        static const uint8_t sec[] = "0123456789abcdef-secret";
+        hs_init(&a, ROLE_APP, sec, 23, CAP_ZSTD | CAP_DICT);
+        hs_init(&b, ROLE_DISPLAY, sec, 23, CAP_ZSTD | CAP_DICT);
+        a.offer_self.n = 1;
+        a.offer_self.e[0].dir = DICT_UP;
+        memset(a.offer_self.e[0].hash, 0x11, DICT_HASH_SIZE);
+        b.offer_self.n = 0;
+        int ra, rb;
+        converse(&a, &b, &ra, &rb);
+        CHECK_EQ(ra, 1);
+        CHECK_EQ(rb, 1);
+        CHECK(a.caps == (CAP_ZSTD | CAP_DICT) && b.got_offer && a.got_offer);
+        CHECK(b.offer_peer.n == 1 && b.offer_peer.e[0].hash[5] == 0x11);
+        CHECK_EQ(a.offer_peer.n, 0);
+    }
+    TEST("That without CAP_DICT on one side no DICT_OFFER is sent") {
+        struct handshake a, b;
+        hs_init(&a, ROLE_APP, NULL, 0, CAP_ZSTD | CAP_DICT);
+        hs_init(&b, ROLE_DISPLAY, NULL, 0, CAP_ZSTD);
+        int ra, rb;
+        converse(&a, &b, &ra, &rb);
+        CHECK(ra == 1 && rb == 1 && !a.sent_offer && !b.sent_offer && a.caps == CAP_ZSTD);
+    }
+    TEST("That anything but a valid DICT_OFFER where one is due refuses the peer") {
+        struct handshake b;
+        hs_init(&b, ROLE_DISPLAY, NULL, 0, CAP_DICT);
+        struct buf in = { 0 }, out = { 0 };
+        char banner[64];
+        int n = snprintf(banner, sizeof banner, "TINCAN %d app 4 none\n", LINK_PROTOCOL_VERSION);
+        buf_append(&in, banner, (size_t)n);
+        frame_encode(&in, FRAME_DICT_OFFER, 0, "\x09", 1); /* 9 entries: more than allowed */
+        CHECK_EQ(hs_feed(&b, &in, &out), -EPROTO);
+        CHECK(strstr(b.error, "DICT_OFFER") != NULL);
+        buf_free(&in);
+        buf_free(&out);
+    }
+    TEST("That GOODBYE may carry a payload (the bytes received) and DICT_OFFER has a name") {
+        CHECK(strcmp(frame_type_name(FRAME_DICT_OFFER), "DICT_OFFER") == 0);
+        struct buf b = { 0 };
+        frame_encode(&b, FRAME_GOODBYE, 0, "\x80\x01", 2);
+        struct frame f;
+        CHECK_EQ(frame_decode(buf_head(&b), b.len, &f), 5);
+        CHECK(f.type == FRAME_GOODBYE && f.len == 2);
+        buf_free(&b);
+    }
     return test_summary();
 }
