@@ -133,7 +133,7 @@ int cmd_display(int argc, char **argv)
     log_setup(log_get_level(), "display");
     struct display d = { .lfd = -1 };
     char cache_buf[512];
-    d.cfg = (struct session_config){ .role = ROLE_DISPLAY, .secret = use_secret ? secret : NULL, .secret_len = secret_len,
+    d.cfg = (struct session_config){ .role = ROLE_DISPLAY, .observe = true, .secret = use_secret ? secret : NULL, .secret_len = secret_len,
                                      .compress_level = lo.compress_level, .link_speed = lo.link_speed,
                                      .cache_dir = link_opts_cache_dir(&lo, cache_buf, sizeof cache_buf) };
     if (!display || xdisplay_parse(display, &d.cfg.upstream) < 0) {

@@ -132,7 +132,7 @@ int cmd_ssh(int argc, char **argv)
     }
     int host_at = i;
     char cache_buf[512];
-    struct session_config cfg = { .role = ROLE_DISPLAY, .compress_level = level, .link_speed = speed,
+    struct session_config cfg = { .role = ROLE_DISPLAY, .observe = true, .compress_level = level, .link_speed = speed,
                                   .cache_dir = no_cache || dict_default_dir(cache_buf, sizeof cache_buf) ? NULL : cache_buf };
     if (!display || xdisplay_parse(display, &cfg.upstream) < 0) {
         fprintf(stderr, "tincan ssh: no usable X display here (set DISPLAY or give --display)\n");

@@ -126,7 +126,8 @@ static int hist_append(struct half *h, const uint8_t *p, size_t n)
         h->hist = nh;
         h->hist_cap = cap;
     }
-    memcpy(h->hist + h->hist_len, p, n);
+    if (n) /* p may be NULL when there is nothing to add */
+        memcpy(h->hist + h->hist_len, p, n);
     h->hist_len += n;
     return 0;
 }

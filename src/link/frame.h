@@ -18,7 +18,13 @@ enum frame_type {
     FRAME_CLOSE = 0x12,       /* the sender has closed the channel; payload: a reason for the log */
     FRAME_WINDOW = 0x13,      /* flow-control credit; payload: varint bytes */
     FRAME_PREDICTED = 0x14,   /* app -> display: request (varint sequence number) answered at the app side */
+    FRAME_FACT = 0x15,        /* display -> app: what the app side needs to answer locally (below) */
     FRAME_GOODBYE = 0x20,     /* channel 0; the session ends cleanly; payload: varint stream bytes received */
+};
+
+/* FRAME_FACT payload: a kind byte, then its fields. */
+enum fact_kind {
+    FACT_WINDOW = 1,  /* varint window, u8 clean, varint width, varint height, varint as_of */
 };
 
 #define FRAME_MAX_PAYLOAD (1u << 20)  /* 1 MiB: senders cut larger data into pieces */

@@ -35,6 +35,7 @@ struct channel *channel_new(struct session *s, uint32_t id, int fd)
     ch->w.fd = -1;
     ch->send_credit = FRAME_CHANNEL_WINDOW;
     xstream_init(&ch->xs, !is_app(s));
+    expose_init(&ch->ex);
     ch->next = s->channels;
     s->channels = ch;
     s->by_slot[id % MAX_CHANNELS] = ch;
@@ -67,6 +68,9 @@ static void channel_free(struct channel *ch)
         drop_pop(ch);
     free(ch->drops.q);
     predict_questions_free(&ch->pq);
+    expose_free(&ch->ex);
+    if (s->observer)
+        observer_forget_channel(s->observer, ch->id);
     s->n_channels--;
     free(ch);
 }
@@ -209,6 +213,38 @@ static bool answer_locally(struct channel *ch, const struct msg_class *cls, cons
     return true;
 }
 
+static bool is_copy(const struct msg_class *cls)
+{
+    return !cls->ext && (cls->major == XOP_COPY_AREA || cls->major == XOP_COPY_PLANE);
+}
+
+/* App side: answers a CopyArea's NoExpose here when the source is known to be wholly
+ * visible (expose.h). No reply may be outstanding, so nothing the server sends for an
+ * earlier request can be a reply; its events are renumbered as above. */
+static bool answer_noexpose(struct channel *ch, const struct msg_class *cls, const uint8_t *msg,
+                            const struct xw_request *rq)
+{
+    struct session *s = ch->s;
+    const uint8_t *body = msg + rq->header_size;
+    uint32_t len = rq->size - rq->header_size;
+    if (s->cfg.no_local_answers || xstream_replies_owed(&ch->xs) || !expose_predict(&ch->ex, cls, body, len, ch->xs.msb))
+        return false;
+    uint8_t ev[32];
+    expose_build_noexpose(ev, (uint16_t)ch->xs.seq_sent, ld32(body + 4, ch->xs.msb), cls->major, ch->xs.msb);
+    if (buf_append(&ch->to_x, ev, sizeof ev) < 0)
+        return false;
+    struct buf seq = { 0 };
+    buf_put_varint(&seq, ch->xs.seq_sent);
+    frame_encode(&s->link_tx, FRAME_PREDICTED, ch->id, buf_head(&seq), seq.len);
+    buf_free(&seq);
+    s->stats.link_frames_out++;
+    s->stats.answered_locally++;
+    struct msg_class ecls = { .kind = MSG_EVENT, .major = XEV_NO_EXPOSE, .name = "NoExpose", .query_ext = -1 };
+    stats_count(&s->stats, &ecls, STAT_TO_X, sizeof ev);
+    ch->seq_floor = ch->xs.seq_sent;
+    return true;
+}
+
 static struct dropped_reply *drop_find(struct channel *ch, uint32_t seq)
 {
     for (uint32_t i = 0; i < ch->drops.len; i++) {
@@ -229,15 +265,31 @@ static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct x
     uint32_t seq = ch->xs.seq_sent;
     /* The request still goes to the server (the display side drops its reply), so the
      * server's state and sequence numbers stay exactly as without tincan. */
+    const uint8_t *body = msg + rq->header_size;
+    uint32_t body_len = rq->size - rq->header_size;
     if (is_app(s)) {
+        expose_on_request(&ch->ex, cls, body, body_len, seq, ch->xs.msb);
         if (!answer_locally(ch, cls, msg, rq->size)) {
             ch->last_unpredicted = seq;
-            predict_ask(&ch->pq, cls, msg, rq->size, seq, ch->xs.msb);
+            if (!answer_noexpose(ch, cls, msg, rq))
+                predict_ask(&ch->pq, cls, msg, rq->size, seq, ch->xs.msb);
         }
     } else {
+        if (!s->observer && s->cfg.observe && !s->observer_tried && !cls->ext && cls->major == XOP_CREATE_WINDOW) {
+            /* Opened with the first window (an X client of its own: it takes a client slot). */
+            s->observer_tried = true; /* once: without it, the app side simply never answers NoExpose */
+            observer_start(s, &s->observer);
+        }
+        if (s->observer)
+            observer_on_request(s->observer, ch, cls, body, body_len, seq, ch->xs.msb);
         predict_ask(&ch->pq, cls, msg, rq->size, seq, ch->xs.msb);
         struct dropped_reply *d = drop_find(ch, seq);
-        if (d && !predict_answer(s->predict, cls, msg, rq->size, (uint16_t)seq, ch->xs.msb, &d->expected))
+        if (d && is_copy(cls) && body_len >= 8) {
+            d->event = true;
+            uint8_t *ev = buf_append_space(&d->expected, 32);
+            if (ev)
+                expose_build_noexpose(ev, (uint16_t)seq, ld32(body + 4, ch->xs.msb), cls->major, ch->xs.msb);
+        } else if (d && !predict_answer(s->predict, cls, msg, rq->size, (uint16_t)seq, ch->xs.msb, &d->expected))
             log_error("channel %u: request %u was answered at the app side, but this side knows no answer "
                       "(please report this)", ch->id, seq);
         /* The client has its answer already and may act on it (BigReqEnable, extension
@@ -252,13 +304,34 @@ static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct x
 static bool predicted_reply(struct channel *ch, const struct xw_server_msg *m, const struct msg_class *cls,
                             const uint8_t *msg, size_t size)
 {
-    if (m->kind == XW_KIND_EVENT)
+    if (m->kind == XW_KIND_EVENT && !m->has_seq)
         return false;
-    while (ch->drops.len && ch->drops.q[ch->drops.head].seq < ch->xs.seq_done)
-        drop_pop(ch); /* should not happen: answered by an error instead */
+    while (ch->drops.len && ch->drops.q[ch->drops.head].seq < ch->xs.seq_done) {
+        if (ch->drops.q[ch->drops.head].event) /* no NoExpose came: the copy failed or exposed */
+            ch->s->stats.noexpose_missed++;
+        drop_pop(ch); /* a reply: should not happen, answered by an error instead */
+    }
     if (!ch->drops.len || ch->drops.q[ch->drops.head].seq != ch->xs.seq_done)
         return false;
     const struct buf *e = &ch->drops.q[ch->drops.head].expected;
+    if (ch->drops.q[ch->drops.head].event) {
+        if (m->kind == XW_KIND_EVENT && m->code == XEV_NO_EXPOSE && e->len == size && memcmp(buf_head(e), msg, size) == 0) {
+            drop_pop(ch);
+            return true;
+        }
+        /* The server exposed after all (the window changed while the answer was on its
+         * way): the client gets the real events too, and repaints what they name. */
+        if (m->kind != XW_KIND_EVENT || m->code == XEV_GRAPHICS_EXPOSE || m->code == XEV_NO_EXPOSE) {
+            ch->s->stats.noexpose_missed++;
+            log_info("channel %u: request %u (%s) was answered with NoExpose at the app side, but the server sent %s",
+                     ch->id, ch->xs.seq_done, cls->name ? cls->name : "?",
+                     m->kind == XW_KIND_ERROR ? "an error" : m->code == XEV_GRAPHICS_EXPOSE ? "GraphicsExpose" : "another NoExpose");
+            drop_pop(ch);
+        }
+        return false;
+    }
+    if (m->kind == XW_KIND_EVENT)
+        return false;
     if (m->kind != XW_KIND_REPLY || e->len != size || memcmp(buf_head(e), msg, size) != 0)
         log_error("channel %u: the server's %s to request %u (%s) differs from the answer given at the app side "
                   "(please report this)", ch->id, m->kind == XW_KIND_REPLY ? "reply" : "error", ch->xs.seq_done,
@@ -282,9 +355,13 @@ static int on_server_msg(struct channel *ch, const uint8_t *msg, const struct xw
         out->len = at; /* the client already has it */
         return 0;
     }
+    if (!is_app(s) && s->observer && m->has_seq)
+        observer_on_progress(s->observer, ch);
     if (m->kind == XW_KIND_REPLY)
         predict_learn(s->predict, &ch->pq, cls, ch->xs.seq_done, out->data + out->off + at, (uint32_t)(out->len - at),
                       ch->xs.msb);
+    else if (m->kind == XW_KIND_SETUP)
+        predict_learn_setup(s->predict, out->data + out->off + at, out->len - at, ch->xs.msb);
     if (is_app(s) && m->has_seq && ch->xs.seq_done < ch->seq_floor) {
         /* An event from before a locally answered request: only answered requests lie
          * between, so it may as well have come after them. Keep the numbers rising. */
@@ -294,6 +371,8 @@ static int on_server_msg(struct channel *ch, const uint8_t *msg, const struct xw
     if (is_app(s) && (m->kind == XW_KIND_REPLY || m->kind == XW_KIND_ERROR || m->kind == XW_KIND_SETUP) &&
         ch->xs.seq_done == ch->xs.seq_sent && ch->last_answered != ch->xs.seq_sent + 1) {
         s->stats.round_trips++;
+        log_debug("channel %u: round trip ended by the %s to request %u (%s%s%s)", ch->id, msg_kind_name(cls->kind),
+                  ch->xs.seq_done, cls->ext ? cls->ext : "", cls->ext ? " " : "", cls->name ? cls->name : "?");
         ch->last_answered = ch->xs.seq_sent + 1;
     }
     return 0;
@@ -314,8 +393,11 @@ static long frame_span(struct channel *ch, const uint8_t *p, size_t n, struct bu
         long size;
         if (requests) {
             struct xw_request rq;
-            if ((size = xstream_next_request(&ch->xs, m_at, n - used, &rq)) >= 0)
+            if ((size = xstream_next_request(&ch->xs, m_at, n - used, &rq)) >= 0) {
+                if (!is_app(s) && s->observer && observer_must_hold(s->observer, ch, rq.major))
+                    break; /* resumed by channel_resume_requests() */
                 rc = on_request_msg(ch, m_at, &rq, out, &cls);
+            }
         } else {
             struct xw_server_msg m;
             if ((size = xstream_next_server_msg(&ch->xs, m_at, n - used, &m)) >= 0)
@@ -340,7 +422,7 @@ static long frame_span(struct channel *ch, const uint8_t *p, size_t n, struct bu
 static int frame_input(struct channel *ch, struct buf *in, const uint8_t *p, size_t n, struct buf *out,
                        bool requests, enum stat_dir dir)
 {
-    if (in->len && buf_append(in, p, n) < 0)
+    if (in->len && n && buf_append(in, p, n) < 0)
         return -ENOMEM;
     const uint8_t *at = in->len ? buf_head(in) : p;
     size_t len = in->len ? in->len : n;
@@ -410,6 +492,8 @@ void channel_write_x(struct channel *ch)
         return;
     }
     buf_consume(&ch->to_x, (size_t)n);
+    if (!ch->to_x.len && ch->watches_pending && s->observer)
+        observer_on_x_drained(s->observer, ch);
     if (!ch->to_x.len && (ch->peer_closed || (ch->x_closed && !ch->on_link))) {
         /* Everything the other side sent before closing is delivered. */
         ch->x_closed = false;
@@ -479,6 +563,35 @@ int channel_on_open(struct session *s, const struct frame *f)
     xstream_on_setup_request(&ch->xs, o.msb);
     if (loop_watch(s->loop, &ch->w, fd, LOOP_READ | LOOP_WRITE, on_x_event, ch) < 0)
         channel_drop(ch, "cannot watch the X server socket");
+    return 0;
+}
+
+void channel_resume_requests(struct channel *ch)
+{
+    if (ch->dead || !ch->from_link.len)
+        return;
+    int rc = frame_input(ch, &ch->from_link, NULL, 0, &ch->to_x, true, STAT_TO_X);
+    if (rc) {
+        char why[96];
+        snprintf(why, sizeof why, "the link carried a %s for this client", errno_text(rc));
+        channel_drop(ch, why);
+        return;
+    }
+    channel_update_interest(ch);
+}
+
+int channel_on_fact(struct session *s, const struct frame *f)
+{
+    struct rd r = rd_make(f->payload, f->len, false);
+    uint8_t kind, clean;
+    uint64_t window, width, height, as_of;
+    if (!is_app(s) || rd_u8(&r, &kind) || kind != FACT_WINDOW || rd_varint(&r, &window) || rd_u8(&r, &clean) ||
+        rd_varint(&r, &width) || rd_varint(&r, &height) || rd_varint(&r, &as_of) || rd_left(&r) ||
+        window > UINT32_MAX || clean > 1 || width > UINT16_MAX || height > UINT16_MAX || as_of > UINT32_MAX)
+        return -EBADMSG;
+    struct channel *ch = channel_find(s, f->channel);
+    if (ch)
+        expose_on_fact(&ch->ex, (uint32_t)window, clean, (uint16_t)width, (uint16_t)height, (uint32_t)as_of);
     return 0;
 }
 

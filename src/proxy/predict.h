@@ -3,7 +3,8 @@
  * never change while the server runs), InternAtom and GetAtomName (an atom, once
  * interned, keeps its name; the predefined atoms are fixed by the protocol). Both sides
  * learn the same facts from the same replies; the display side computes the same answer
- * and checks the server's real reply against it. */
+ * and checks the server's real reply against it. AllocColor on the default colormap of a
+ * TrueColor screen is arithmetic; the formula is trusted once a real reply has matched it. */
 #ifndef TINCAN_PREDICT_H
 #define TINCAN_PREDICT_H
 
@@ -32,6 +33,8 @@ int predict_new(struct predictor **out);   /* 0 or -ENOMEM */
 void predict_free(struct predictor *p);
 void predict_questions_free(struct predict_questions *pq);
 
+/* The server's connection setup reply (any client's): learns its TrueColor colormaps. */
+void predict_learn_setup(struct predictor *p, const uint8_t *setup, size_t size, bool msb);
 /* A request crossing to the server (number seq): remembers what it asks, if we can learn from it. */
 void predict_ask(struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req, uint32_t size,
                  uint32_t seq, bool msb);

@@ -139,6 +139,7 @@ static frame_handler handler_for(uint8_t type)
     case FRAME_CLOSE: return channel_on_close;
     case FRAME_WINDOW: return channel_on_window;
     case FRAME_PREDICTED: return channel_on_predicted;
+    case FRAME_FACT: return channel_on_fact;
     case FRAME_GOODBYE: return on_goodbye;
     }
     return on_bad_frame; /* authentication frames after the handshake */
@@ -484,6 +485,7 @@ void session_free(struct session *s)
     codec_free(s->codec);
     free(s->dict);
     predict_free(s->predict);
+    observer_free(s->observer);
     free(s);
 }
 

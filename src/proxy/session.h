@@ -27,6 +27,7 @@ struct session_config {
     int link_speed;                 /* enum codec_speed: the preset, or auto (0) */
     const char *cache_dir;          /* the compression cache (warm start); NULL: none */
     bool no_local_answers;          /* app side: send every request's answer across the link */
+    bool observe;                   /* display side: open our own X connection to watch windows */
     /* Display side: opens an upstream connection; returns an fd or -errno. NULL: connect
      * to `upstream` (tests give a socketpair to a scripted X server instead). */
     int (*connect_upstream)(void *ctx);

@@ -11,6 +11,8 @@
 #include "link/frame.h"
 #include "link/handshake.h"
 #include "loop/loop.h"
+#include "proxy/expose.h"
+#include "proxy/observer.h"
 #include "proxy/predict.h"
 #include "proxy/session.h"
 #include "proxy/stats.h"
@@ -49,9 +51,15 @@ struct channel {
     uint32_t last_unpredicted;    /* app side: the latest request not answered locally */
     uint32_t seq_floor;           /* app side: the latest request answered locally */
     struct predict_questions pq;  /* questions whose answers teach the predictor */
+    struct expose_state ex;       /* app side: GCs, pixmaps and window facts, for NoExpose */
+    uint32_t struct_seq;          /* display side: the latest request that may change windows */
+    uint32_t struct_confirmed;    /* ... the latest such whose effects the observer has seen */
+    uint32_t sync_tag;            /* ... the one the observer is confirming now, or 0 */
+    uint32_t watches_pending;     /* ... windows whose watch is not yet in place: maps wait */
     struct {                      /* display side: replies the app side gave; drop the server's */
         struct dropped_reply {
             uint32_t seq;
+            bool event;           /* a NoExpose, not a reply */
             struct buf expected;  /* the reply the app side gave, computed here too */
         } *q;
         uint32_t head, len, cap;
@@ -86,6 +94,8 @@ struct session {
     bool link_is_tcp;             /* the kernel reports unsent bytes (TCP_NOTSENT_LOWAT applies) */
     uint32_t lowat;               /* the TCP link's current low-water mark */
     struct predictor *predict;    /* facts for local answers; NULL when disabled */
+    struct observer *observer;    /* display side: our own X connection; NULL if none */
+    bool observer_tried;
 };
 
 
@@ -107,6 +117,9 @@ int channel_on_data(struct session *s, const struct frame *f);
 int channel_on_close(struct session *s, const struct frame *f);
 int channel_on_window(struct session *s, const struct frame *f);
 int channel_on_predicted(struct session *s, const struct frame *f);
+int channel_on_fact(struct session *s, const struct frame *f);
+/* Display side: requests held back for a window watch may go on now. */
+void channel_resume_requests(struct channel *ch);
 
 /* session.c */
 void session_end(struct session *s, bool clean, const char *fmt, const char *arg);

@@ -83,6 +83,9 @@ void stats_print(const struct stats *st, FILE *f, const char *title, uint64_t id
         fprintf(f, "round trips: %llu answers arrived for a client's latest request (it may have waited on each); "
                 "%llu requests answered here\n", (unsigned long long)st->round_trips,
                 (unsigned long long)st->answered_locally);
+    if (st->noexpose_missed)
+        fprintf(f, "NoExpose answered at the app side but not sent by the server: %llu (the client got the real events too)\n",
+                (unsigned long long)st->noexpose_missed);
     fprintf(f, "%-8s %12s %14s %12s %14s\n", "class", "msgs from X", "bytes from X", "msgs to X", "bytes to X");
     for (int k = 0; k < MSG_KIND_COUNT; k++)
         if (tot_msgs[k][0] || tot_msgs[k][1])

@@ -166,6 +166,16 @@ static struct xs_pending *pending_for(struct xstream *xs, uint32_t seq)
     return NULL;
 }
 
+bool xstream_replies_owed(const struct xstream *xs)
+{
+    if (!xs->pending_len)
+        return false;
+    const struct xs_pending *last = &xs->pending[(xs->pending_head + xs->pending_len - 1) % xs->pending_cap];
+    /* Entries stay until a later message passes them; one at seq_done has had its reply,
+     * unless its request may be answered by several (ListFontsWithInfo). */
+    return last->seq > xs->seq_done || (last->seq == xs->seq_done && last->major == 50);
+}
+
 void xstream_learn_extension(struct xstream *xs, int16_t query_ext, const uint8_t reply[32])
 {
     uint8_t present = reply[8], major = reply[9];

@@ -83,6 +83,10 @@ void xstream_on_setup_request(struct xstream *xs, bool msb);
  * requests that follow it are framed and named as the client meant them. */
 void xstream_learn_extension(struct xstream *xs, int16_t query_ext, const uint8_t reply[32]);
 
+/* Whether the server still owes this connection a reply (every reply-bearing request
+ * up to seq_sent answered: false). */
+bool xstream_replies_owed(const struct xstream *xs);
+
 /* Names for accounting (never NULL). */
 const char *msg_kind_name(enum msg_kind k);
 

@@ -33,6 +33,19 @@ display_name() {
     local d="${1}_display"
     sed "s/${!d}\\b/DISPLAY/g"
 }
+# Window ids without their client part (bits 21 and up): the display side's own watching
+# connection (src/proxy/observer.c) is one more X client, so later clients get another base.
+resource_ids() {
+    display_name "$1" | perl -pe 's/\b0x([0-9a-f]{6,8})\b/sprintf("0x%x", hex($1) & 0x1fffff)/ge'
+}
+# xwininfo -all: the events "someone" selects include the display side's own watch
+# (VisibilityChange, StructureNotify, SubstructureNotify on the windows clients create),
+# a documented difference (docs/DESIGN.md); drop those from that list only.
+no_watch_masks() {
+    display_name "$1" | awk '/Someone wants these events:/ { some = 1; print; next }
+        /^  [A-Z]/ { some = 0 }
+        !(some && /^      (VisibilityChange|StructureNotify|SubstructureNotify)$/)'
+}
 # xdpyinfo: also drop the hidden extensions from the direct output (their line in the list,
 # their section in -ext all, and the "not supported" and "missing" notes tincan's side gets
 # for them instead) and count them out of "number of extensions".
@@ -76,10 +89,10 @@ for t in a p; do
     xl_bg_connected "$t" "$s" xlogo -geometry 120x100+10+10 && xl_wait_window "$s" '^xlogo$'; clients+=("$XL_LAST")
     xl_bg_connected "$t" "$s" xeyes -geometry 150x100+200+10 && xl_wait_window "$s" '^xeyes$'; clients+=("$XL_LAST")
 done
-same_output "That xwininfo -root -tree shows the same window tree through tincan" display_name xwininfo -root -tree
+same_output "That xwininfo -root -tree shows the same window tree through tincan (client id bases apart)" resource_ids xwininfo -root -tree
 wa=$(xl_window a '^xlogo$'); wp=$(xl_window p '^xlogo$')
 check "That xlogo's window has the same id through tincan as directly" test -n "$wa" -a "$wa" = "$wp"
-same_output "That xwininfo -all of xlogo's window is the same through tincan" display_name xwininfo -all -id "$wa"
+same_output "That xwininfo -all of xlogo's window is the same through tincan (the observer's event masks apart)" no_watch_masks xwininfo -all -id "$wa"
 same_output "That xprop of xlogo's window is the same through tincan" display_name xprop -id "$wa"
 same_output "That a BadWindow error reaches the client through tincan as it does directly" \
     display_name xprop -id 0x7fffff

@@ -1,0 +1,34 @@
+/* observer.h -- the display side's own connection to the X server. It watches the
+ * windows that clients create (visibility, size, mapped children) so the app side can
+ * answer a CopyArea's NoExpose without crossing the link (expose.h), and it confirms
+ * when a client's window changes have reached the server. It never touches the clients'
+ * own connections: what it selects is its own, and X lets many clients select these. */
+#ifndef TINCAN_OBSERVER_H
+#define TINCAN_OBSERVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "x11/xstream.h"
+
+struct session;
+struct channel;
+struct observer;
+
+/* Connects (blocking, bounded by a timeout) and watches for events. 0 or -errno. */
+int observer_start(struct session *s, struct observer **out);
+void observer_free(struct observer *o);
+
+/* A request of ch on its way to the server (body: after the request header). */
+void observer_on_request(struct observer *o, struct channel *ch, const struct msg_class *cls, const uint8_t *body,
+                         uint32_t body_len, uint32_t seq, bool msb);
+/* Whether ch's next request must wait for a watch to be in place first (a map). */
+bool observer_must_hold(const struct observer *o, const struct channel *ch, uint8_t major);
+/* Everything ch had for the server is written: watches of its new windows may start. */
+void observer_on_x_drained(struct observer *o, struct channel *ch);
+/* The server has reported progress on ch (its seq_done moved). */
+void observer_on_progress(struct observer *o, struct channel *ch);
+/* ch is going away. */
+void observer_forget_channel(struct observer *o, uint32_t channel_id);
+
+#endif
