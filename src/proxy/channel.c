@@ -72,6 +72,12 @@ static void channel_free(struct channel *ch)
     if (s->observer)
         observer_forget_channel(s->observer, ch->id);
     s->n_channels--;
+    if (!s->n_channels && s->observer) {
+        /* No client left: neither is our own connection (a new window opens it again). */
+        observer_free(s->observer);
+        s->observer = NULL;
+        s->observer_tried = false;
+    }
     free(ch);
 }
 
