@@ -69,6 +69,9 @@ static void channel_free(struct channel *ch)
     free(ch->drops.q);
     predict_questions_free(&ch->pq);
     expose_free(&ch->ex);
+    xenc_free(ch->enc);
+    xdec_free(ch->dec);
+    buf_free(&ch->dec_in);
     if (s->observer)
         observer_forget_channel(s->observer, ch->id);
     s->n_channels--;
@@ -163,6 +166,13 @@ static int app_accept_setup(struct channel *ch)
         channel_drop(ch, "garbage instead of an X connection setup");
         return -EBADMSG;
     }
+    if (s->state != SESSION_UP) { /* the link's options (its encoding) are not agreed yet: channel_session_up() */
+        if (ch->from_x.len > 65536) {
+            channel_drop(ch, "client sent too much before its connection was set up");
+            return -EBADMSG;
+        }
+        return -EAGAIN;
+    }
     bool ok = rq.auth_name_len == strlen(XAUTH_COOKIE_NAME) &&
               memcmp(rq.auth_name, XAUTH_COOKIE_NAME, rq.auth_name_len) == 0 &&
               rq.auth_data_len == XAUTH_COOKIE_SIZE &&
@@ -176,6 +186,10 @@ static int app_accept_setup(struct channel *ch)
         loop_want(s->loop, &ch->w, LOOP_WRITE);
         buf_clear(&ch->from_x);
         return -EACCES;
+    }
+    if (s->xcodec && (xenc_new(&ch->enc, XC_REQUESTS, rq.msb) < 0 || xdec_new(&ch->dec, XC_SERVER, rq.msb) < 0)) {
+        channel_drop(ch, "out of memory");
+        return -ENOMEM;
     }
     struct frame_open o = { .msb = rq.msb, .major = rq.major, .minor = rq.minor };
     frame_open_encode(&s->link_tx, ch->id, &o);
@@ -261,6 +275,24 @@ static struct dropped_reply *drop_find(struct channel *ch, uint32_t seq)
     return NULL;
 }
 
+/* Sending side: replaces the message just appended at out[at..] (bound for the link) by
+ * its structured encoding, when both sides agreed on one. */
+static int encode_tail(struct channel *ch, struct buf *out, size_t at)
+{
+    if (!ch->enc || out != &ch->to_link || out->len == at)
+        return 0;
+    struct stats *st = &ch->s->stats;
+    struct buf *t = &ch->s->xc_scratch;
+    buf_clear(t);
+    int rc = xenc_message(ch->enc, out->data + out->off + at, out->len - at, t);
+    if (rc)
+        return rc;
+    st->xc_raw_out += out->len - at;
+    st->xc_encoded_out += t->len;
+    out->len = at;
+    return buf_append(out, buf_head(t), t->len);
+}
+
 static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct xw_request *rq, struct buf *out,
                           struct msg_class *cls)
 {
@@ -303,7 +335,9 @@ static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct x
         if (d && d->expected.len == 32 && cls->major == XW_OP_QUERY_EXTENSION)
             xstream_learn_extension(&ch->xs, cls->query_ext, buf_head(&d->expected));
     }
-    return buf_append(out, msg, rq->size);
+    size_t at = out->len;
+    rc = buf_append(out, msg, rq->size);
+    return rc ? rc : encode_tail(ch, out, at);
 }
 
 /* Display side: whether this reply was answered at the app side (and is dropped here). */
@@ -381,12 +415,13 @@ static int on_server_msg(struct channel *ch, const uint8_t *msg, const struct xw
                   ch->xs.seq_done, cls->ext ? cls->ext : "", cls->ext ? " " : "", cls->name ? cls->name : "?");
         ch->last_answered = ch->xs.seq_sent + 1;
     }
-    return 0;
+    return encode_tail(ch, out, at);
 }
 
 /* Frames whole requests (or server messages) out of p[0..n) and appends them to out.
  * Returns the bytes used (a partial message at the end is left), or a negative errno for
  * input that cannot be framed. */
+static void channel_read_more(struct channel *ch);
 static long frame_span(struct channel *ch, const uint8_t *p, size_t n, struct buf *out, bool requests, enum stat_dir dir)
 {
     struct session *s = ch->s;
@@ -468,8 +503,14 @@ static void channel_read_x(struct channel *ch)
     }
     if (ch->phase == CH_SETUP && app_accept_setup(ch) != 0)
         return;
-    if (ch->phase != CH_OPEN)
-        return;
+    if (ch->phase == CH_OPEN)
+        channel_read_more(ch);
+}
+
+/* Frames what from_x holds and queues it for the link. */
+static void channel_read_more(struct channel *ch)
+{
+    struct session *s = ch->s;
     /* App side: requests from the client; display side: the server's messages. */
     long used = frame_span(ch, buf_head(&ch->from_x), ch->from_x.len, &ch->to_link, is_app(s), STAT_FROM_X);
     int rc = used < 0 ? (int)used : 0;
@@ -525,6 +566,10 @@ static void on_x_event(struct watch *w, unsigned events)
 void channel_grant(struct channel *ch)
 {
     uint64_t buffered = ch->to_x.len;
+    /* Decoded bytes outnumber the link's: once the peer has taken most of them, every
+     * link byte received counts as consumed. */
+    if (ch->dec && buffered < FRAME_CHANNEL_WINDOW / 4)
+        buffered = 0;
     uint64_t consumed = ch->link_received > buffered ? ch->link_received - buffered : 0;
     if (consumed > ch->link_granted && consumed - ch->link_granted >= FRAME_CHANNEL_WINDOW / 4) {
         struct buf tmp = { 0 };
@@ -558,6 +603,11 @@ int channel_on_open(struct session *s, const struct frame *f)
         return 0;
     }
     s->stats.clients_total++;
+    if (s->xcodec && (xenc_new(&ch->enc, XC_SERVER, o.msb) < 0 || xdec_new(&ch->dec, XC_REQUESTS, o.msb) < 0)) {
+        ch->on_link = true; /* the app side knows it: CLOSE tells it the channel is gone */
+        channel_drop(ch, "out of memory");
+        return 0;
+    }
     ch->on_link = true;
     ch->phase = CH_OPEN;
     net_set_nonblock(fd);
@@ -570,6 +620,14 @@ int channel_on_open(struct session *s, const struct frame *f)
     if (loop_watch(s->loop, &ch->w, fd, LOOP_READ | LOOP_WRITE, on_x_event, ch) < 0)
         channel_drop(ch, "cannot watch the X server socket");
     return 0;
+}
+
+void channel_session_up(struct session *s)
+{
+    for (struct channel *ch = s->channels; ch; ch = ch->next)
+        if (is_app(s) && ch->phase == CH_SETUP && !ch->dead && ch->from_x.len && app_accept_setup(ch) == 0 &&
+            ch->phase == CH_OPEN && ch->from_x.len)
+            channel_read_more(ch);
 }
 
 void channel_resume_requests(struct channel *ch)
@@ -609,8 +667,34 @@ int channel_on_data(struct session *s, const struct frame *f)
     if (ch->link_received + f->len > ch->link_granted + FRAME_CHANNEL_WINDOW)
         return -EBADMSG; /* the peer ignored flow control */
     ch->link_received += f->len;
+    const uint8_t *p = f->payload;
+    size_t n = f->len;
+    int rc = 0;
+    if (ch->dec) {
+        /* Structured encoding: decode whole messages; a partial one waits in dec_in. */
+        struct buf *in = &ch->dec_in, *raw = &s->xc_scratch;
+        if (in->len) {
+            if (buf_append(in, p, n) < 0)
+                return -ENOMEM;
+            p = buf_head(in);
+            n = in->len;
+        }
+        buf_clear(raw);
+        long used = xdec_feed(ch->dec, p, n, raw);
+        if (used < 0) {
+            channel_drop(ch, used == -ENOMEM ? "out of memory" : "the link carried a corrupt structured encoding");
+            return 0;
+        }
+        if (in->len)
+            buf_consume(in, (size_t)used);
+        else if ((size_t)used < n && buf_append(in, p + used, n - (size_t)used) < 0)
+            return -ENOMEM;
+        p = buf_head(raw);
+        n = raw->len;
+    }
     /* App side: the server's messages for our client; display side: the client's requests. */
-    int rc = frame_input(ch, &ch->from_link, f->payload, f->len, &ch->to_x, !is_app(s), STAT_TO_X);
+    if (n)
+        rc = frame_input(ch, &ch->from_link, p, n, &ch->to_x, !is_app(s), STAT_TO_X);
     if (rc) {
         char why[96];
         snprintf(why, sizeof why, "the link carried a %s for this client", errno_text(rc));

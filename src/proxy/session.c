@@ -160,6 +160,8 @@ static void link_process_input(struct session *s)
         if (rc == 0)
             return;
         s->state = SESSION_UP;
+        s->xcodec = (s->hs.caps & CAP_XCODEC) != 0;
+        channel_session_up(s);
         char warm[96];
         if ((s->hs.caps & CAP_ZSTD) && codec_new_speed(&s->codec, s->cfg.compress_level, s->cfg.link_speed) == 0) {
             /* What follows the handshake is compressed. */
@@ -435,6 +437,8 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
     stats_init(&s->stats);
     s->idle_ns_at_start = loop_idle_ns(loop);
     uint32_t caps = cfg->compress_level ? CAP_ZSTD | cache_open(s) : 0;
+    if (cfg->compress_level && !cfg->no_xcodec)
+        caps |= CAP_XCODEC;
     int rc = hs_init(&s->hs, cfg->role, cfg->secret, cfg->secret_len, caps);
     if (s->dict)
         s->hs.offer_self = s->dict->offer;
@@ -482,6 +486,7 @@ void session_free(struct session *s)
     buf_free(&s->link_tx);
     buf_free(&s->wire_rx);
     buf_free(&s->wire_tx);
+    buf_free(&s->xc_scratch);
     codec_free(s->codec);
     free(s->dict);
     predict_free(s->predict);

@@ -28,6 +28,7 @@ struct session_config {
     const char *cache_dir;          /* the compression cache (warm start); NULL: none */
     bool no_local_answers;          /* app side: send every request's answer across the link */
     bool observe;                   /* display side: open our own X connection to watch windows */
+    bool no_xcodec;                 /* do not offer the structured X encoding (CAP_XCODEC) */
     /* Display side: opens an upstream connection; returns an fd or -errno. NULL: connect
      * to `upstream` (tests give a socketpair to a scripted X server instead). */
     int (*connect_upstream)(void *ctx);

@@ -17,6 +17,7 @@
 #include "proxy/session.h"
 #include "proxy/stats.h"
 #include "x11/xstream.h"
+#include "xcodec/xcodec.h"
 
 #define READ_CHUNK (64u * 1024)            /* bytes per read() */
 #define LINK_OUT_HIGH (64u * 1024)         /* stop packing the link buffer above this */
@@ -52,6 +53,9 @@ struct channel {
     uint32_t seq_floor;           /* app side: the latest request answered locally */
     struct predict_questions pq;  /* questions whose answers teach the predictor */
     struct expose_state ex;       /* app side: GCs, pixmaps and window facts, for NoExpose */
+    struct xenc *enc;             /* structured encoding of what goes to the link (CAP_XCODEC) */
+    struct xdec *dec;             /* ... and decoding of what comes from it */
+    struct buf dec_in;            /* encoded bytes of a message not yet whole */
     uint32_t struct_seq;          /* display side: the latest request that may change windows */
     uint32_t struct_confirmed;    /* ... the latest such whose effects the observer has seen */
     uint32_t sync_tag;            /* ... the one the observer is confirming now, or 0 */
@@ -94,6 +98,8 @@ struct session {
     bool link_is_tcp;             /* the kernel reports unsent bytes (TCP_NOTSENT_LOWAT applies) */
     uint32_t lowat;               /* the TCP link's current low-water mark */
     struct predictor *predict;    /* facts for local answers; NULL when disabled */
+    bool xcodec;                  /* both offered CAP_XCODEC: channels encode their messages */
+    struct buf xc_scratch;        /* one message's encoding, or one DATA frame's decoding */
     struct observer *observer;    /* display side: our own X connection; NULL if none */
     bool observer_tried;
 };
@@ -118,6 +124,8 @@ int channel_on_close(struct session *s, const struct frame *f);
 int channel_on_window(struct session *s, const struct frame *f);
 int channel_on_predicted(struct session *s, const struct frame *f);
 int channel_on_fact(struct session *s, const struct frame *f);
+/* App side: the link is up; clients that connected before it may go on. */
+void channel_session_up(struct session *s);
 /* Display side: requests held back for a window watch may go on now. */
 void channel_resume_requests(struct channel *ch);
 

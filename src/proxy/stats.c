@@ -76,6 +76,10 @@ void stats_print(const struct stats *st, FILE *f, const char *title, uint64_t id
                 (unsigned long long)st->frame_bytes_out, (unsigned long long)st->link_bytes_out,
                 st->frame_bytes_out ? 100.0 * (double)st->link_bytes_out / (double)st->frame_bytes_out : 0.0,
                 (unsigned long long)st->frame_bytes_in, (unsigned long long)st->link_bytes_in);
+    if (st->xc_raw_out)
+        fprintf(f, "structured encoding: %llu X bytes out -> %llu (%.1f%%) before the link's compression\n",
+                (unsigned long long)st->xc_raw_out, (unsigned long long)st->xc_encoded_out,
+                100.0 * (double)st->xc_encoded_out / (double)st->xc_raw_out);
     fprintf(f, "clients: %llu connected, %llu refused, %llu dropped for bad input\n",
             (unsigned long long)st->clients_total, (unsigned long long)st->clients_refused,
             (unsigned long long)st->clients_dropped);
