@@ -77,6 +77,33 @@ int frame_open_parse(const struct frame *f, struct frame_open *o)
     return 0;
 }
 
+int frame_fact_window_parse(const struct frame *f, struct frame_fact_window *w)
+{
+    struct rd r = rd_make(f->payload, f->len, false);
+    uint8_t kind, clean;
+    uint64_t window, width, height, as_of;
+    if (rd_u8(&r, &kind) || kind != FACT_WINDOW || rd_varint(&r, &window) || rd_u8(&r, &clean) ||
+        rd_varint(&r, &width) || rd_varint(&r, &height) || rd_varint(&r, &as_of) || rd_left(&r) ||
+        window > UINT32_MAX || clean > 1 || width > UINT16_MAX || height > UINT16_MAX || as_of > UINT32_MAX)
+        return -EBADMSG;
+    *w = (struct frame_fact_window){ (uint32_t)window, (uint32_t)as_of, (uint16_t)width, (uint16_t)height, clean };
+    return 0;
+}
+
+int frame_fact_window_encode(struct buf *out, uint32_t channel, const struct frame_fact_window *w)
+{
+    uint8_t p[24];
+    struct buf b = { .data = p, .cap = sizeof p }; /* at most 1 + 5 + 1 + 3 + 3 + 5 bytes: never grows */
+    uint8_t kind = FACT_WINDOW, clean = w->clean;
+    buf_append(&b, &kind, 1);
+    buf_put_varint(&b, w->window);
+    buf_append(&b, &clean, 1);
+    buf_put_varint(&b, w->width);
+    buf_put_varint(&b, w->height);
+    buf_put_varint(&b, w->as_of);
+    return frame_encode(out, FRAME_FACT, channel, p, b.len);
+}
+
 int frame_open_encode(struct buf *out, uint32_t channel, const struct frame_open *o)
 {
     uint8_t p[FRAME_OPEN_SIZE] = { o->msb };

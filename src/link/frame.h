@@ -4,6 +4,7 @@
 #ifndef TINCAN_FRAME_H
 #define TINCAN_FRAME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,5 +56,14 @@ struct frame_open {
 #define FRAME_OPEN_SIZE 5
 int frame_open_parse(const struct frame *f, struct frame_open *o);
 int frame_open_encode(struct buf *out, uint32_t channel, const struct frame_open *o);
+
+/* FRAME_FACT's payload, kind FACT_WINDOW (the only kind so far). */
+struct frame_fact_window {
+    uint32_t window, as_of;
+    uint16_t width, height;
+    bool clean;
+};
+int frame_fact_window_parse(const struct frame *f, struct frame_fact_window *w);
+int frame_fact_window_encode(struct buf *out, uint32_t channel, const struct frame_fact_window *w);
 
 #endif

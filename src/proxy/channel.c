@@ -646,16 +646,12 @@ void channel_resume_requests(struct channel *ch)
 
 int channel_on_fact(struct session *s, const struct frame *f)
 {
-    struct rd r = rd_make(f->payload, f->len, false);
-    uint8_t kind, clean;
-    uint64_t window, width, height, as_of;
-    if (!is_app(s) || rd_u8(&r, &kind) || kind != FACT_WINDOW || rd_varint(&r, &window) || rd_u8(&r, &clean) ||
-        rd_varint(&r, &width) || rd_varint(&r, &height) || rd_varint(&r, &as_of) || rd_left(&r) ||
-        window > UINT32_MAX || clean > 1 || width > UINT16_MAX || height > UINT16_MAX || as_of > UINT32_MAX)
+    struct frame_fact_window w;
+    if (!is_app(s) || frame_fact_window_parse(f, &w) < 0)
         return -EBADMSG;
     struct channel *ch = channel_find(s, f->channel);
     if (ch)
-        expose_on_fact(&ch->ex, (uint32_t)window, clean, (uint16_t)width, (uint16_t)height, (uint32_t)as_of);
+        expose_on_fact(&ch->ex, w.window, w.clean, w.width, w.height, w.as_of);
     return 0;
 }
 

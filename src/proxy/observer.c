@@ -255,18 +255,10 @@ static void send_fact(struct observer *o, struct owin *w, bool gone, bool force)
         return;
     if (!w->sent && !clean && !force)
         return; /* the app side assumes nothing about windows it has not heard of */
-    uint8_t p[32];
-    struct buf b = { .data = p, .cap = sizeof p }; /* never grows: at most 1 + 1 + 5 + 1 + 3 + 3 + 5 bytes */
-    uint8_t kind = FACT_WINDOW;
-    buf_append(&b, &kind, 1);
-    buf_put_varint(&b, w->id);
-    buf_append(&b, &clean, 1);
-    buf_put_varint(&b, w->width);
-    buf_put_varint(&b, w->height);
-    buf_put_varint(&b, ch->struct_confirmed);
+    struct frame_fact_window fact = { w->id, ch->struct_confirmed, w->width, w->height, clean };
     log_debug("observer: window 0x%x of channel %u: %s, %ux%u, as of request %u", w->id, ch->id,
               clean ? "wholly visible" : "not wholly visible", w->width, w->height, ch->struct_confirmed);
-    frame_encode(&o->s->link_tx, FRAME_FACT, ch->id, p, b.len);
+    frame_fact_window_encode(&o->s->link_tx, ch->id, &fact);
     o->s->stats.link_frames_out++;
     w->sent = true;
     w->sent_clean = clean;

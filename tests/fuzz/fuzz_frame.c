@@ -47,6 +47,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (f.type == FRAME_OPEN) {
             struct frame_open o;
             frame_open_parse(&f, &o);
+        } else if (f.type == FRAME_FACT) {
+            struct frame_fact_window w;
+            if (frame_fact_window_parse(&f, &w) == 0) { /* what parses must encode and parse the same */
+                struct buf again = { 0 };
+                frame_fact_window_encode(&again, f.channel, &w);
+                struct frame g;
+                struct frame_fact_window w2;
+                if (frame_decode(buf_head(&again), again.len, &g) < 0 || frame_fact_window_parse(&g, &w2) < 0 ||
+                    w.window != w2.window || w.as_of != w2.as_of || w.width != w2.width ||
+                    w.height != w2.height || w.clean != w2.clean)
+                    __builtin_trap();
+                buf_free(&again);
+            }
         }
         buf_consume(&in, (size_t)n);
     }
