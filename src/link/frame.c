@@ -8,7 +8,7 @@ static bool frame_type_known(uint8_t t)
 {
     switch (t) {
     case FRAME_AUTH_NONCE: case FRAME_AUTH_PROOF: case FRAME_DICT_OFFER: case FRAME_OPEN: case FRAME_DATA:
-    case FRAME_CLOSE: case FRAME_WINDOW: case FRAME_PREDICTED: case FRAME_FACT: case FRAME_GOODBYE:
+    case FRAME_CLOSE: case FRAME_WINDOW: case FRAME_PREDICTED: case FRAME_FACT: case FRAME_ACK: case FRAME_GOODBYE:
         return true;
     }
     return false;
@@ -26,6 +26,7 @@ const char *frame_type_name(uint8_t t)
     case FRAME_WINDOW: return "WINDOW";
     case FRAME_PREDICTED: return "PREDICTED";
     case FRAME_FACT: return "FACT";
+    case FRAME_ACK: return "ACK";
     case FRAME_GOODBYE: return "GOODBYE";
     }
     return "unknown";

@@ -20,6 +20,7 @@ enum frame_type {
     FRAME_WINDOW = 0x13,      /* flow-control credit; payload: varint bytes */
     FRAME_PREDICTED = 0x14,   /* app -> display: request (varint sequence number) answered at the app side */
     FRAME_FACT = 0x15,        /* display -> app: what the app side needs to answer locally (below) */
+    FRAME_ACK = 0x16,         /* channel 0; varint: link bytes read from the peer so far */
     FRAME_GOODBYE = 0x20,     /* channel 0; the session ends cleanly; payload: varint stream bytes received */
 };
 

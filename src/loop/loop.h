@@ -29,6 +29,9 @@ void loop_unwatch(struct loop *l, struct watch *w);    /* does not close fd */
 #define LOOP_MAX_HOOKS 8
 int loop_add_before_sleep(struct loop *l, void (*fn)(void *), void *data);
 void loop_remove_before_sleep(struct loop *l, void (*fn)(void *), void *data);
+/* From a before-sleep hook: wake no later than deadline_ns (clock_ns time), for work
+ * that waits on time rather than on a file descriptor. Asked anew every turn. */
+void loop_wake_by(struct loop *l, uint64_t deadline_ns);
 /* Runs the before-sleep hook, waits up to timeout_ms (-1: forever) and dispatches. */
 int loop_run_once(struct loop *l, int timeout_ms);
 uint64_t loop_idle_ns(const struct loop *l);           /* total time spent waiting */

@@ -17,6 +17,7 @@ struct loop {
     } hooks[LOOP_MAX_HOOKS];
     int n_hooks;
     uint64_t idle_ns;
+    uint64_t wake_by_ns;   /* 0: none asked this turn */
 };
 
 int loop_new(struct loop **out)
@@ -97,12 +98,24 @@ void loop_remove_before_sleep(struct loop *l, void (*fn)(void *), void *data)
         }
 }
 
+void loop_wake_by(struct loop *l, uint64_t deadline_ns)
+{
+    if (!l->wake_by_ns || deadline_ns < l->wake_by_ns)
+        l->wake_by_ns = deadline_ns;
+}
+
 int loop_run_once(struct loop *l, int timeout_ms)
 {
+    l->wake_by_ns = 0;
     for (int i = 0; i < l->n_hooks; i++)
         l->hooks[i].fn(l->hooks[i].data);
     struct epoll_event evs[64];
     uint64_t t0 = clock_ns();
+    if (l->wake_by_ns) {
+        uint64_t ms = l->wake_by_ns > t0 ? (l->wake_by_ns - t0 + 999999) / 1000000 : 0;
+        if (timeout_ms < 0 || ms < (uint64_t)timeout_ms)
+            timeout_ms = (int)ms;
+    }
     int n = epoll_wait(l->epfd, evs, 64, timeout_ms);
     l->idle_ns += clock_ns() - t0;
     if (n < 0)

@@ -110,6 +110,16 @@ void session_end(struct session *s, bool clean, const char *fmt, const char *arg
         }
 }
 
+/* The peer has read this many of our link bytes: the pacer learns the link from it. */
+static int on_ack(struct session *s, const struct frame *f)
+{
+    struct rd r = rd_make(f->payload, f->len, false);
+    uint64_t acked;
+    if (f->channel || rd_varint(&r, &acked) < 0 || rd_left(&r))
+        return -EBADMSG;
+    return pacer_on_ack(&s->pacer, acked, clock_ns());
+}
+
 static int on_goodbye(struct session *s, const struct frame *f)
 {
     /* The peer received our stream up to `got`; our receiving ends with this frame. */
@@ -140,6 +150,7 @@ static frame_handler handler_for(uint8_t type)
     case FRAME_WINDOW: return channel_on_window;
     case FRAME_PREDICTED: return channel_on_predicted;
     case FRAME_FACT: return channel_on_fact;
+    case FRAME_ACK: return on_ack;
     case FRAME_GOODBYE: return on_goodbye;
     }
     return on_bad_frame; /* authentication frames after the handshake */
@@ -265,6 +276,7 @@ static int link_write_buf(struct session *s, struct buf *b)
         }
         s->stats.link_writes++;
         s->stats.link_bytes_out += (uint64_t)n;
+        pacer_on_send(&s->pacer, (uint64_t)n, clock_ns());
         buf_consume(b, (size_t)n);
     }
     return 0;
@@ -302,7 +314,7 @@ static size_t link_backlog(const struct session *s) { return s->link_tx.len + s-
  * of unsent data at the link's measured rate (2 KiB to 256 KiB): the rest waits here, per
  * channel, where the scheduler still chooses what goes first. The low-water mark follows,
  * so writability wakes us when the kernel runs low. */
-static size_t link_budget(struct session *s)
+static size_t kernel_budget(struct session *s)
 {
     struct transport_queue q;
     if (!s->link_is_tcp || transport_queue_info(s->link_out, &q) < 0)
@@ -319,6 +331,21 @@ static size_t link_budget(struct session *s)
     return q.unsent >= target ? 0 : (size_t)(target - q.unsent);
 }
 
+/* ... and no more than the pacer lets be in flight beyond the peer (pacer.h): the kernel
+ * cannot see a queue in a relay, a modem or a router. Its window counts link bytes; the
+ * scheduler packs frame bytes, which the zstd stage shrinks by the recent ratio. */
+static size_t link_budget(struct session *s, size_t queued)
+{
+    size_t budget = kernel_budget(s);
+    uint64_t allow = pacer_allowance(&s->pacer), ratio = 1;
+    if (s->codec && s->stats.link_bytes_out)
+        ratio = s->stats.frame_bytes_out / s->stats.link_bytes_out;
+    allow *= ratio < 1 ? 1 : ratio > 8 ? 8 : ratio;
+    if (allow < queued)
+        pacer_note_blocked(&s->pacer);
+    return allow < budget ? (size_t)allow : budget;
+}
+
 static bool channels_waiting(const struct session *s)
 {
     for (const struct channel *ch = s->channels; ch; ch = ch->next)
@@ -331,12 +358,18 @@ static bool channels_waiting(const struct session *s)
  * link buffer is full or nothing is ready; then CLOSE for channels whose X peer has gone. */
 static void schedule_channels(struct session *s)
 {
-    size_t budget = channels_waiting(s) ? link_budget(s) : 0;
-    bool progress = true; /* one pass at least: CLOSEs go even without data */
-    while (progress) {
+    size_t queued = 0;
+    for (const struct channel *ch = s->channels; ch; ch = ch->next)
+        if (!ch->dead && ch->on_link && ch->send_credit)
+            queued += ch->to_link.len;
+    size_t budget = queued ? link_budget(s, queued) : 0;
+    /* First the channels with little queued (a key press, a small reply, a drawing
+     * request), whole; then the rest, a piece each per round. */
+    bool progress = true, small_first = true; /* one pass at least: CLOSEs go even without data */
+    while (progress || small_first) {
         progress = false;
         for (struct channel *ch = s->channels; ch; ch = ch->next) {
-            if (ch->dead || !ch->on_link)
+            if (ch->dead || !ch->on_link || (small_first && ch->to_link.len > SMALL_QUEUE))
                 continue;
             size_t n = ch->to_link.len, backlog = link_backlog(s), room = backlog < budget ? budget - backlog : 0;
             if (n > DATA_CHUNK)
@@ -358,6 +391,10 @@ static void schedule_channels(struct session *s)
                 ch->dead = true;
             }
         }
+        if (small_first) { /* then everyone */
+            small_first = false;
+            progress = true;
+        }
     }
     /* Rotate so the next turn starts with another channel. */
     if (s->channels && s->channels->next) {
@@ -370,6 +407,33 @@ static void schedule_channels(struct session *s)
     }
 }
 
+/* Tells the peer how many of its link bytes we have read: when ACK_BYTES have come
+ * (at most every ACK_INTERVAL_NS; at once for eight times that), or ACK_DELAY_NS after
+ * the first byte not yet acknowledged. An ACK costs a few bytes on the way back, so a trickle of input is
+ * acknowledged in lumps; its lateness adds to the peer's round-trip samples. */
+static void send_ack(struct session *s)
+{
+    uint64_t pending = s->stats.link_bytes_in - s->ack_sent, now = clock_ns();
+    if (!pending)
+        return;
+    if (!s->ack_first_ns)
+        s->ack_first_ns = now;
+    bool lump = pending >= ACK_BYTES || (pending >= ACK_BYTES / 4 && s->link_tx.len);
+    if (pending < 8 * ACK_BYTES && !(lump && now - s->ack_sent_ns >= ACK_INTERVAL_NS) &&
+        now - s->ack_first_ns < ACK_DELAY_NS) {
+        loop_wake_by(s->loop, lump ? s->ack_sent_ns + ACK_INTERVAL_NS : s->ack_first_ns + ACK_DELAY_NS);
+        return;
+    }
+    s->ack_first_ns = 0;
+    struct buf v = { 0 };
+    buf_put_varint(&v, s->stats.link_bytes_in);
+    frame_encode(&s->link_tx, FRAME_ACK, 0, buf_head(&v), v.len);
+    buf_free(&v);
+    s->stats.link_frames_out++;
+    s->ack_sent = s->stats.link_bytes_in;
+    s->ack_sent_ns = now;
+}
+
 static void link_pump(struct session *s)
 {
     if (s->state == SESSION_UP) {
@@ -380,6 +444,7 @@ static void link_pump(struct session *s)
                     channel_grant(ch);
             }
         schedule_channels(s);
+        send_ack(s);
     }
     reap_channels(s);
     if (s->state != SESSION_ENDED)
@@ -435,6 +500,7 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
     }
     s->next_id = 1;
     stats_init(&s->stats);
+    pacer_init(&s->pacer);
     s->idle_ns_at_start = loop_idle_ns(loop);
     uint32_t caps = cfg->compress_level ? CAP_ZSTD | cache_open(s) : 0;
     if (cfg->compress_level && !cfg->no_xcodec)

@@ -13,6 +13,7 @@
 #include "loop/loop.h"
 #include "proxy/expose.h"
 #include "proxy/observer.h"
+#include "proxy/pacer.h"
 #include "proxy/predict.h"
 #include "proxy/session.h"
 #include "proxy/stats.h"
@@ -27,6 +28,10 @@
 #define TO_LINK_HIGH (256u * 1024)         /* stop reading an X peer above this much queued */
 #define MAX_CHANNELS 1024u                 /* live channels per session */
 #define DECOMPRESS_STEP (256u * 1024)      /* link bytes decompressed before frames are handled */
+#define ACK_BYTES 512u                     /* acknowledge the link when this much has come ... */
+#define ACK_INTERVAL_NS (5u * 1000000)     /* ... at most every 5 ms ... */
+#define ACK_DELAY_NS (50u * 1000000)       /* ... or 50 ms after the first byte not acknowledged */
+#define SMALL_QUEUE 1024u                  /* a channel with this little queued is served first */
 
 enum channel_phase {
     CH_SETUP,   /* app side: waiting for the client's setup request */
@@ -99,6 +104,10 @@ struct session {
     uint32_t lowat;               /* the TCP link's current low-water mark */
     struct predictor *predict;    /* facts for local answers; NULL when disabled */
     bool xcodec;                  /* both offered CAP_XCODEC: channels encode their messages */
+    struct pacer pacer;           /* how much may be in flight on the link (ACK frames) */
+    uint64_t ack_sent;            /* the link bytes read that our last ACK reported */
+    uint64_t ack_sent_ns;
+    uint64_t ack_first_ns;        /* when the first byte not yet acknowledged came, or 0 */
     struct buf xc_scratch;        /* one message's encoding, or one DATA frame's decoding */
     struct observer *observer;    /* display side: our own X connection; NULL if none */
     bool observer_tried;

@@ -1,0 +1,53 @@
+/* pacer.h -- how much the link may carry now, so that data waits inside tincan (where
+ * the scheduler can still put a key press ahead of an image) and not in a queue beyond
+ * it: the kernel's socket buffers, a relay's, a modem's or a router's. The peer
+ * acknowledges the link bytes it has read (ACK frames); from the acknowledgements the
+ * pacer learns the link's delivery rate and round-trip time, and keeps the bytes in
+ * flight near one bandwidth-delay product plus a small margin (the idea of BBR, much
+ * simplified). Pure: no I/O, times are given. */
+#ifndef TINCAN_PACER_H
+#define TINCAN_PACER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PACER_RECORDS 256            /* writes remembered for RTT samples */
+#define PACER_RATE_SAMPLES 4         /* rate: the highest of the last samples */
+#define PACER_START_WINDOW (4u * 1024)  /* in flight before anything is measured */
+#define PACER_MIN_WINDOW 256u         /* never less in flight */
+#define PACER_HEADROOM 8              /* steady window: BDP + BDP / this + margin */
+#define PACER_RTT_WINDOW_NS (10ull * 1000000000ull) /* min RTT: forgotten after 10 s */
+
+struct pacer {
+    uint64_t sent, acked;            /* link bytes written / acknowledged by the peer */
+    bool measured;                   /* an ACK has arrived: the window applies */
+    struct { uint64_t end, t_ns; } rec[PACER_RECORDS];
+    uint32_t rec_head, rec_len;
+    uint64_t min_rtt_ns, min_rtt_at_ns;
+    uint64_t rate_Bps[PACER_RATE_SAMPLES];
+    uint32_t rate_next;
+    uint64_t sample_start_ns, sample_start_acked;
+    bool busy;                       /* data was waiting while the window was full: rate samples count */
+    enum { PACER_STARTUP, PACER_STEADY, PACER_PROBE_RTT } phase;
+    uint64_t full_rate;              /* startup: the rate that has not grown by a quarter since */
+    unsigned flat_samples;           /* ... for this many samples */
+    uint64_t probe_until_ns;         /* probe_rtt: when it ends (0: not yet drained) */
+    uint64_t probe_min_rtt_ns;       /* ... the least round trip seen in it */
+};
+
+void pacer_init(struct pacer *p);
+/* n link bytes were written at now_ns. */
+void pacer_on_send(struct pacer *p, uint64_t n, uint64_t now_ns);
+/* The peer says it has read `acked` link bytes (a running total). -EBADMSG if impossible. */
+int pacer_on_ack(struct pacer *p, uint64_t acked, uint64_t now_ns);
+/* The scheduler wanted to send more than the window allowed. */
+void pacer_note_blocked(struct pacer *p);
+/* Link bytes that may be written now (beyond those in flight). */
+size_t pacer_allowance(const struct pacer *p);
+/* The estimates, 0 until measured. */
+uint64_t pacer_rate(const struct pacer *p);
+uint64_t pacer_rtt_ns(const struct pacer *p);
+size_t pacer_window(const struct pacer *p);
+
+#endif
