@@ -461,6 +461,18 @@ static int64_t service_all(struct stream *s, int64_t now)
         int64_t t = conn_deadline(s, c, now);
         if (t < next) next = t;
     }
+    /* Rotate: whoever is served first gets first go at a freed shared backlog, so take
+     * turns, or the newest connection starves the others of a busy link. */
+    struct sconn *first = s->conns;
+    if (first && first->next) {
+        struct sconn *last = first;
+        while (last->next) last = last->next;
+        s->conns = first->next;
+        s->conns->prev = NULL;
+        first->next = NULL;
+        first->prev = last;
+        last->next = first;
+    }
     return next;
 }
 
