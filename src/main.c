@@ -1,4 +1,5 @@
 /* main.c -- the tincan command: picks the sub-command. Each lives in src/cli/. */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,6 +28,10 @@ int main(int argc, char **argv)
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    /* Buffers of 128 KiB and more get their own mappings, returned when freed. glibc would
+     * otherwise raise this threshold after each such free (up to 32 MiB) and keep freed
+     * message buffers in its heap: memory the session's bound (--max-memory) no longer counts. */
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     const char *cmd = argv[1];
     if (!strcmp(cmd, "app"))
         return cmd_app(argc - 2, argv + 2);

@@ -417,8 +417,9 @@ class TincanPath(Path):
         t = self.ctx.tmp
         xauth = os.path.join(t, "tincan.xauth")
         tb = self.ctx.tincan_bin
+        # As nxproxy gets link=modem: the same preset (level, write aggregation).
         extra = ["--compress", str(self.ctx.args.tincan_compress)] \
-            if self.ctx.args.tincan_compress is not None else []
+            if self.ctx.args.tincan_compress is not None else ["--link-speed", "modem"]
         # One compression cache per mode, shared by both halves and by tincan-cold and
         # tincan-warm (as the nxproxy HOMEs are): warm starts from what cold saved.
         extra += ["--cache-dir", os.path.join(t, self.ctx.mode + "-tincan-cache")]

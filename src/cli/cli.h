@@ -22,6 +22,7 @@ struct link_opts {
     int link_speed;           /* --link-speed modem|isdn|adsl|lan|auto (enum codec_speed) */
     const char *cache_dir;    /* --cache-dir DIR; default $XDG_CACHE_HOME/tincan */
     bool no_cache;            /* --no-cache */
+    uint64_t max_memory;      /* --max-memory SIZE: bytes this side may hold; 0: the default */
 };
 
 /* Parses one of the shared options at argv[*i]; returns 1 if it was one, 0 if not, -1 on error. */
@@ -32,6 +33,9 @@ int parse_compress_level(const char *s);
 /* Checks the combination; loads the secret when the link needs one. 0 or -1 (message printed). */
 int link_opts_finish(struct link_opts *o, uint8_t *secret, size_t *secret_len, bool *use_secret);
 void parse_log_level(const char *s);
+/* Reads --max-memory's value: a byte count with an optional K, M or G (binary), at least
+ * 16M. 0 if invalid (message printed). */
+uint64_t parse_memory_size(const char *s);
 /* Reads --link-speed's value; -1 if invalid (message printed). */
 int parse_link_speed(const char *s);
 /* The compression cache directory the options ask for, written into buf; NULL for none. */
@@ -44,7 +48,11 @@ const char *link_opts_cache_dir(const struct link_opts *o, char *buf, size_t cap
     "  --compress LEVEL      a fixed zstd level instead, 1-19, or 0 for none (both sides must offer it)\n" \
     "  --cache-dir DIR       the compression cache: a second session of a program sends references\n" \
     "                        to the first (default $XDG_CACHE_HOME/tincan or ~/.cache/tincan)\n" \
-    "  --no-cache            neither use nor write the compression cache\n"
+    "  --no-cache            neither use nor write the compression cache\n" \
+    "  --max-memory SIZE     memory this side may hold, e.g. 64M (default), 512M: the compression\n" \
+    "                        window is sized from it (2 MiB at 64M, 16 MiB from 512M), and above it\n" \
+    "                        tincan stops reading from the X programs that flood it until the link\n" \
+    "                        catches up (they wait, as on a slow X server)\n"
 
 /* Signals arrive through a signalfd: SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGCHLD. */
 int signals_open(void);

@@ -189,7 +189,7 @@ int cmd_app(int argc, char **argv)
     char cache_buf[512];
     struct session_config cfg = { .role = ROLE_APP, .secret = use_secret ? secret : NULL, .secret_len = secret_len,
                                   .compress_level = lo.compress_level, .no_local_answers = no_local_answers,
-                                  .link_speed = lo.link_speed,
+                                  .link_speed = lo.link_speed, .max_memory = lo.max_memory,
                                   .cache_dir = link_opts_cache_dir(&lo, cache_buf, sizeof cache_buf) };
     randombytes_buf(cfg.cookie, sizeof cfg.cookie);
     if (!xauthority)

@@ -135,6 +135,7 @@ int cmd_display(int argc, char **argv)
     char cache_buf[512];
     d.cfg = (struct session_config){ .role = ROLE_DISPLAY, .observe = true, .secret = use_secret ? secret : NULL, .secret_len = secret_len,
                                      .compress_level = lo.compress_level, .link_speed = lo.link_speed,
+                                     .max_memory = lo.max_memory,
                                      .cache_dir = link_opts_cache_dir(&lo, cache_buf, sizeof cache_buf) };
     if (!display || xdisplay_parse(display, &d.cfg.upstream) < 0) {
         fprintf(stderr, "tincan display: %s: give the X server with --display or DISPLAY\n",

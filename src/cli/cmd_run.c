@@ -25,6 +25,7 @@ static const char run_usage[] =
     "  --profile NAME       the link to emulate (see `tincan-link --list-profiles`; default radio256)\n"
     "  --no-emulator        join the halves directly, with no emulated link\n"
     "  --compress LEVEL     zstd level for the link, 1-19, 0 for none (default 3)\n"
+    "  --max-memory SIZE    memory each half may hold (default 64M; see tincan app --help)\n"
     "  --display NAME       show on this X server (default: $DISPLAY, else an embedded Xvfb)\n"
     "  --xvfb               always use an embedded Xvfb\n"
     "  --duration SECONDS   end COMMAND after this long (default: wait for it)\n"
@@ -146,7 +147,7 @@ int cmd_run(int argc, char **argv)
     const char *profile = "radio256", *display = getenv("DISPLAY"), *screenshot = NULL;
     bool emulator = true, xvfb = false, quiet = false;
     double duration_s = 0;
-    const char *level = "3";
+    const char *level = "3", *max_memory = "64M";
     int cmd_at = -1;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -157,6 +158,10 @@ int cmd_run(int argc, char **argv)
         } else if (!strcmp(argv[i], "--compress") && i + 1 < argc) {
             level = argv[++i];
             if (parse_compress_level(level) < 0)
+                return 2;
+        } else if (!strcmp(argv[i], "--max-memory") && i + 1 < argc) {
+            max_memory = argv[++i];
+            if (!parse_memory_size(max_memory))
                 return 2;
         } else if (!strcmp(argv[i], "--no-emulator")) {
             emulator = false;
@@ -231,7 +236,8 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "tincan run: started Xvfb on %s\n", display);
     }
     char *dargv[] = { self, "display", "--link-listen", dsock, "--secret-file", secret, "--display", (char *)display,
-                      "--compress", (char *)level, quiet ? "--log-level" : "--stats", quiet ? "warn" : NULL, NULL };
+                      "--compress", (char *)level, "--max-memory", (char *)max_memory,
+                      quiet ? "--log-level" : "--stats", quiet ? "warn" : NULL, NULL };
     if ((display_pid = start(dargv, -1)) < 0)
         goto out;
     if (!wait_socket(dsock, display_pid, 10000)) {
@@ -251,7 +257,7 @@ int cmd_run(int argc, char **argv)
         app_link = lsock;
     }
     size_t n_cmd = (size_t)(argc - cmd_at);
-    char **aargv = calloc(n_cmd + 12, sizeof *aargv);
+    char **aargv = calloc(n_cmd + 14, sizeof *aargv);
     int k = 0;
     aargv[k++] = self;
     aargv[k++] = "app";
@@ -261,6 +267,8 @@ int cmd_run(int argc, char **argv)
     aargv[k++] = secret;
     aargv[k++] = "--compress";
     aargv[k++] = (char *)level;
+    aargv[k++] = "--max-memory";
+    aargv[k++] = (char *)max_memory;
     if (!quiet)
         aargv[k++] = "--stats";
     else {

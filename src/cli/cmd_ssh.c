@@ -25,6 +25,7 @@ static const char ssh_usage[] =
     "  --link-speed SPEED     modem, isdn, adsl, lan or auto (default): where compression starts\n"
     "  --compress LEVEL       a fixed zstd level instead, 1-19, 0 for none\n"
     "  --no-cache             no compression cache (warm start) on either side\n"
+    "  --max-memory SIZE      memory each side may hold (default 64M; see tincan app --help)\n"
     "  --stats                print statistics of both halves at exit\n"
     "  --log-level LEVEL      error, warn, info (default) or debug\n"
     "Every other option before HOST goes to ssh.\n";
@@ -94,6 +95,7 @@ int cmd_ssh(int argc, char **argv)
     bool stats = false;
     int level = CODEC_LEVEL_AUTO, speed = CODEC_SPEED_AUTO;
     bool no_cache = false;
+    const char *max_memory = NULL;
     int i = 0;
     for (; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -113,6 +115,9 @@ int cmd_ssh(int argc, char **argv)
                 return 2;
         } else if (!strcmp(argv[i], "--no-cache")) {
             no_cache = true;
+        } else if (!strcmp(argv[i], "--max-memory") && i + 1 < argc) {
+            if (!parse_memory_size(max_memory = argv[++i]))
+                return 2;
         } else if (!strcmp(argv[i], "--stats")) {
             stats = true;
         } else if (!strcmp(argv[i], "--log-level") && i + 1 < argc) {
@@ -133,6 +138,7 @@ int cmd_ssh(int argc, char **argv)
     int host_at = i;
     char cache_buf[512];
     struct session_config cfg = { .role = ROLE_DISPLAY, .observe = true, .compress_level = level, .link_speed = speed,
+                                  .max_memory = max_memory ? parse_memory_size(max_memory) : 0,
                                   .cache_dir = no_cache || dict_default_dir(cache_buf, sizeof cache_buf) ? NULL : cache_buf };
     if (!display || xdisplay_parse(display, &cfg.upstream) < 0) {
         fprintf(stderr, "tincan ssh: no usable X display here (set DISPLAY or give --display)\n");
@@ -143,11 +149,14 @@ int cmd_ssh(int argc, char **argv)
     char remote_cmd[65536];
     /* The remote app side gets the same compression choice (a fixed level, or the preset). */
     static const char *const speeds[] = { "auto", "modem", "isdn", "adsl", "lan" };
-    char how[48];
+    char how[96];
     if (level == CODEC_LEVEL_AUTO)
         snprintf(how, sizeof how, "--link-speed %s", speeds[speed]);
     else
         snprintf(how, sizeof how, "--compress %d", level);
+    if (max_memory) /* the same bound there: both sides size the window from it */
+        snprintf(how + strlen(how), sizeof how - strlen(how), " --max-memory %llu",
+                 (unsigned long long)parse_memory_size(max_memory));
     size_t len = (size_t)snprintf(remote_cmd, sizeof remote_cmd, "%s app --stdio %s%s%s%s%s --", remote, how,
                                   no_cache ? " --no-cache" : "", stats ? " --stats" : "",
                                   log_level ? " --log-level " : "", log_level ? log_level : "");

@@ -33,6 +33,11 @@ int link_opts_take(struct link_opts *o, int argc, char **argv, int *i)
             return -1;
         ++*i;
         return 1;
+    } else if (!strcmp(a, "--max-memory")) {
+        if (*i + 1 >= argc || !(o->max_memory = parse_memory_size(argv[*i + 1])))
+            return -1;
+        ++*i;
+        return 1;
     } else if (!strcmp(a, "--stdio"))
         return o->stdio = true, 1;
     else if (!strcmp(a, "--stats"))
@@ -68,6 +73,24 @@ int parse_compress_level(const char *s)
         return -1;
     }
     return (int)v;
+}
+
+uint64_t parse_memory_size(const char *s)
+{
+    char *end;
+    unsigned long long v = s && *s >= '0' && *s <= '9' ? strtoull(s, &end, 10) : 0;
+    int shift = 0;
+    if (v && (*end == 'K' || *end == 'k'))
+        shift = 10, end++;
+    else if (v && (*end == 'M' || *end == 'm'))
+        shift = 20, end++;
+    else if (v && (*end == 'G' || *end == 'g'))
+        shift = 30, end++;
+    if (!v || *end || v > (1ull << 40) >> shift || (v << shift) < (16u << 20)) {
+        fprintf(stderr, "tincan: --max-memory takes a size of at least 16M, such as 64M or 1G\n");
+        return 0;
+    }
+    return (uint64_t)v << shift;
 }
 
 int parse_link_speed(const char *s)

@@ -67,6 +67,28 @@ void buf_free(struct buf *b)
     *b = (struct buf){ 0 };
 }
 
+void buf_trim(struct buf *b, size_t keep)
+{
+    if (b->cap <= keep)
+        return;
+    if (!b->len) {
+        buf_free(b);
+        return;
+    }
+    if (b->cap < (1u << 20) || b->len >= b->cap / 4)
+        return;
+    memmove(b->data, b->data + b->off, b->len);
+    b->off = 0;
+    size_t cap = keep > 4096 ? keep : 4096;
+    while (cap < 2 * b->len)
+        cap *= 2;
+    uint8_t *d = realloc(b->data, cap);
+    if (d) {
+        b->data = d;
+        b->cap = cap;
+    }
+}
+
 int buf_put_varint(struct buf *b, uint64_t v)
 {
     uint8_t tmp[10];

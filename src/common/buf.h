@@ -21,6 +21,9 @@ uint8_t *buf_append_space(struct buf *b, size_t n);     /* n writable bytes at t
 void buf_consume(struct buf *b, size_t n);              /* drop n bytes from the head */
 void buf_clear(struct buf *b);
 void buf_free(struct buf *b);
+/* Gives memory back between uses: frees an empty buffer holding more than keep bytes, and
+ * shrinks a large one (1 MiB or more) that uses under a quarter of it. */
+void buf_trim(struct buf *b, size_t keep);
 
 /* Appends a LEB128 unsigned varint (at most 10 bytes). */
 int buf_put_varint(struct buf *b, uint64_t v);

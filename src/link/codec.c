@@ -11,7 +11,6 @@
 #include "common/clock.h"
 #include "common/log.h"
 
-#define HIST_CAP (24u << 20)         /* history buffer: slid back to CODEC_HISTORY_KEEP when full */
 #define TUNE_BYTES (256u * 1024)     /* input between two looks at the level */
 #define TUNE_HOLD_NS 5000000000ull   /* 5 s between level changes: each re-primes a frame */
 #define LEVEL_MIN 1
@@ -24,6 +23,7 @@ struct half {
     size_t hist_len, hist_cap;
     uint64_t total;        /* stream bytes, not counting the prime */
     uint8_t *prefix;
+    size_t prefix_len;
     bool need_prime;       /* rx: a frame ended; prime the next before decoding it */
 };
 
@@ -31,6 +31,11 @@ struct codec {
     ZSTD_CCtx *cctx;
     ZSTD_DCtx *dctx;
     struct half h[2];
+    int window_log;
+    size_t prime_max;      /* the window: what a frame is primed with */
+    size_t hist_keep;      /* history kept when it slides: the prime plus slack for the bytes
+                            * in flight when the session ends (GOODBYE's offsets) */
+    size_t hist_cap;       /* the history buffer's size: slid back to hist_keep when full */
     int level, next_level;
     bool fixed;            /* an explicit level: never changed */
     enum codec_speed speed;
@@ -54,10 +59,26 @@ int codec_speed_parse(const char *s)
     return -1;
 }
 
+/* zstd's default chainLog and hashLog per level (lib/compress/clevels.h, unknown source
+ * size), so that a small window can lower them: the tables of level 9 alone take 12 MiB,
+ * more than a 2 MiB window needs. Used only to lower, never to raise. */
+static const uint8_t level_logs[20][2] = {
+    { 13, 14 }, { 13, 14 }, { 15, 16 }, { 16, 17 }, { 18, 18 }, { 18, 19 }, { 18, 19 }, { 19, 20 },
+    { 19, 20 }, { 20, 21 }, { 21, 22 }, { 21, 22 }, { 22, 23 }, { 22, 22 }, { 22, 23 }, { 23, 23 },
+    { 22, 22 }, { 23, 22 }, { 23, 22 }, { 24, 22 },
+};
+
 static void set_cparams(struct codec *c)
 {
     ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, c->level);
-    ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_windowLog, CODEC_WINDOW_LOG);
+    ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_windowLog, c->window_log);
+    /* Tables at most a quarter of the window each (measured: about 1 % more bytes at level 9
+     * with a 256 KiB window, against 11 MiB less memory). */
+    int cap = c->window_log - 2, lv = c->level < 20 ? c->level : 19;
+    if (level_logs[lv][0] > cap)
+        ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_chainLog, cap);
+    if (level_logs[lv][1] > cap)
+        ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_hashLog, cap);
     ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_checksumFlag, 0);
     /* Long-distance matching finds the repeats of a primed frame (an image, a glyph set,
      * a keyboard map sent again) anywhere in the window, where the level's own hash
@@ -65,11 +86,50 @@ static void set_cparams(struct codec *c)
     ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_enableLongDistanceMatching, 1);
 }
 
+int codec_window_log(const struct codec *c) { return c->window_log; }
+
+/* Per side, at most: compressor (window, two blocks, tables of a quarter window each,
+ * long-distance matching, sequences), decompressor (window, two blocks), and per direction
+ * a history of 1.25 windows and a prefix of one. Measured with ZSTD_sizeof_*: 20.6 MiB
+ * at level 9 with a 2 MiB window, all buffers full (tests/unit/test_codec.c). */
+uint64_t codec_reserve(int window_log)
+{
+    uint64_t w = 1ull << window_log;
+    return w + 3 * w + w + 2 * (w + w / 4 + w) + (2u << 20);
+}
+
+int codec_window_for(uint64_t bound)
+{
+    int wl = CODEC_WINDOW_LOG;
+    while (wl > CODEC_WINDOW_LOG_MIN && codec_reserve(wl) > bound / 8 * 3)
+        wl--;
+    return wl;
+}
+
+uint64_t codec_memory(const struct codec *c)
+{
+    uint64_t n = sizeof *c + ZSTD_sizeof_CCtx(c->cctx) + ZSTD_sizeof_DCtx(c->dctx);
+    for (int d = 0; d < 2; d++)
+        n += c->h[d].hist_cap + c->h[d].prefix_len;
+    return n;
+}
+
 int codec_new_speed(struct codec **out, int level, enum codec_speed speed)
 {
+    return codec_new_window(out, level, speed, CODEC_WINDOW_LOG);
+}
+
+int codec_new_window(struct codec **out, int level, enum codec_speed speed, int window_log)
+{
+    if (window_log < CODEC_WINDOW_LOG_MIN || window_log > CODEC_WINDOW_LOG)
+        return -EINVAL;
     struct codec *c = calloc(1, sizeof *c);
     if (!c)
         return -ENOMEM;
+    c->window_log = window_log;
+    c->prime_max = (size_t)1 << window_log;
+    c->hist_keep = c->prime_max + c->prime_max / 16;
+    c->hist_cap = c->prime_max + c->prime_max / 4;
     c->cctx = ZSTD_createCCtx();
     c->dctx = ZSTD_createDCtx();
     if (!c->cctx || !c->dctx) {
@@ -80,7 +140,8 @@ int codec_new_speed(struct codec **out, int level, enum codec_speed speed)
     c->speed = speed;
     c->level = c->next_level = c->fixed ? level : speed_levels[speed];
     set_cparams(c);
-    ZSTD_DCtx_setParameter(c->dctx, ZSTD_d_windowLogMax, CODEC_WINDOW_LOG_MAX);
+    /* The peer agreed on this window (PROTOCOL.md 1): a larger one is a corrupt stream. */
+    ZSTD_DCtx_setParameter(c->dctx, ZSTD_d_windowLogMax, window_log);
     *out = c;
     return 0;
 }
@@ -100,15 +161,15 @@ void codec_free(struct codec *c)
     free(c);
 }
 
-static int hist_append(struct half *h, const uint8_t *p, size_t n)
+static int hist_append(const struct codec *c, struct half *h, const uint8_t *p, size_t n)
 {
-    if (n >= CODEC_HISTORY_KEEP) {
-        p += n - CODEC_HISTORY_KEEP;
-        n = CODEC_HISTORY_KEEP;
+    if (n >= c->hist_keep) {
+        p += n - c->hist_keep;
+        n = c->hist_keep;
         h->hist_len = 0;
     }
-    if (h->hist_len + n > HIST_CAP) { /* slide: keep what may still be primed or saved */
-        size_t keep = CODEC_HISTORY_KEEP - n;
+    if (h->hist_len + n > c->hist_cap) { /* slide: keep what may still be primed or saved */
+        size_t keep = c->hist_keep - n;
         if (keep > h->hist_len)
             keep = h->hist_len;
         memmove(h->hist, h->hist + h->hist_len - keep, keep);
@@ -118,8 +179,8 @@ static int hist_append(struct half *h, const uint8_t *p, size_t n)
         size_t cap = h->hist_cap ? 2 * h->hist_cap : 64 * 1024;
         while (cap < h->hist_len + n)
             cap *= 2;
-        if (cap > HIST_CAP)
-            cap = HIST_CAP;
+        if (cap > c->hist_cap)
+            cap = c->hist_cap;
         uint8_t *nh = realloc(h->hist, cap);
         if (!nh)
             return -ENOMEM;
@@ -132,18 +193,20 @@ static int hist_append(struct half *h, const uint8_t *p, size_t n)
     return 0;
 }
 
-/* Starts a frame of direction d primed with the last CODEC_PRIME_MAX bytes of its history.
+/* Starts a frame of direction d primed with the last window of its history.
  * Both ends do this at the same stream offset, so both hold the same prefix. */
 static int prime_frame(struct codec *c, enum codec_dir d)
 {
     struct half *h = &c->h[d];
     free(h->prefix);
     h->prefix = NULL;
-    size_t n = h->hist_len < CODEC_PRIME_MAX ? h->hist_len : CODEC_PRIME_MAX;
+    h->prefix_len = 0;
+    size_t n = h->hist_len < c->prime_max ? h->hist_len : c->prime_max;
     if (!n)
         return 0;
     if (!(h->prefix = malloc(n)))
         return -ENOMEM;
+    h->prefix_len = n;
     memcpy(h->prefix, h->hist + h->hist_len - n, n);
     size_t r = d == CODEC_TX ? ZSTD_CCtx_refPrefix(c->cctx, h->prefix, n) : ZSTD_DCtx_refPrefix(c->dctx, h->prefix, n);
     return ZSTD_isError(r) ? -EIO : 0;
@@ -154,11 +217,11 @@ int codec_prime(struct codec *c, enum codec_dir d, const uint8_t *p, size_t n)
     struct half *h = &c->h[d];
     if (h->total || h->hist_len)
         return -EINVAL;
-    if (n > CODEC_PRIME_MAX) {
-        p += n - CODEC_PRIME_MAX;
-        n = CODEC_PRIME_MAX;
+    if (n > c->prime_max) {
+        p += n - c->prime_max;
+        n = c->prime_max;
     }
-    int rc = hist_append(h, p, n);
+    int rc = hist_append(c, h, p, n);
     return rc ? rc : prime_frame(c, d);
 }
 
@@ -170,7 +233,7 @@ int codec_history(const struct codec *c, enum codec_dir d, uint64_t end, const u
     if (end > h->total || h->total - end > h->hist_len)
         return -ERANGE;
     size_t stop = h->hist_len - (size_t)(h->total - end);
-    size_t len = stop < CODEC_PRIME_MAX ? stop : CODEC_PRIME_MAX;
+    size_t len = stop < c->prime_max ? stop : c->prime_max;
     *p = h->hist + stop - len;
     *n = len;
     return 0;
@@ -238,7 +301,7 @@ int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
     int rc;
     if (c->next_level != c->level && (rc = change_level(c, out)) < 0)
         return rc;
-    if ((rc = hist_append(&c->h[CODEC_TX], p, n)) < 0)
+    if ((rc = hist_append(c, &c->h[CODEC_TX], p, n)) < 0)
         return rc;
     c->h[CODEC_TX].total += n;
     ZSTD_inBuffer in = { p, n, 0 };
@@ -275,7 +338,7 @@ int codec_decompress(struct codec *c, struct buf *in, struct buf *out, size_t ma
     for (;;) {
         if (h->need_prime && i.pos < i.size) {
             /* The history now ends where the sender's did when it began the next frame. */
-            if (hist_append(h, dst, o.pos) < 0 || prime_frame(c, CODEC_RX) < 0) {
+            if (hist_append(c, h, dst, o.pos) < 0 || prime_frame(c, CODEC_RX) < 0) {
                 rc = -ENOMEM;
                 break;
             }
@@ -300,7 +363,7 @@ int codec_decompress(struct codec *c, struct buf *in, struct buf *out, size_t ma
         if (i.pos == i.size)
             break;
     }
-    if (rc >= 0 && hist_append(h, dst, o.pos) < 0)
+    if (rc >= 0 && hist_append(c, h, dst, o.pos) < 0)
         rc = -ENOMEM;
     h->total += o.pos;
     out->len -= o.size - o.pos;

@@ -15,11 +15,11 @@
 
 #define CODEC_DEFAULT_LEVEL 3
 #define CODEC_LEVEL_AUTO (-1)      /* session_config.compress_level: choose by link speed */
-#define CODEC_WINDOW_LOG 24        /* 16 MiB of history: what the compressor may refer back to */
-#define CODEC_WINDOW_LOG_MAX 24    /* what the decompressor accepts from a peer */
-#define CODEC_PRIME_MAX (16u << 20) /* bytes a frame is primed with: the window */
-#define CODEC_HISTORY_KEEP (17u << 20) /* history kept per direction: the prime plus slack for
-                                       * the bytes in flight when the session ends */
+#define CODEC_WINDOW_LOG 24        /* 16 MiB of history: the largest window, and a peer's
+                                    * that does not say (PROTOCOL.md 1) */
+#define CODEC_WINDOW_LOG_MIN 17    /* 128 KiB: the smallest window a memory bound chooses */
+#define CODEC_WINDOW_LOG_MAX 24    /* what the decompressor accepts from a peer, at most */
+#define CODEC_PRIME_MAX (16u << 20) /* bytes a frame is primed with, at most: the largest window */
 
 /* Link speed presets (like nxproxy's link=): the zstd level each starts at; auto starts at
  * the default and follows the measured link rate. */
@@ -28,9 +28,19 @@ enum codec_dir { CODEC_TX, CODEC_RX };
 
 struct codec;
 
-/* level: a zstd level (fixed), or CODEC_LEVEL_AUTO to follow speed. 0 or -ENOMEM. */
+/* level: a zstd level (fixed), or CODEC_LEVEL_AUTO to follow speed. 0 or -ENOMEM.
+ * window_log (CODEC_WINDOW_LOG_MIN..CODEC_WINDOW_LOG) sizes the window, the prime and the
+ * history of both directions, so both sides of a link must use the same one. */
 int codec_new(struct codec **out, int level);
 int codec_new_speed(struct codec **out, int level, enum codec_speed speed);
+int codec_new_window(struct codec **out, int level, enum codec_speed speed, int window_log);
+/* The window log a memory bound (bytes) affords: the codec of one side then holds about
+ * codec_reserve() bytes at most, an eighth of the bound or less. */
+int codec_window_for(uint64_t bound);
+uint64_t codec_reserve(int window_log);
+/* What the codec holds now (zstd's contexts, histories, prefixes), in bytes. */
+uint64_t codec_memory(const struct codec *c);
+int codec_window_log(const struct codec *c);
 void codec_free(struct codec *c);
 /* Primes direction d with the bytes that preceded the stream (a cached dictionary), before
  * any data has gone through it. Copies p. 0, -EINVAL (data already flowed) or -ENOMEM. */
@@ -45,7 +55,7 @@ int codec_decompress(struct codec *c, struct buf *in, struct buf *out, size_t ma
 
 /* Bytes that have gone through direction d's stream (not counting the prime). */
 uint64_t codec_total(const struct codec *c, enum codec_dir d);
-/* The last at most CODEC_PRIME_MAX bytes of direction d (prime included) that end at stream
+/* The last at most window bytes of direction d (prime included) that end at stream
  * offset end (<= codec_total). Points into the codec, valid until its next call.
  * 0, or -ERANGE when those bytes are no longer held. */
 int codec_history(const struct codec *c, enum codec_dir d, uint64_t end, const uint8_t **p, size_t *n);

@@ -21,6 +21,7 @@ int hs_init(struct handshake *hs, enum link_role role, const uint8_t *secret, si
     memset(hs, 0, sizeof *hs);
     hs->role = role;
     hs->caps = caps;
+    hs->window_log = HS_WINDOW_LOG_DEFAULT;
     if (secret) {
         if (secret_len > HS_MAX_SECRET)
             return -EINVAL;
@@ -37,8 +38,8 @@ void hs_wipe(struct handshake *hs) { sodium_memzero(hs, sizeof *hs); }
 int hs_start(struct handshake *hs, struct buf *out)
 {
     char banner[HS_MAX_BANNER];
-    int n = snprintf(banner, sizeof banner, "TINCAN %d %s %x %s\n", LINK_PROTOCOL_VERSION, role_name(hs->role),
-                     hs->caps, hs->auth ? "hmac-sha256" : "none");
+    int n = snprintf(banner, sizeof banner, "TINCAN %d %s %x %s %d\n", LINK_PROTOCOL_VERSION, role_name(hs->role),
+                     hs->caps, hs->auth ? "hmac-sha256" : "none", hs->window_log);
     int rc = buf_append(out, banner, (size_t)n);
     if (!rc && hs->auth)
         rc = frame_encode(out, FRAME_AUTH_NONCE, 0, hs->nonce_self, sizeof hs->nonce_self);
@@ -82,7 +83,9 @@ static int parse_banner(struct handshake *hs, struct buf *in)
     int version;
     char role[16], auth[16];
     unsigned caps;
-    if (sscanf(line, "TINCAN %d %15s %x %15s", &version, role, &caps, auth) != 4)
+    int window_log = HS_WINDOW_LOG_DEFAULT; /* a peer that names none uses the old fixed window */
+    int fields = sscanf(line, "TINCAN %d %15s %x %15s %d", &version, role, &caps, auth, &window_log);
+    if (fields < 4)
         return fail(hs, -EPROTO, "peer is not a tincan link (banner \"%.60s\")", line);
     if (version != LINK_PROTOCOL_VERSION) {
         char msg[64];
@@ -98,7 +101,16 @@ static int parse_banner(struct handshake *hs, struct buf *in)
     if (peer_auth != hs->auth)
         return fail(hs, -EACCES, "%s", hs->auth ? "peer does not prove the session secret: refused"
                                                  : "peer requires a session secret and this side has none");
+    if (window_log < HS_WINDOW_LOG_MIN || window_log > 62) {
+        char w[16];
+        snprintf(w, sizeof w, "%d", window_log);
+        return fail(hs, -EPROTO, "peer offers a compression window of 2^%s bytes, outside what this side accepts", w);
+    }
     hs->caps &= caps;
+    /* Both use the smaller: it bounds both sides' memory. A peer that names none (an older
+     * tincan) uses 2^24 whatever we say, so we must too. */
+    if (window_log < hs->window_log || fields < 5)
+        hs->window_log = window_log;
     hs->got_banner = true;
     return 0;
 }

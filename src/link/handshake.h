@@ -17,6 +17,8 @@
 #define HS_PROOF_SIZE 32
 #define HS_MAX_BANNER 128
 #define HS_MAX_SECRET 1024
+#define HS_WINDOW_LOG_DEFAULT 24   /* the zstd window of a peer whose banner names none */
+#define HS_WINDOW_LOG_MIN 17       /* a smaller one refuses the peer */
 
 enum link_role { ROLE_APP, ROLE_DISPLAY };
 
@@ -33,6 +35,8 @@ struct handshake {
     uint8_t secret[HS_MAX_SECRET];
     size_t secret_len;
     uint32_t caps;                   /* capabilities offered; after success, those both offered */
+    int window_log;                  /* zstd window offered (set before hs_start, default 24);
+                                      * after the banners, the smaller of both (PROTOCOL.md 1) */
     uint8_t nonce_self[HS_NONCE_SIZE], nonce_peer[HS_NONCE_SIZE];
     bool got_banner, got_nonce, got_proof;
     struct dict_offer offer_self;    /* set by the caller before hs_feed(); sent with CAP_DICT */

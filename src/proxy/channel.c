@@ -103,7 +103,7 @@ void channel_update_interest(struct channel *ch)
     if (ch->w.fd < 0)
         return;
     unsigned want = 0;
-    if (!ch->x_closed && ch->to_link.len < TO_LINK_HIGH)
+    if (!ch->x_closed && ch->to_link.len < TO_LINK_HIGH && session_may_read(ch))
         want |= LOOP_READ;
     if (ch->to_x.len)
         want |= LOOP_WRITE;
@@ -418,6 +418,20 @@ static int on_server_msg(struct channel *ch, const uint8_t *msg, const struct xw
     return encode_tail(ch, out, at);
 }
 
+/* Whether a peer waits for this message, so the link writes it at once (session.c's flush
+ * policy): a request owed an answer, any answer, an input event (core 2-8, or GenericEvent:
+ * XInput 2). */
+static bool message_urgent(const struct channel *ch, const struct msg_class *cls)
+{
+    const struct xstream *xs = &ch->xs;
+    if (cls->kind == MSG_REQUEST) /* owed an answer, and not answered here already */
+        return xs->pending_len && xs->seq_done < xs->seq_sent &&
+               xs->pending[(xs->pending_head + xs->pending_len - 1) % xs->pending_cap].seq == xs->seq_sent;
+    if (cls->kind == MSG_EVENT)
+        return (cls->major >= 2 && cls->major <= 8) || cls->major == 35;
+    return true;
+}
+
 /* Frames whole requests (or server messages) out of p[0..n) and appends them to out.
  * Returns the bytes used (a partial message at the end is left), or a negative errno for
  * input that cannot be framed. */
@@ -451,6 +465,8 @@ static long frame_span(struct channel *ch, const uint8_t *p, size_t n, struct bu
         if (rc)
             break;
         stats_count(&s->stats, &cls, dir, (uint32_t)size);
+        if (dir == STAT_FROM_X && !ch->urgent)
+            ch->urgent = message_urgent(ch, &cls);
         used += (size_t)size;
     }
     s->stats.encode_ns += clock_ns() - t0;
@@ -570,6 +586,8 @@ void channel_grant(struct channel *ch)
      * link byte received counts as consumed. */
     if (ch->dec && buffered < FRAME_CHANNEL_WINDOW / 4)
         buffered = 0;
+    if (session_holds_partial(ch)) /* over the memory bound: a partial message waits its turn */
+        buffered += ch->from_link.len + ch->dec_in.len;
     uint64_t consumed = ch->link_received > buffered ? ch->link_received - buffered : 0;
     if (consumed > ch->link_granted && consumed - ch->link_granted >= FRAME_CHANNEL_WINDOW / 4) {
         struct buf tmp = { 0 };

@@ -14,6 +14,7 @@
 #include "proxy/session_private.h"
 
 static void link_pump(struct session *s);
+static void mem_set_window(struct session *s, int window_log);
 
 /* ---------------------------------------------------------------- compression cache (warm start)
  * Per direction, the last bytes of the stream are saved at a clean end, up to the offsets
@@ -174,7 +175,14 @@ static void link_process_input(struct session *s)
         s->xcodec = (s->hs.caps & CAP_XCODEC) != 0;
         channel_session_up(s);
         char warm[96];
-        if ((s->hs.caps & CAP_ZSTD) && codec_new_speed(&s->codec, s->cfg.compress_level, s->cfg.link_speed) == 0) {
+        if ((s->hs.caps & CAP_ZSTD) && s->hs.window_log > codec_window_for(s->cfg.max_memory))
+            log_warn("link: the other side is an older tincan with a 16 MiB compression window: "
+                     "this side may hold more than its memory bound of %llu MiB",
+                     (unsigned long long)(s->cfg.max_memory >> 20));
+        if (s->hs.caps & CAP_ZSTD)
+            mem_set_window(s, s->hs.window_log);
+        if ((s->hs.caps & CAP_ZSTD) &&
+            codec_new_window(&s->codec, s->cfg.compress_level, s->cfg.link_speed, s->hs.window_log) == 0) {
             /* What follows the handshake is compressed. */
             buf_append(&s->wire_rx, buf_head(&s->link_rx), s->link_rx.len);
             buf_clear(&s->link_rx);
@@ -259,6 +267,81 @@ static void on_link_readable(struct session *s)
     link_process_input(s);
 }
 
+/* ---------------------------------------------------------------- memory bound
+ * What a side holds is the codec (fixed once the window is agreed: codec_reserve) and its
+ * buffers. Above the high mark the session stops reading its X peers (the app side's
+ * clients, the display side's server connections), which then block as on a slow server,
+ * until the link has drained it below the low mark. Nothing is dropped. */
+
+/* The high mark leaves room, within the bound, for the codec, the process, one turn of
+ * reads (64 events of READ_CHUNK) and one message crossing while paused, held twice (being
+ * read, and framed into the queue behind it). With 16 MiB requests that room is 36 MiB, so
+ * under a 64 MiB bound the mark falls to its floor, an eighth of the bound. */
+static void mem_set_window(struct session *s, int window_log)
+{
+    uint64_t limit = s->cfg.max_memory, floor = limit / 8;
+    uint64_t fixed = codec_reserve(window_log) + MEM_BASE + 64 * READ_CHUNK + 2 * (uint64_t)XS_MAX_REQUEST_BYTES;
+    s->mem_high = limit > fixed + floor ? limit - fixed : floor;
+    s->mem_low = s->mem_high / 4 * 3;
+}
+
+static uint64_t held_trim(struct buf *b)
+{
+    buf_trim(b, BUF_KEEP);
+    return b->cap;
+}
+
+/* Once per loop turn: gives idle memory back, counts what is held, and pauses or resumes
+ * reading. Bytes of partial messages (a request being read, a message being received) cannot
+ * drain until their message is whole: once everything else has drained below the low mark,
+ * one channel at a time may finish reading the message it is in, and one may receive the
+ * rest of a partial message beyond its credit. So a message larger than what is left still
+ * passes, nothing waits on itself, and partial messages complete only as fast as the link
+ * drains what they become (not all at once: each would then be held whole). */
+static void mem_check(struct session *s)
+{
+    buf_clear(&s->xc_scratch); /* scratch of one call: its last contents are spent */
+    uint64_t held = held_trim(&s->link_rx) + held_trim(&s->link_tx) + held_trim(&s->wire_rx) + held_trim(&s->wire_tx) +
+                    held_trim(&s->xc_scratch);
+    uint64_t partial = 0;
+    for (struct channel *ch = s->channels; ch; ch = ch->next) {
+        uint64_t in = held_trim(&ch->from_x), rx = held_trim(&ch->from_link) + held_trim(&ch->dec_in);
+        held += in + rx + held_trim(&ch->to_x) + held_trim(&ch->to_link);
+        partial += (ch->from_x.len ? in : 0) + (ch->from_link.len + ch->dec_in.len ? rx : 0);
+    }
+    s->mem_held = held;
+    if (held > s->mem_peak)
+        s->mem_peak = held;
+    bool was = s->mem_paused;
+    if (held > s->mem_high)
+        s->mem_paused = true;
+    else if (held < s->mem_low)
+        s->mem_paused = false;
+    if (s->mem_paused && !was) {
+        s->mem_pauses++;
+        log_debug("memory: %llu KiB held, above %llu KiB: not reading X peers", (unsigned long long)held / 1024,
+                  (unsigned long long)s->mem_high / 1024);
+    }
+    if (!s->mem_paused) {
+        s->mem_reader = s->mem_receiver = NULL;
+        return;
+    }
+    if (s->mem_reader && (s->mem_reader->dead || !s->mem_reader->from_x.len))
+        s->mem_reader = NULL;
+    if (s->mem_receiver && (s->mem_receiver->dead || !(s->mem_receiver->from_link.len + s->mem_receiver->dec_in.len)))
+        s->mem_receiver = NULL;
+    if (held - partial >= s->mem_low) /* the link is still draining: no new exception */
+        return;
+    for (struct channel *ch = s->channels; ch && (!s->mem_reader || !s->mem_receiver); ch = ch->next) {
+        if (ch->dead)
+            continue;
+        if (!s->mem_reader && ch->from_x.len)
+            s->mem_reader = ch;
+        if (!s->mem_receiver && ch->from_link.len + ch->dec_in.len)
+            s->mem_receiver = ch;
+    }
+}
+
 /* ---------------------------------------------------------------- link output */
 
 /* Writes b to the link: 0 when all is out, 1 when the socket is full, -1 when the link broke. */
@@ -282,18 +365,99 @@ static int link_write_buf(struct session *s, struct buf *b)
     return 0;
 }
 
+/* How long link_tx may wait for more frames: on a slow link each write costs a flushed
+ * zstd block (3-10 bytes of its own) and usually a packet, so a few ms of gathering buys
+ * bytes; on a fast one it only buys latency. */
+static uint64_t flush_delay_ns(const struct session *s)
+{
+    switch (s->cfg.link_speed) {
+    case CODEC_SPEED_MODEM: return 10000000;
+    case CODEC_SPEED_ISDN: return 5000000;
+    case CODEC_SPEED_ADSL: return 2000000;
+    case CODEC_SPEED_LAN: return 0;
+    }
+    uint64_t r = s->link_rate_Bps; /* auto: by the measured rate; unknown (not TCP): at once */
+    return !r ? 0 : r < 16000 ? 10000000 : r < 64000 ? 5000000 : r < 1000000 ? 2000000 : 0;
+}
+
+static bool channels_waiting(const struct session *s)
+{
+    for (const struct channel *ch = s->channels; ch; ch = ch->next)
+        if (!ch->dead && ch->on_link && ch->to_link.len && ch->send_credit)
+            return true;
+    return false;
+}
+
+enum flush_why { FLUSH_AT_ONCE, FLUSH_URGENT, FLUSH_FULL, FLUSH_DEADLINE };
+
+/* Frames added to link_tx outside the scheduler are control frames (OPEN, WINDOW, FACT,
+ * CLOSE, GOODBYE): the peer acts on them, so they go at once. Not PREDICTED: the client
+ * has its answer already, and the display side needs it only before the request it
+ * precedes, which the scheduler queues behind it. ACK is urgent: the pacer's round trip
+ * and rate come from its timing. */
+static void tx_classify(struct session *s)
+{
+    for (size_t at = s->tx_plain; at < s->link_tx.len && !s->tx_urgent;) {
+        struct frame f;
+        long n = frame_decode(buf_head(&s->link_tx) + at, s->link_tx.len - at, &f);
+        if (n <= 0 || f.type != FRAME_PREDICTED)
+            s->tx_urgent = true;
+        at += n > 0 ? (size_t)n : 0;
+    }
+    s->tx_plain = s->link_tx.len;
+}
+
+/* Whether link_tx waits for more: only DATA nobody waits for, less than FLUSH_BYTES, for at
+ * most the link's delay since it began to wait. Asks the loop to wake at the deadline. */
+static bool link_hold(struct session *s)
+{
+    uint64_t delay = flush_delay_ns(s);
+    if (!s->link_tx.len)
+        return false;
+    if (!delay || s->goodbye) {
+        s->flushes[FLUSH_AT_ONCE]++;
+        return false;
+    }
+    tx_classify(s);
+    if (s->tx_urgent) {
+        s->flushes[FLUSH_URGENT]++;
+        return false;
+    }
+    if (s->link_tx.len >= FLUSH_BYTES || channels_waiting(s)) { /* as full as it will get */
+        s->flushes[FLUSH_FULL]++;
+        return false;
+    }
+    uint64_t now = s->now();
+    if (!s->hold_since)
+        s->hold_since = now;
+    if (now - s->hold_since >= delay) {
+        s->flushes[FLUSH_DEADLINE]++;
+        return false;
+    }
+    loop_wake_by(s->loop, clock_ns() + (s->hold_since + delay - now));
+    return true;
+}
+
 static void link_write(struct session *s)
 {
     if (link_write_buf(s, &s->hs_tx) != 0 || s->state != SESSION_UP)
         return;
+    if (s->link_tx.len && link_hold(s)) {
+        link_write_buf(s, &s->wire_tx);
+        return;
+    }
+    s->tx_plain = 0;
+    s->tx_urgent = false;
+    s->hold_since = 0;
+    struct transport_queue q;
+    if (s->link_tx.len && s->link_is_tcp && transport_queue_info(s->link_out, &q) == 0)
+        s->link_rate_Bps = q.rate_Bps;
     if (!s->codec) {
         link_write_buf(s, &s->link_tx);
         return;
     }
-    if (s->link_tx.len) { /* one flushed zstd block per write: nothing waits for more data */
-        struct transport_queue q;
-        if (s->link_is_tcp && transport_queue_info(s->link_out, &q) == 0)
-            codec_set_link_rate(s->codec, q.rate_Bps); /* for the automatic level */
+    if (s->link_tx.len) { /* one flushed zstd block per write */
+        codec_set_link_rate(s->codec, s->link_rate_Bps); /* for the automatic level */
         uint64_t t0 = clock_ns();
         s->stats.frame_bytes_out += s->link_tx.len;
         int rc = codec_compress(s->codec, buf_head(&s->link_tx), s->link_tx.len, &s->wire_tx);
@@ -346,14 +510,6 @@ static size_t link_budget(struct session *s, size_t queued)
     return allow < budget ? (size_t)allow : budget;
 }
 
-static bool channels_waiting(const struct session *s)
-{
-    for (const struct channel *ch = s->channels; ch; ch = ch->next)
-        if (!ch->dead && ch->on_link && ch->to_link.len && ch->send_credit)
-            return true;
-    return false;
-}
-
 /* Packs queued channel data into link_tx, a DATA_CHUNK per channel per round, until the
  * link buffer is full or nothing is ready; then CLOSE for channels whose X peer has gone. */
 static void schedule_channels(struct session *s)
@@ -384,8 +540,13 @@ static void schedule_channels(struct session *s)
                 ch->send_credit -= n;
                 s->stats.link_frames_out++;
                 progress = true;
+                if (ch->urgent) /* some of it may be what a peer waits for */
+                    s->tx_urgent = true;
+                if (!ch->to_link.len)
+                    ch->urgent = false;
             }
             if (ch->x_closed && !ch->to_link.len && !ch->peer_closed) {
+                s->tx_urgent = true;
                 frame_encode(&s->link_tx, FRAME_CLOSE, ch->id, NULL, 0);
                 s->stats.link_frames_out++;
                 ch->dead = true;
@@ -443,9 +604,15 @@ static void link_pump(struct session *s)
                 if (!ch->dead)
                     channel_grant(ch);
             }
+        tx_classify(s);
         schedule_channels(s);
+        s->tx_plain = s->link_tx.len;
         send_ack(s);
     }
+    if (s->mem_reader && s->mem_reader->dead)
+        s->mem_reader = NULL;
+    if (s->mem_receiver && s->mem_receiver->dead)
+        s->mem_receiver = NULL;
     reap_channels(s);
     if (s->state != SESSION_ENDED)
         link_write(s);
@@ -458,8 +625,12 @@ static void link_pump(struct session *s)
     for (struct channel *ch = s->channels; ch; ch = ch->next)
         if (!ch->dead)
             channel_update_interest(ch);
-    /* Wake when the link drains: to write what is packed, or to pack what channels hold. */
-    bool pending = s->hs_tx.len || (s->state == SESSION_UP && (link_backlog(s) || channels_waiting(s)));
+    mem_check(s);
+    /* Wake when the link drains: to write what is packed (unless held: the loop wakes at
+     * its deadline), or to pack what channels hold. */
+    bool held = s->link_tx.len && s->hold_since;
+    bool pending = s->hs_tx.len ||
+                   (s->state == SESSION_UP && (s->wire_tx.len || (s->link_tx.len && !held) || channels_waiting(s)));
     if (s->link_in == s->link_out)
         loop_want(s->loop, &s->link_in_w, LOOP_READ | (pending ? LOOP_WRITE : 0));
     else
@@ -486,6 +657,9 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
         return -ENOMEM;
     s->loop = loop;
     s->cfg = *cfg;
+    if (!s->cfg.max_memory)
+        s->cfg.max_memory = MEM_DEFAULT;
+    s->now = cfg->clock ? cfg->clock : clock_ns;
     if (!s->cfg.handshake_timeout_ms)
         s->cfg.handshake_timeout_ms = 15000;
     s->link_in = link_in;
@@ -508,6 +682,9 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
     int rc = hs_init(&s->hs, cfg->role, cfg->secret, cfg->secret_len, caps);
     if (s->dict)
         s->hs.offer_self = s->dict->offer;
+    /* The window (and so the codec's memory) from the bound; the peer may choose smaller. */
+    s->hs.window_log = codec_window_for(s->cfg.max_memory);
+    mem_set_window(s, s->hs.window_log);
     if (!rc)
         rc = hs_start(&s->hs, &s->hs_tx);
     if (!rc)
@@ -618,10 +795,20 @@ enum session_state session_state(const struct session *s) { return s->state; }
 const char *session_end_reason(const struct session *s) { return s->ended_clean ? NULL : s->end_reason; }
 bool session_refused(const struct session *s) { return s->refused; }
 size_t session_channel_count(const struct session *s) { return s->n_channels; }
+uint64_t session_memory_held(const struct session *s) { return s->mem_held; }
+bool session_reading_paused(const struct session *s) { return s->mem_paused; }
 struct stats *session_stats(struct session *s) { return &s->stats; }
 
 void session_print_stats(struct session *s, FILE *f)
 {
     stats_print(&s->stats, f, is_app(s) ? "app side" : "display side", loop_idle_ns(s->loop) - s->idle_ns_at_start);
+    fprintf(f, "memory: buffers held %.1f MiB at most (high mark %.1f MiB, reading paused %u times); "
+               "compression %.1f MiB (window %d KiB); bound %.0f MiB\n",
+            (double)s->mem_peak / 1048576, (double)s->mem_high / 1048576, s->mem_pauses,
+            s->codec ? (double)codec_memory(s->codec) / 1048576 : 0.0, s->codec ? (1 << codec_window_log(s->codec)) / 1024 : 0,
+            (double)s->cfg.max_memory / 1048576);
+    fprintf(f, "link writes of frames: %u urgent, %u full (%u bytes), %u at the deadline (%.0f ms), %u unheld\n",
+            s->flushes[FLUSH_URGENT], s->flushes[FLUSH_FULL], FLUSH_BYTES, s->flushes[FLUSH_DEADLINE],
+            (double)flush_delay_ns(s) / 1e6, s->flushes[FLUSH_AT_ONCE]);
 }
 

@@ -29,6 +29,8 @@ struct session_config {
     bool no_local_answers;          /* app side: send every request's answer across the link */
     bool observe;                   /* display side: open our own X connection to watch windows */
     bool no_xcodec;                 /* do not offer the structured X encoding (CAP_XCODEC) */
+    uint64_t max_memory;            /* bytes this side may hold (codec and buffers); 0: 64 MiB */
+    uint64_t (*clock)(void);        /* monotonic ns for the flush policy; NULL: clock_ns (tests set one) */
     /* Display side: opens an upstream connection; returns an fd or -errno. NULL: connect
      * to `upstream` (tests give a socketpair to a scripted X server instead). */
     int (*connect_upstream)(void *ctx);
@@ -54,6 +56,10 @@ const char *session_end_reason(const struct session *s);
 /* True if the peer refused us or we refused it during the handshake. */
 bool session_refused(const struct session *s);
 size_t session_channel_count(const struct session *s);
+/* Bytes held in buffers (as of the last loop turn), and whether reading X peers is paused
+ * to keep under the memory bound. */
+uint64_t session_memory_held(const struct session *s);
+bool session_reading_paused(const struct session *s);
 struct stats *session_stats(struct session *s);
 void session_print_stats(struct session *s, FILE *f);
 

@@ -32,6 +32,10 @@
 #define ACK_INTERVAL_NS (5u * 1000000)     /* ... at most every 5 ms ... */
 #define ACK_DELAY_NS (50u * 1000000)       /* ... or 50 ms after the first byte not acknowledged */
 #define SMALL_QUEUE 1024u                  /* a channel with this little queued is served first */
+#define MEM_DEFAULT (64u << 20)            /* session_config.max_memory when 0 */
+#define MEM_BASE (8u << 20)                /* of the bound: the process itself (code, libraries, tables) */
+#define BUF_KEEP (16u * 1024)              /* an idle buffer keeps at most this much allocated */
+#define FLUSH_BYTES (16u * 1024)           /* held link bytes beyond this are written at once */
 
 enum channel_phase {
     CH_SETUP,   /* app side: waiting for the client's setup request */
@@ -53,6 +57,8 @@ struct channel {
     bool x_closed;                /* our X peer is gone: send CLOSE once to_link is out */
     bool peer_closed;             /* CLOSE received: flush to_x, then close */
     bool dead;                    /* freed before the next sleep */
+    bool urgent;                  /* to_link holds a message someone waits for (a request owed
+                                   * an answer, an answer, an input event): write it at once */
     uint32_t last_answered;       /* sequence number of the last request counted as a round trip */
     uint32_t last_unpredicted;    /* app side: the latest request not answered locally */
     uint32_t seq_floor;           /* app side: the latest request answered locally */
@@ -111,7 +117,37 @@ struct session {
     struct buf xc_scratch;        /* one message's encoding, or one DATA frame's decoding */
     struct observer *observer;    /* display side: our own X connection; NULL if none */
     bool observer_tried;
+    /* Memory bound (DESIGN.md "Bounded memory"): bytes held in buffers, and the marks
+     * between which reading X peers stops and starts again. */
+    uint64_t mem_held, mem_peak, mem_high, mem_low;
+    bool mem_paused;              /* above the high mark, not yet below the low one */
+    uint32_t mem_pauses;          /* times it paused, for the statistics */
+    struct channel *mem_reader;   /* paused: the one channel that may finish a message it is reading */
+    struct channel *mem_receiver; /* paused: the one channel granted credit for a partial message */
+    /* Flush policy (DESIGN.md "Fewer, larger link writes"): link_tx is held briefly on a
+     * slow link to gather more frames into one compressed block. */
+    uint64_t (*now)(void);        /* clock_ns, or a test's clock */
+    size_t tx_plain;              /* bytes of link_tx that are DATA nobody waits for */
+    bool tx_urgent;               /* link_tx holds something a peer waits for */
+    uint64_t hold_since;          /* when link_tx began to be held; 0: not held */
+    uint64_t link_rate_Bps;       /* the TCP link's measured delivery rate; 0: unknown */
+    uint32_t flushes[4];          /* link writes of frames by why: enum flush_why */
 };
+
+/* Whether a channel may read its X peer: not while the session holds more than its high
+ * mark, except the one channel finishing a message (a message larger than what is left
+ * of the bound still passes, one at a time). */
+static inline bool session_may_read(const struct channel *ch)
+{
+    return !ch->s->mem_paused || ch == ch->s->mem_reader;
+}
+
+/* Whether a partial message in from_link still counts as buffered when credit is returned:
+ * while paused, only one channel at a time may receive beyond its window. */
+static inline bool session_holds_partial(const struct channel *ch)
+{
+    return ch->s->mem_paused && ch != ch->s->mem_receiver;
+}
 
 
 static inline bool is_app(const struct session *s) { return s->cfg.role == ROLE_APP; }

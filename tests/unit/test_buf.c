@@ -19,6 +19,21 @@ int main(void)
         CHECK_EQ(buf_head(&b)[0], (uint8_t)(3334));
         buf_free(&b);
     }
+    TEST("That trimming frees an empty buffer and shrinks a large one that is mostly spent") {
+        struct buf b = { 0 };
+        buf_append_space(&b, 3u << 20);
+        memset(b.data, 7, 3u << 20);
+        buf_consume(&b, (3u << 20) - 1000);
+        buf_trim(&b, 16384);
+        CHECK(b.cap == 16384 && b.len == 1000 && buf_head(&b)[999] == 7);
+        buf_trim(&b, 16384); /* small already: kept */
+        CHECK_EQ(b.cap, 16384);
+        buf_consume(&b, 1000);
+        buf_trim(&b, 4096);
+        CHECK(b.cap == 0 && !b.data);
+        CHECK_EQ(buf_append(&b, "x", 1), 0);
+        buf_free(&b);
+    }
     TEST("That a reader refuses to read past the end") {
         uint8_t d[3] = { 1, 2, 3 };
         struct rd r = rd_make(d, 3, false);

@@ -142,6 +142,50 @@ int main(void)
         free(dict);
         free(data);
     }
+    TEST("That a window sized from a memory bound keeps the codec under its reserve, level changes included") {
+        CHECK_EQ(codec_window_for(64u << 20), 21);
+        CHECK_EQ(codec_window_for(512u << 20), CODEC_WINDOW_LOG);
+        CHECK_EQ(codec_window_for(1u << 20), CODEC_WINDOW_LOG_MIN);
+        CHECK(codec_reserve(codec_window_for(64u << 20)) <= (64u << 20) / 8 * 3);
+        size_t n = 3u << 20, total = 9u << 20;
+        uint8_t *dict = malloc(n), *data = malloc(total);
+        fill(dict, n, 7);
+        for (size_t off = 0; off < total; off += n / 2)
+            (off / (n / 2)) % 3 == 1 ? fill(data + off, n / 2, (unsigned)off) : (void)memcpy(data + off, dict + off % n, n / 2);
+        struct codec *tx, *rx;
+        CHECK_EQ(codec_new_window(&tx, 9, CODEC_SPEED_AUTO, 21), 0);
+        CHECK_EQ(codec_new_window(&rx, 9, CODEC_SPEED_AUTO, 21), 0);
+        CHECK_EQ(codec_window_log(tx), 21);
+        codec_prime(tx, CODEC_TX, dict, n); /* a dictionary larger than the window: its tail */
+        codec_prime(rx, CODEC_RX, dict, n);
+        size_t wire = 0;
+        CHECK_EQ(pass_through(tx, rx, data, total / 2, 70000, &wire), 0);
+        codec_set_level(tx, 6);
+        CHECK_EQ(pass_through(tx, rx, data + total / 2, total / 2, 70000, &wire), 0);
+        /* Both directions of one side: this codec's sending half and the other's receiving. */
+        uint64_t used = codec_memory(tx) + codec_memory(rx);
+        CHECK(used <= codec_reserve(21));
+        fprintf(stderr, "  2 MiB window, level 9 then 6: %.1f MiB held of a %.1f MiB reserve\n", used / 1048576.0,
+                codec_reserve(21) / 1048576.0);
+        CHECK_EQ(codec_new_window(&rx, 9, CODEC_SPEED_AUTO, 16), -EINVAL);
+        codec_free(tx);
+        codec_free(rx);
+        free(dict);
+        free(data);
+    }
+    TEST("That a receiver refuses a frame whose window is larger than agreed") {
+        size_t n = 3u << 20;
+        uint8_t *data = malloc(n);
+        fill(data, n, 8);
+        struct codec *tx, *rx;
+        codec_new_window(&tx, 3, CODEC_SPEED_AUTO, 22);
+        codec_new_window(&rx, 3, CODEC_SPEED_AUTO, 20);
+        size_t wire = 0;
+        CHECK_EQ(pass_through(tx, rx, data, n, n, &wire), 1);
+        codec_free(tx);
+        codec_free(rx);
+        free(data);
+    }
     TEST("That a level change mid-stream starts a primed frame the receiver follows") {
         size_t n = 600000;
         uint8_t *data = malloc(n);
@@ -179,7 +223,7 @@ int main(void)
         CHECK_EQ(codec_history(tx, CODEC_TX, 2, &p, &n), 0);
         CHECK(n == 102 && !memcmp(p + 100, "he", 2));
         CHECK_EQ(codec_history(tx, CODEC_TX, 6, &p, &n), -ERANGE);
-        size_t big = CODEC_HISTORY_KEEP + (1u << 20);
+        size_t big = CODEC_PRIME_MAX + (2u << 20);
         uint8_t *data = malloc(big);
         fill(data, big, 5);
         codec_compress(tx, data, big, &wire);

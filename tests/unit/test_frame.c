@@ -176,6 +176,31 @@ int main(void)
         buf_free(&in);
         buf_free(&out);
     }
+    TEST("That both sides use the smaller compression window offered, and 2^24 with a peer that names none") {
+        struct handshake a, b;
+        hs_init(&a, ROLE_APP, NULL, 0, CAP_ZSTD);
+        hs_init(&b, ROLE_DISPLAY, NULL, 0, CAP_ZSTD);
+        a.window_log = 21;
+        int ra, rb;
+        converse(&a, &b, &ra, &rb);
+        CHECK(ra == 1 && rb == 1 && a.window_log == 21 && b.window_log == 21);
+        hs_init(&b, ROLE_DISPLAY, NULL, 0, CAP_ZSTD);
+        b.window_log = 20;
+        struct buf in = { 0 }, out = { 0 };
+        char banner[64];
+        int n = snprintf(banner, sizeof banner, "TINCAN %d app 1 none\n", LINK_PROTOCOL_VERSION);
+        buf_append(&in, banner, (size_t)n);
+        CHECK_EQ(hs_feed(&b, &in, &out), 1);
+        CHECK_EQ(b.window_log, HS_WINDOW_LOG_DEFAULT); /* what an older peer uses, whatever we say */
+        hs_init(&b, ROLE_DISPLAY, NULL, 0, CAP_ZSTD);
+        n = snprintf(banner, sizeof banner, "TINCAN %d app 1 none 12\n", LINK_PROTOCOL_VERSION);
+        buf_clear(&in);
+        buf_append(&in, banner, (size_t)n);
+        CHECK_EQ(hs_feed(&b, &in, &out), -EPROTO);
+        CHECK(strstr(b.error, "window") != NULL);
+        buf_free(&in);
+        buf_free(&out);
+    }
     TEST("That GOODBYE may carry a payload (the bytes received) and DICT_OFFER has a name") {
         CHECK(strcmp(frame_type_name(FRAME_DICT_OFFER), "DICT_OFFER") == 0);
         struct buf b = { 0 };

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "link/codec.h"
 #include "link/frame.h"
 #include "proxy/session.h"
 #include "test.h"
@@ -35,6 +36,10 @@ static int fake_connect(void *ctx)
 }
 
 static int rig_compress; /* zstd level both sides offer: every test runs with and without */
+static int rig_speed;    /* enum codec_speed of both sides */
+static uint64_t rig_max_memory;
+static uint64_t fake_now = 1000000000; /* the sessions' clock (the flush policy's deadlines) */
+static uint64_t fake_clock(void) { return fake_now; }
 
 static void rig_start(struct rig *r, const uint8_t *app_secret, const uint8_t *disp_secret)
 {
@@ -45,10 +50,12 @@ static void rig_start(struct rig *r, const uint8_t *app_secret, const uint8_t *d
     loop_new(&r->app_loop);
     loop_new(&r->disp_loop);
     struct session_config ac = { .role = ROLE_APP, .secret = app_secret, .secret_len = app_secret ? 20 : 0,
-                                 .compress_level = rig_compress };
+                                 .compress_level = rig_compress, .link_speed = rig_speed,
+                                 .max_memory = rig_max_memory, .clock = fake_clock };
     memcpy(ac.cookie, r->cookie, 16);
     struct session_config dc = { .role = ROLE_DISPLAY, .secret = disp_secret, .secret_len = disp_secret ? 20 : 0,
-                                 .connect_upstream = fake_connect, .connect_ctx = r, .compress_level = rig_compress };
+                                 .connect_upstream = fake_connect, .connect_ctx = r, .compress_level = rig_compress,
+                                 .link_speed = rig_speed, .max_memory = rig_max_memory, .clock = fake_clock };
     session_new(&r->app, r->app_loop, &ac, sv[0], sv[0]);
     session_new(&r->disp, r->disp_loop, &dc, sv[1], sv[1]);
 }
@@ -446,6 +453,146 @@ static void session_tests(void)
         close(a);
         close(b);
         rig_stop(&r);
+    }
+    STEST("That above its memory bound the app side stops reading its clients, and everything arrives once the server reads") {
+        rig_max_memory = 16u << 20; /* high mark: 2 MiB */
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        enum { N = 7 };
+        int c[N];
+        for (int i = 0; i < N; i++)
+            c[i] = client_ready(&r, i);
+        /* The last client enables BIG-REQUESTS and sends one request larger than the mark. */
+        uint8_t qe[20] = { 98, 0, 5, 0, 12, 0, 0, 0, 'B', 'I', 'G', '-', 'R', 'E', 'Q', 'U', 'E', 'S', 'T', 'S' };
+        uint8_t answer[32] = { 1, 0, 1, 0, 0, 0, 0, 0, 1, 133, 0, 0 }, enable[4] = { 133, 0, 1, 0 };
+        struct buf got = { 0 };
+        ask_server(&r, c[N - 1], N - 1, qe, sizeof qe, answer, &got);
+        uint8_t enabled[32] = { 1, 0, 2, 0, 0, 0, 0, 0, 0xff, 0xff, 0x3f, 0 };
+        ask_server(&r, c[N - 1], N - 1, enable, sizeof enable, enabled, &got);
+        size_t big = 3u << 20, small = 65536, per_small = 40 * small;
+        /* Bytes no encoding shrinks (the structured one would send zeros or repeats as
+         * almost nothing, and nothing would wait). */
+        uint8_t *bigreq = malloc(big), *smallreq = malloc(per_small);
+        uint32_t x = 12345;
+        for (size_t i = 0; i < big; i++)
+            x ^= x << 13, x ^= x >> 17, x ^= x << 5, bigreq[i] = (uint8_t)x;
+        for (size_t i = 0; i < per_small; i++)
+            x ^= x << 13, x ^= x >> 17, x ^= x << 5, smallreq[i] = (uint8_t)x;
+        bigreq[0] = 127; /* NoOperation in the long form */
+        bigreq[1] = bigreq[2] = bigreq[3] = 0;
+        st32(bigreq + 4, (uint32_t)(big / 4), false);
+        for (size_t at = 0; at < per_small; at += small) { /* NoOperations of 64 KiB */
+            smallreq[at] = 127;
+            st16(smallreq + at + 2, (uint16_t)(small / 4), false);
+        }
+        size_t sent[N] = { 0 }, recv[N] = { 0 };
+        bool paused = false;
+        uint64_t most = 0;
+        /* The server reads nothing: the clients write until they block. */
+        for (int turn = 0; turn < 400; turn++) {
+            for (int i = 0; i < N; i++) {
+                size_t total = i == N - 1 ? big : per_small;
+                if (sent[i] < total) {
+                    ssize_t w = write(c[i], (i == N - 1 ? bigreq : smallreq) + sent[i], total - sent[i]);
+                    if (w > 0)
+                        sent[i] += (size_t)w;
+                }
+            }
+            pump(&r, 1);
+            paused |= session_reading_paused(r.app);
+            if (session_memory_held(r.app) > most)
+                most = session_memory_held(r.app);
+        }
+        CHECK(paused);
+        CHECK(most < 2 * big + (4u << 20)); /* the mark, one large message held twice, one turn of reads */
+        size_t total_sent = 0;
+        for (int i = 0; i < N; i++)
+            total_sent += sent[i];
+        CHECK(total_sent < N * per_small); /* the clients were blocked, not read into memory */
+        /* Now the server reads: everything the clients wrote arrives, and they go on. */
+        uint8_t *tmp = malloc(1 << 20);
+        for (int turn = 0; turn < 20000; turn++) {
+            bool done = true;
+            for (int i = 0; i < N; i++) {
+                size_t total = i == N - 1 ? big : per_small;
+                if (sent[i] < total) {
+                    ssize_t w = write(c[i], (i == N - 1 ? bigreq : smallreq) + sent[i], total - sent[i]);
+                    if (w > 0)
+                        sent[i] += (size_t)w;
+                }
+                ssize_t n = read(r.upstream[i], tmp, 1 << 20);
+                if (n > 0)
+                    recv[i] += (size_t)n;
+                if (recv[i] < total)
+                    done = false;
+            }
+            pump(&r, 1);
+            if (done)
+                break;
+        }
+        for (int i = 0; i < N; i++)
+            CHECK_EQ(recv[i], i == N - 1 ? big : per_small);
+        pump(&r, 4);
+        CHECK(!session_reading_paused(r.app));
+        CHECK_EQ(session_stats(r.app)->clients_dropped, 0);
+        free(tmp);
+        free(bigreq);
+        free(smallreq);
+        buf_free(&got);
+        for (int i = 0; i < N; i++)
+            close(c[i]);
+        rig_stop(&r);
+        rig_max_memory = 0;
+    }
+    STEST("That on a slow link DATA waits a few ms to be written with more, but what a peer waits for goes at once") {
+        rig_speed = CODEC_SPEED_MODEM;
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        int c = client_ready(&r, 0);
+        struct buf got = { 0 };
+        uint8_t noop[4] = { 127, 0, 1, 0 }, focus[4] = { 43, 0, 1, 0 };
+        uint64_t writes = session_stats(r.app)->link_writes;
+        write(c, noop, 4);
+        write(c, noop, 4);
+        drain(&r, r.upstream[0], &got);
+        CHECK_EQ(got.len, 0); /* held: nobody waits for a NoOperation */
+        CHECK_EQ(session_stats(r.app)->link_writes, writes);
+        fake_now += 9000000;
+        drain(&r, r.upstream[0], &got);
+        CHECK_EQ(got.len, 0);
+        fake_now += 2000000; /* 10 ms on a modem link: written, both in one write */
+        drain(&r, r.upstream[0], &got);
+        CHECK_EQ(got.len, 8);
+        CHECK_EQ(session_stats(r.app)->link_writes, writes + 1);
+        /* A request owed a reply goes at once, and takes what waits with it. */
+        buf_clear(&got);
+        write(c, noop, 4);
+        pump(&r, 2);
+        write(c, focus, 4);
+        drain(&r, r.upstream[0], &got);
+        CHECK(got.len == 8 && !memcmp(buf_head(&got) + 4, focus, 4));
+        /* The reply too (display side), without the clock moving. */
+        uint8_t reply[32] = { 1, 0, 2, 0 };
+        write(r.upstream[0], reply, 32);
+        buf_clear(&got);
+        drain(&r, c, &got);
+        CHECK_EQ(got.len, 32);
+        /* A block as full as it gets (FLUSH_BYTES, or all the pacer allows now): written
+         * without waiting. (Bytes that no encoding shrinks: a NoOperation of 20 KiB of noise.) */
+        uint8_t many[20480];
+        uint32_t x = 777;
+        for (size_t i = 0; i < sizeof many; i++)
+            x ^= x << 13, x ^= x >> 17, x ^= x << 5, many[i] = (uint8_t)x;
+        many[0] = 127;
+        st16(many + 2, sizeof many / 4, false);
+        uint64_t before = session_stats(r.disp)->link_bytes_in;
+        write(c, many, sizeof many);
+        pump(&r, 20);
+        CHECK(session_stats(r.disp)->link_bytes_in - before >= 4096);
+        buf_free(&got);
+        close(c);
+        rig_stop(&r);
+        rig_speed = CODEC_SPEED_AUTO;
     }
     STEST("That sessions with different secrets never open a channel") {
         struct rig r;
