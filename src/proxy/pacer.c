@@ -78,10 +78,13 @@ int pacer_on_ack(struct pacer *p, uint64_t acked, uint64_t now_ns)
         p->rec_len--;
     }
     p->acked = acked;
-    /* Rate: bytes acknowledged over two round trips (at least 0.5 s: the peer reads and
-     * acknowledges in lumps), kept only if the window was full at some point in it:
-     * otherwise it measures the application, not the link. */
-    uint64_t span = now_ns - p->sample_start_ns, min_span = 2 * p->min_rtt_ns > 500000000u ? 2 * p->min_rtt_ns : 500000000u;
+    /* Rate: bytes acknowledged over at least two round trips, 10 ms and 4 KiB (or 1 s: the
+     * peer reads and acknowledges in lumps, and a sample of a few lumps is coarse), kept
+     * only if the window was full at some point in it: otherwise it measures the
+     * application, not the link. */
+    uint64_t span = now_ns - p->sample_start_ns, min_span = 2 * p->min_rtt_ns > 10000000u ? 2 * p->min_rtt_ns : 10000000u;
+    if (acked - p->sample_start_acked < PACER_SAMPLE_BYTES && span < 1000000000u)
+        min_span = UINT64_MAX;
     if (span >= min_span) {
         if (p->busy && p->phase != PACER_PROBE_RTT) {
             uint64_t rate = (acked - p->sample_start_acked) * 1000000000ull / span;
@@ -108,6 +111,8 @@ size_t pacer_window(const struct pacer *p)
     uint64_t rate = pacer_rate(p);
     if (!p->measured || !rate || !p->min_rtt_ns)
         return PACER_START_WINDOW;
+    if (p->min_rtt_ns < PACER_LOCAL_RTT_NS)
+        return PACER_MAX_WINDOW; /* a link this close has no queue worth keeping: the kernel's bound will do */
     /* One bandwidth-delay product, an eighth more so that a rate the window held back can
      * show (twice it while starting), and a margin of 10 ms of data (at least
      * PACER_MIN_WINDOW) for writes in progress. Every byte beyond the link's own
@@ -117,7 +122,7 @@ size_t pacer_window(const struct pacer *p)
     if (p->phase == PACER_PROBE_RTT) /* half the link's own capacity: whatever queued drains */
         return (size_t)(margin > bdp / 2 ? margin : bdp / 2);
     uint64_t w = (p->phase == PACER_STARTUP ? 2 * bdp : bdp + bdp / PACER_HEADROOM) + margin;
-    return w > (64u << 20) ? (64u << 20) : (size_t)w;
+    return w > PACER_MAX_WINDOW ? PACER_MAX_WINDOW : (size_t)w;
 }
 
 size_t pacer_allowance(const struct pacer *p)

@@ -629,8 +629,11 @@ static void link_pump(struct session *s)
     /* Wake when the link drains: to write what is packed (unless held: the loop wakes at
      * its deadline), or to pack what channels hold. */
     bool held = s->link_tx.len && s->hold_since;
+    /* Channels' data waiting on the pacer's window waits for an ACK (a read), not for the
+     * socket, which is writable all along: wanting it would spin. */
     bool pending = s->hs_tx.len ||
-                   (s->state == SESSION_UP && (s->wire_tx.len || (s->link_tx.len && !held) || channels_waiting(s)));
+                   (s->state == SESSION_UP && (s->wire_tx.len || (s->link_tx.len && !held) ||
+                                               (channels_waiting(s) && pacer_allowance(&s->pacer))));
     if (s->link_in == s->link_out)
         loop_want(s->loop, &s->link_in_w, LOOP_READ | (pending ? LOOP_WRITE : 0));
     else
