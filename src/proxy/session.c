@@ -306,8 +306,12 @@ static void mem_check(struct session *s)
     uint64_t partial = 0;
     for (struct channel *ch = s->channels; ch; ch = ch->next) {
         uint64_t in = held_trim(&ch->from_x), rx = held_trim(&ch->from_link) + held_trim(&ch->dec_in);
-        held += in + rx + held_trim(&ch->to_x) + held_trim(&ch->to_link);
-        partial += (ch->from_x.len ? in : 0) + (ch->from_link.len + ch->dec_in.len ? rx : 0);
+        uint64_t tx = held_trim(&ch->to_x);
+        held += in + rx + tx + held_trim(&ch->to_link);
+        /* Bytes for an X peer drain only as it reads, and a client blocked writing to us
+         * reads nothing until we read it (a PutImage crossing a GetImage reply): they do not
+         * keep the exceptions below from being granted, or nothing would move. */
+        partial += (ch->from_x.len ? in : 0) + (ch->from_link.len + ch->dec_in.len ? rx : 0) + tx;
     }
     s->mem_held = held;
     if (held > s->mem_peak)
