@@ -109,10 +109,10 @@ int pacer_on_ack(struct pacer *p, uint64_t acked, uint64_t now_ns)
 size_t pacer_window(const struct pacer *p)
 {
     uint64_t rate = pacer_rate(p);
+    if (p->measured && p->min_rtt_ns && p->min_rtt_ns < PACER_LOCAL_RTT_NS)
+        return PACER_MAX_WINDOW; /* a link this close has no queue worth keeping: the kernel's bound will do */
     if (!p->measured || !rate || !p->min_rtt_ns)
         return PACER_START_WINDOW;
-    if (p->min_rtt_ns < PACER_LOCAL_RTT_NS)
-        return PACER_MAX_WINDOW; /* a link this close has no queue worth keeping: the kernel's bound will do */
     /* One bandwidth-delay product, an eighth more so that a rate the window held back can
      * show (twice it while starting), and a margin of 10 ms of data (at least
      * PACER_MIN_WINDOW) for writes in progress. Every byte beyond the link's own

@@ -14,7 +14,7 @@
 
 #define PACER_RECORDS 256            /* writes remembered for RTT samples */
 #define PACER_RATE_SAMPLES 4         /* rate: the highest of the last samples */
-#define PACER_START_WINDOW (64u * 1024) /* in flight before anything is measured */
+#define PACER_START_WINDOW (4u * 1024)  /* in flight before the rate is measured */
 #define PACER_MIN_WINDOW 256u         /* never less in flight */
 #define PACER_MAX_WINDOW (64u << 20)
 #define PACER_LOCAL_RTT_NS 2000000u   /* a round trip under 2 ms: no pacing (a LAN, this machine) */
