@@ -13,9 +13,11 @@ for a in "$@"; do
     case $a in -h|--help) exec python3 "$HERE/latency.py" --help ;; esac
 done
 XCB="$(pkg-config --cflags --libs xcb)" || { echo "run.sh: needs libxcb1-dev and pkg-config" >&2; exit 2; }
-for h in ink inkwatch upload mapwait; do
-    if [ ! -x "$BIN/$h" ] || [ "$HERE/$h.c" -nt "$BIN/$h" ]; then
-        cc -std=c11 -O2 -Wall -Wextra -o "$BIN/$h" "$HERE/$h.c" $XCB
+# mapwait is bench/compare's (the same job: see a top-level window map at the real server).
+for h in ink inkwatch upload ../compare/mapwait; do
+    out="$BIN/$(basename "$h")"
+    if [ ! -x "$out" ] || [ "$HERE/$h.c" -nt "$out" ]; then
+        cc -std=c11 -O2 -Wall -Wextra -o "$out" "$HERE/$h.c" $XCB
     fi
 done
 TB=build

@@ -203,6 +203,21 @@ static int app_accept_setup(struct channel *ch)
     return 0;
 }
 
+/* App side: the client has the answer to its latest request (of class cls, size bytes)
+ * from us: PREDICTED tells the display side to drop the server's. */
+static void answered_here(struct channel *ch, const struct msg_class *cls, uint32_t size)
+{
+    struct session *s = ch->s;
+    struct buf seq = { 0 };
+    buf_put_varint(&seq, ch->xs.seq_sent);
+    frame_encode(&s->link_tx, FRAME_PREDICTED, ch->id, buf_head(&seq), seq.len);
+    buf_free(&seq);
+    s->stats.link_frames_out++;
+    s->stats.answered_locally++;
+    stats_count(&s->stats, cls, STAT_TO_X, size);
+    ch->seq_floor = ch->xs.seq_sent;
+}
+
 /* App side: answers a request here when its reply is known exactly, and only while every
  * earlier request the server has not yet answered was itself answered here (such requests
  * cause no events or errors), so the client sees a stream a server could have sent. */
@@ -222,14 +237,7 @@ static bool answer_locally(struct channel *ch, const struct msg_class *cls, cons
     buf_free(&reply);
     if (!ok)
         return false;
-    struct buf seq = { 0 };
-    buf_put_varint(&seq, ch->xs.seq_sent);
-    frame_encode(&s->link_tx, FRAME_PREDICTED, ch->id, buf_head(&seq), seq.len);
-    buf_free(&seq);
-    s->stats.link_frames_out++;
-    s->stats.answered_locally++;
-    stats_count(&s->stats, &rcls, STAT_TO_X, m.size);
-    ch->seq_floor = ch->xs.seq_sent;
+    answered_here(ch, &rcls, m.size);
     return true;
 }
 
@@ -253,15 +261,8 @@ static bool answer_noexpose(struct channel *ch, const struct msg_class *cls, con
     expose_build_noexpose(ev, (uint16_t)ch->xs.seq_sent, ld32(body + 4, ch->xs.msb), cls->major, ch->xs.msb);
     if (buf_append(&ch->to_x, ev, sizeof ev) < 0)
         return false;
-    struct buf seq = { 0 };
-    buf_put_varint(&seq, ch->xs.seq_sent);
-    frame_encode(&s->link_tx, FRAME_PREDICTED, ch->id, buf_head(&seq), seq.len);
-    buf_free(&seq);
-    s->stats.link_frames_out++;
-    s->stats.answered_locally++;
     struct msg_class ecls = { .kind = MSG_EVENT, .major = XEV_NO_EXPOSE, .name = "NoExpose", .query_ext = -1 };
-    stats_count(&s->stats, &ecls, STAT_TO_X, sizeof ev);
-    ch->seq_floor = ch->xs.seq_sent;
+    answered_here(ch, &ecls, sizeof ev);
     return true;
 }
 
