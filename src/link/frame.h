@@ -26,7 +26,14 @@ enum frame_type {
 
 /* FRAME_FACT payload: a kind byte, then its fields. */
 enum fact_kind {
-    FACT_WINDOW = 1,  /* varint window, u8 clean, varint width, varint height, varint as_of */
+    FACT_WINDOW = 1,     /* varint window, u8 clean, varint width, varint height, varint as_of */
+    /* Channel 0, session-wide facts from the display side's own connection: */
+    FACT_EXTENSION = 2,  /* u8 name length, name, 24 bytes: a QueryExtension reply's bytes 8..31 */
+    FACT_ATOMS = 3,      /* repeated: varint atom, varint name length, name */
+    FACT_EXCHANGE = 4,   /* u8 msb, varint key length, key (requests' bytes), varint length, replies */
+    FACT_PROPERTY = 5,   /* varint root, varint property, u8 state; value: varint type, u8 format, varint length, data */
+    FACT_KEYBOARD = 6,   /* u8 known; known: u8 min, max keycode, keysyms per keycode, u32le keysyms,
+                          * u8 keycodes per modifier, 8 x that many keycodes */
 };
 
 #define FRAME_MAX_PAYLOAD (1u << 20)  /* 1 MiB: senders cut larger data into pieces */
@@ -58,7 +65,7 @@ struct frame_open {
 int frame_open_parse(const struct frame *f, struct frame_open *o);
 int frame_open_encode(struct buf *out, uint32_t channel, const struct frame_open *o);
 
-/* FRAME_FACT's payload, kind FACT_WINDOW (the only kind so far). */
+/* FRAME_FACT's payload, kind FACT_WINDOW (the session-wide kinds are parsed by predict.c). */
 struct frame_fact_window {
     uint32_t window, as_of;
     uint16_t width, height;

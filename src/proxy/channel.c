@@ -227,17 +227,25 @@ static bool answer_locally(struct channel *ch, const struct msg_class *cls, cons
     if (s->cfg.no_local_answers || ch->last_unpredicted > ch->xs.seq_done)
         return false;
     struct buf reply = { 0 };
-    if (!predict_answer(s->predict, cls, msg, size, (uint16_t)ch->xs.seq_sent, ch->xs.msb, &reply))
+    if (!predict_answer(s->predict, &ch->pq, cls, msg, size, (uint16_t)ch->xs.seq_sent, ch->xs.msb, &reply))
         return false;
-    /* Through xstream as if from the server, so this side learns from it as the other does. */
+    /* Through xstream as if from the server, so this side learns from it as the other does.
+     * Usually one reply; ListFontsWithInfo's answer is several: all are framed first. */
     struct xw_server_msg m;
     struct msg_class rcls;
-    bool ok = xstream_next_server_msg(&ch->xs, buf_head(&reply), reply.len, &m) == (long)reply.len &&
-              xstream_on_server_msg(&ch->xs, buf_head(&reply), &m, &ch->to_x, &rcls) == 0;
+    bool ok = true;
+    for (size_t at = 0; ok && at < reply.len; at += m.size)
+        ok = xstream_next_server_msg(&ch->xs, buf_head(&reply) + at, reply.len - at, &m) > 0;
+    for (size_t at = 0; ok && at < reply.len; at += m.size) {
+        ok = xstream_next_server_msg(&ch->xs, buf_head(&reply) + at, reply.len - at, &m) > 0 &&
+             xstream_on_server_msg(&ch->xs, buf_head(&reply) + at, &m, &ch->to_x, &rcls) == 0;
+        if (ok && at + m.size < reply.len)
+            stats_count(&s->stats, &rcls, STAT_TO_X, m.size);
+    }
     buf_free(&reply);
     if (!ok)
         return false;
-    answered_here(ch, &rcls, m.size);
+    answered_here(ch, &rcls, m.size); /* counts the last reply; the loop, the others */
     return true;
 }
 
@@ -307,18 +315,16 @@ static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct x
     const uint8_t *body = msg + rq->header_size;
     uint32_t body_len = rq->size - rq->header_size;
     if (is_app(s)) {
+        if (!cls->ext && cls->major == 8 /* MapWindow */)
+            log_debug("channel %u: request %u maps a window", ch->id, seq); /* for round-trip counts */
         expose_on_request(&ch->ex, cls, body, body_len, seq, ch->xs.msb);
         if (!answer_locally(ch, cls, msg, rq->size)) {
-            ch->last_unpredicted = seq;
+            if (!predict_quiet(s->predict, &ch->pq, cls, msg, rq->size, ch->xs.msb))
+                ch->last_unpredicted = seq;
             if (!answer_noexpose(ch, cls, msg, rq))
                 predict_ask(&ch->pq, cls, msg, rq->size, seq, ch->xs.msb);
         }
     } else {
-        if (!s->observer && s->cfg.observe && !s->observer_tried && !cls->ext && cls->major == XOP_CREATE_WINDOW) {
-            /* Opened with the first window (an X client of its own: it takes a client slot). */
-            s->observer_tried = true; /* once: without it, the app side simply never answers NoExpose */
-            observer_start(s, &s->observer);
-        }
         if (s->observer)
             observer_on_request(s->observer, ch, cls, body, body_len, seq, ch->xs.msb);
         predict_ask(&ch->pq, cls, msg, rq->size, seq, ch->xs.msb);
@@ -328,7 +334,7 @@ static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct x
             uint8_t *ev = buf_append_space(&d->expected, 32);
             if (ev)
                 expose_build_noexpose(ev, (uint16_t)seq, ld32(body + 4, ch->xs.msb), cls->major, ch->xs.msb);
-        } else if (d && !predict_answer(s->predict, cls, msg, rq->size, (uint16_t)seq, ch->xs.msb, &d->expected))
+        } else if (d && !predict_answer(s->predict, &ch->pq, cls, msg, rq->size, (uint16_t)seq, ch->xs.msb, &d->expected))
             log_error("channel %u: request %u was answered at the app side, but this side knows no answer "
                       "(please report this)", ch->id, seq);
         /* The client has its answer already and may act on it (BigReqEnable, extension
@@ -336,6 +342,8 @@ static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct x
         if (d && d->expected.len == 32 && cls->major == XW_OP_QUERY_EXTENSION)
             xstream_learn_extension(&ch->xs, cls->query_ext, buf_head(&d->expected));
     }
+    /* Both sides, answered or not: later handshakes and QueryFonts depend on it. */
+    predict_track(s->predict, &ch->pq, cls, msg, rq->size, ch->xs.msb);
     size_t at = out->len;
     rc = buf_append(out, msg, rq->size);
     return rc ? rc : encode_tail(ch, out, at);
@@ -351,6 +359,15 @@ static bool predicted_reply(struct channel *ch, const struct xw_server_msg *m, c
         if (ch->drops.q[ch->drops.head].event) /* no NoExpose came: the copy failed or exposed */
             ch->s->stats.noexpose_missed++;
         drop_pop(ch); /* a reply: should not happen, answered by an error instead */
+    }
+    for (uint32_t i = 0; m->kind == XW_KIND_ERROR && i < ch->drops.len; i++) {
+        const struct dropped_reply *d = &ch->drops.q[(ch->drops.head + i) % ch->drops.cap];
+        if (d->seq != ch->xs.seq_done && !d->event) {
+            /* A quiet request failed after a later one was answered: the client saw them out of order. */
+            log_error("channel %u: the server's error for request %u (%s) came after request %u was answered at "
+                      "the app side (please report this)", ch->id, ch->xs.seq_done, cls->name ? cls->name : "?", d->seq);
+            break;
+        }
     }
     if (!ch->drops.len || ch->drops.q[ch->drops.head].seq != ch->xs.seq_done)
         return false;
@@ -373,6 +390,11 @@ static bool predicted_reply(struct channel *ch, const struct xw_server_msg *m, c
     }
     if (m->kind == XW_KIND_EVENT)
         return false;
+    if (m->kind == XW_KIND_REPLY && e->len > size && memcmp(buf_head(e), msg, size) == 0) {
+        /* One of several replies (ListFontsWithInfo): the rest are still to come. */
+        buf_consume(&ch->drops.q[ch->drops.head].expected, size);
+        return true;
+    }
     if (m->kind != XW_KIND_REPLY || e->len != size || memcmp(buf_head(e), msg, size) != 0)
         log_error("channel %u: the server's %s to request %u (%s) differs from the answer given at the app side "
                   "(please report this)", ch->id, m->kind == XW_KIND_REPLY ? "reply" : "error", ch->xs.seq_done,
@@ -401,8 +423,10 @@ static int on_server_msg(struct channel *ch, const uint8_t *msg, const struct xw
     if (m->kind == XW_KIND_REPLY)
         predict_learn(s->predict, &ch->pq, cls, ch->xs.seq_done, out->data + out->off + at, (uint32_t)(out->len - at),
                       ch->xs.msb);
-    else if (m->kind == XW_KIND_SETUP)
+    else if (m->kind == XW_KIND_SETUP) {
         predict_learn_setup(s->predict, out->data + out->off + at, out->len - at, ch->xs.msb);
+        predict_learn_connection(&ch->pq, out->data + out->off + at, out->len - at, ch->xs.msb);
+    }
     if (is_app(s) && m->has_seq && ch->xs.seq_done < ch->seq_floor) {
         /* An event from before a locally answered request: only answered requests lie
          * between, so it may as well have come after them. Keep the numbers rising. */
@@ -610,6 +634,13 @@ int channel_on_open(struct session *s, const struct frame *f)
     if (channel_find(s, f->channel))
         return -EBADMSG;
     int fd = s->cfg.connect_upstream ? s->cfg.connect_upstream(s->cfg.connect_ctx) : xdisplay_connect(&s->cfg.upstream);
+    if (fd >= 0 && !s->observer && s->cfg.observe && !s->observer_tried) {
+        /* Opened with the first client (an X client of its own: it takes a client slot),
+         * after that client's connection (the server numbers clients in the order it accepts
+         * them, so the first client's resource ids are those it gets directly). */
+        s->observer_tried = true; /* once: without it, the app side answers less, that is all */
+        observer_start(s, &s->observer);
+    }
     struct channel *ch = fd >= 0 ? channel_new(s, f->channel, fd) : NULL;
     if (!ch) {
         char reason[128];
@@ -630,15 +661,29 @@ int channel_on_open(struct session *s, const struct frame *f)
     ch->on_link = true;
     ch->phase = CH_OPEN;
     net_set_nonblock(fd);
+    xstream_on_setup_request(&ch->xs, o.msb);
+    if (loop_watch(s->loop, &ch->w, fd, LOOP_READ | LOOP_WRITE, on_x_event, ch) < 0) {
+        channel_drop(ch, "cannot watch the X server socket");
+        return 0;
+    }
+    /* While the observer's first probes are unanswered, the setup request waits: the facts
+     * they give must reach the app side before this client's setup reply. */
+    if (!s->observer || !observer_hold_setup(s->observer, ch->id, &o))
+        channel_send_setup(ch, &o);
+    return 0;
+}
+
+void channel_send_setup(struct channel *ch, const struct frame_open *o)
+{
+    struct session *s = ch->s;
+    if (ch->dead || ch->x_closed)
+        return;
     uint8_t cookie[256];
     size_t cookie_len = 0;
     bool have_cookie = xauth_lookup(&s->cfg.upstream, cookie, &cookie_len, sizeof cookie) == 0;
-    xw_build_setup_request(&ch->to_x, o.msb, o.major, o.minor, have_cookie ? XAUTH_COOKIE_NAME : "",
+    xw_build_setup_request(&ch->to_x, o->msb, o->major, o->minor, have_cookie ? XAUTH_COOKIE_NAME : "",
                            have_cookie ? strlen(XAUTH_COOKIE_NAME) : 0, cookie, have_cookie ? cookie_len : 0);
-    xstream_on_setup_request(&ch->xs, o.msb);
-    if (loop_watch(s->loop, &ch->w, fd, LOOP_READ | LOOP_WRITE, on_x_event, ch) < 0)
-        channel_drop(ch, "cannot watch the X server socket");
-    return 0;
+    channel_update_interest(ch);
 }
 
 void channel_session_up(struct session *s)
@@ -665,6 +710,8 @@ void channel_resume_requests(struct channel *ch)
 
 int channel_on_fact(struct session *s, const struct frame *f)
 {
+    if (f->channel == 0) /* session-wide facts (docs/PROTOCOL.md 3.2) */
+        return !is_app(s) ? -EBADMSG : s->predict ? predict_on_fact(s->predict, f->payload, f->len) : 0;
     struct frame_fact_window w;
     if (!is_app(s) || frame_fact_window_parse(f, &w) < 0)
         return -EBADMSG;

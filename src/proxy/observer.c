@@ -1,5 +1,7 @@
-/* observer.c -- the display side's own X connection: window watches and confirmations
- * for local NoExpose answers (observer.h, expose.h, docs/PROTOCOL.md 3.3).
+/* observer.c -- the display side's own X connection: facts probed when it opens (the
+ * server's extensions, atoms and handshake replies, sent as FACT frames on channel 0), and
+ * window watches and confirmations for local NoExpose answers (observer.h, expose.h,
+ * docs/PROTOCOL.md 3.2, 3.3).
  * Workload: a handful of windows per client, a few events per window change, one round
  * trip per confirmation; all of it on the display's machine, next to the server. */
 #include "proxy/observer.h"
@@ -18,18 +20,30 @@
 #include "proxy/session_private.h"
 #include "x11/xdisplay.h"
 #include "x11/xwire.h"
+#include "xproto_tables.h"
 
 #define OBSERVER_CONNECT_TIMEOUT_MS 5000
 #define OBSERVER_MAX_WINDOWS 4096u
 #define OBSERVER_MAX_KIDS 8u         /* mapped children remembered; more: never clean */
 #define OBSERVER_WATCH_TRIES 8       /* BadWindow: the client's CreateWindow is not yet done */
+#define PROBE_MAX_ATOMS 16384u       /* atoms asked for at most */
+#define PROBE_ATOM_BATCH 512u
+#define PROBE_FACT_BYTES (64u * 1024) /* atoms per FACT frame: about this many bytes */
 
-enum { EV_VISIBILITY = 15, EV_DESTROY = 17, EV_UNMAP = 18, EV_MAP = 19, EV_REPARENT = 21, EV_CONFIGURE = 22 };
+enum { EV_VISIBILITY = 15, EV_DESTROY = 17, EV_UNMAP = 18, EV_MAP = 19, EV_REPARENT = 21, EV_CONFIGURE = 22,
+       EV_PROPERTY = 28, EV_MAPPING = 34 };
+enum { OP_GET_KEYBOARD_MAPPING = 101, OP_GET_MODIFIER_MAPPING = 119 };
+#define PROPERTY_CHANGE_MASK 0x400000u
+#define PROBE_MAX_CHANGED 64u        /* root property changes remembered during the probes */
 enum { OP_REPARENT_WINDOW = 7, OP_MAP_WINDOW = 8, OP_MAP_SUBWINDOWS = 9 };
 enum { OP_CHANGE_WINDOW_ATTRIBUTES = 2, OP_GET_WINDOW_ATTRIBUTES = 3, OP_GET_GEOMETRY = 14, OP_GET_INPUT_FOCUS = 43 };
 #define WATCH_MASK (0x10000u | 0x20000u | 0x80000u) /* VisibilityChange, StructureNotify, SubstructureNotify */
 
-enum pending_kind { P_SELECT, P_ATTRS, P_GEOMETRY, P_SYNC };
+enum pending_kind { P_SELECT, P_ATTRS, P_GEOMETRY, P_SYNC, P_KEYMAP, P_MODMAP, P_PROBE };
+/* P_PROBE's steps (pending.tag): ListExtensions, QueryExtension, GetAtomName, a handshake,
+ * ListProperties and GetProperty of the root. */
+enum probe_step { S_LIST, S_QE, S_ATOM, S_HS, S_PROPS, S_PROP };
+#define PROBE_SLOTS 13               /* handshake probes (probes[] below) */
 
 struct pending {
     uint32_t seq;
@@ -65,9 +79,42 @@ struct observer {
     uint32_t n_wins;
     struct idmap by_id;       /* window -> index + 1 */
     bool broken;
+    uint32_t root;            /* screen 0's root: its properties are watched */
+    bool props_watched;       /* facts about root properties may have been sent */
+    uint8_t min_keycode, max_keycode;
+    bool kb_fetching;         /* the mappings are being asked for again after a MappingNotify */
+    uint8_t *kb_keymap;       /* ... the keyboard mapping's reply, until the modifiers' */
+    uint32_t kb_keymap_size;
+    uint32_t changed[PROBE_MAX_CHANGED], n_changed;
+    bool changed_overflow;
+    struct {                  /* the probes made when the connection opens (probe_start) */
+        bool active;          /* not all answered: clients' setup requests wait (held) */
+        uint32_t outstanding; /* probes not yet answered */
+        uint64_t start_ns;
+        struct buf names;     /* extension names asked about, as counted strings */
+        uint32_t qe_left;
+        uint32_t atom_next;   /* the next atom to ask for */
+        bool atoms_end;
+        struct buf atoms;     /* a FACT ATOMS payload being filled */
+        uint8_t majors[PROBE_SLOTS];
+        struct buf keys[PROBE_SLOTS];
+        bool hs_dead[PROBE_SLOTS];
+        bool props_probing;   /* root property changes wait in changed[] */
+        uint32_t props_left;
+        bool keyboard;        /* the keyboard's mappings are asked as part of it */
+        unsigned n_ext, n_atoms, n_hs, n_props;
+    } probe;
+    struct held {             /* clients whose setup request waits for the probes */
+        uint32_t channel;
+        struct frame_open open;
+    } *held;
+    uint32_t n_held, cap_held;
 };
 
 static void observer_event(struct watch *w, unsigned events);
+static void probe_start(struct observer *o);
+static void probe_finish(struct observer *o);
+static void send_session_fact(struct observer *o, struct buf *payload);
 
 /* ---------------------------------------------------------------- connection */
 
@@ -133,8 +180,17 @@ int observer_start(struct session *s, struct observer **out)
     if (!rc) {
         int n = read_setup_reply(o->fd, &o->rx, clock_ns() + OBSERVER_CONNECT_TIMEOUT_MS * 1000000ull);
         rc = n < 0 ? n : buf_head(&o->rx)[0] == 1 ? 0 : -EACCES;
-        if (!rc)
+        if (!rc) {
+            /* Screen 0 follows the vendor string and the pixmap formats; its root comes first. */
+            struct rd r = rd_make(buf_head(&o->rx), (size_t)n, false);
+            uint16_t vendor_len;
+            uint8_t n_formats;
+            if (!rd_skip(&r, 24) && !rd_u16(&r, &vendor_len) && !rd_skip(&r, 3) && !rd_u8(&r, &n_formats) &&
+                !rd_skip(&r, 4) && !rd_u8(&r, &o->min_keycode) && !rd_u8(&r, &o->max_keycode) &&
+                !rd_skip(&r, 4 + vendor_len + xw_pad4(vendor_len) + 8u * n_formats) && rd_u32(&r, &o->root))
+                o->root = 0;
             buf_consume(&o->rx, (size_t)n);
+        }
     }
     if (!rc) {
         xstream_init(&o->xs, false);
@@ -144,6 +200,8 @@ int observer_start(struct session *s, struct observer **out)
     }
     if (!rc)
         rc = loop_watch(s->loop, &o->w, o->fd, LOOP_READ, observer_event, o);
+    if (!rc && s->predict)
+        probe_start(o);
     if (rc) {
         log_warn("observer: cannot open its own X connection (%s): NoExpose is not answered at the app side",
                  strerror(-rc));
@@ -159,6 +217,19 @@ void observer_free(struct observer *o)
 {
     if (!o)
         return;
+    if (o->props_watched && o->s->predict) {
+        /* Not watched any more: the app side must stop answering from them. */
+        struct buf fact = { 0 };
+        predict_fact_property(&fact, o->root, 0, PROP_UNKNOWN, 0, 0, NULL, 0);
+        send_session_fact(o, &fact);
+        buf_free(&fact);
+    }
+    if (o->s && o->s->predict && predict_keyboard_known(o->s->predict)) {
+        struct buf fact = { 0 }; /* MappingNotify is no longer seen */
+        predict_fact_keyboard(&fact, false, 0, 0, 0, NULL, 0, NULL);
+        send_session_fact(o, &fact);
+        buf_free(&fact);
+    }
     if (o->fd >= 0) {
         if (o->w.fd >= 0 && o->s)
             loop_unwatch(o->s->loop, &o->w);
@@ -168,6 +239,12 @@ void observer_free(struct observer *o)
     buf_free(&o->rx);
     buf_free(&o->tx);
     free(o->q);
+    free(o->kb_keymap);
+    buf_free(&o->probe.names);
+    buf_free(&o->probe.atoms);
+    for (size_t k = 0; k < PROBE_SLOTS; k++)
+        buf_free(&o->probe.keys[k]);
+    free(o->held);
     free(o->wins);
     idmap_free(&o->by_id);
     free(o);
@@ -194,7 +271,8 @@ static void flush_tx(struct observer *o)
 }
 
 /* Sends one small request (4-byte units given) and remembers what to do with its answer. */
-static void send_request(struct observer *o, uint8_t major, const uint32_t *words, unsigned n_words, struct pending p)
+static void send_request_minor(struct observer *o, uint8_t major, uint8_t minor, const uint32_t *words,
+                               unsigned n_words, struct pending p)
 {
     if (o->broken)
         return;
@@ -218,16 +296,351 @@ static void send_request(struct observer *o, uint8_t major, const uint32_t *word
         return;
     }
     r[0] = major;
-    r[1] = 0;
+    r[1] = minor;
     st16(r + 2, (uint16_t)(1 + n_words), false);
     for (unsigned i = 0; i < n_words; i++)
         st32(r + 4 + 4 * i, words[i], false);
-    struct xw_request rq = { .major = major, .size = 4 + 4u * n_words, .header_size = 4 };
+    struct xw_request rq = { .major = major, .data = minor, .size = 4 + 4u * n_words, .header_size = 4 };
     struct msg_class cls;
     xstream_on_request(&o->xs, r, &rq, &cls);
     p.seq = o->xs.seq_sent;
     o->q[(o->q_head + o->q_len++) % o->q_cap] = p;
     flush_tx(o);
+}
+
+/* Sends one small request (4-byte units given) and remembers what to do with its answer. */
+static void send_request(struct observer *o, uint8_t major, const uint32_t *words, unsigned n_words, struct pending p)
+{
+    send_request_minor(o, major, 0, words, n_words, p);
+}
+
+/* ---------------------------------------------------------------- probes at start */
+
+/* Handshakes clients commonly open with, in order per extension (the bytes after the
+ * header); each reply is keyed by the requests of that extension up to it. */
+static const struct {
+    const char *ext;
+    uint8_t minor;
+    uint8_t body[20];
+    uint8_t body_len;
+} probes[] = {
+    { "BIG-REQUESTS", 0, { 0 }, 0 },                    /* Enable */
+    { "XKEYBOARD", 0, { 1, 0, 0, 0 }, 4 },              /* UseExtension 1.0 (Xlib) */
+    { "RENDER", 0, { 0, 0, 0, 0, 11, 0, 0, 0 }, 8 },    /* QueryVersion 0.11 (libXrender, xcb) */
+    { "RENDER", 1, { 0 }, 0 },                          /* QueryPictFormats */
+    { "XFIXES", 0, { 6, 0, 0, 0, 0, 0, 0, 0 }, 8 },     /* QueryVersion 6.0 (libXfixes) */
+    /* GTK 3's start, as it sends them */
+    { "Generic Event Extension", 0, { 1, 0, 0, 0 }, 4 }, /* QueryVersion 1.0 */
+    { "SHAPE", 0, { 0 }, 0 },                           /* QueryVersion */
+    { "RANDR", 0, { 1, 0, 0, 0, 6, 0, 0, 0 }, 8 },      /* QueryVersion 1.6 */
+    { "Composite", 0, { 0, 0, 0, 0, 4, 0, 0, 0 }, 8 },  /* QueryVersion 0.4 */
+    { "DAMAGE", 0, { 1, 0, 0, 0, 1, 0, 0, 0 }, 8 },     /* QueryVersion 1.1 */
+    { "XInputExtension", 1, { 15, 0, 0, 0, 'X', 'I', 'n', 'p', 'u', 't', 'E', 'x', 't', 'e', 'n', 's', 'i', 'o', 'n' },
+      19 },                                             /* GetExtensionVersion, twice (libXi) */
+    { "XInputExtension", 1, { 15, 0, 0, 0, 'X', 'I', 'n', 'p', 'u', 't', 'E', 'x', 't', 'e', 'n', 's', 'i', 'o', 'n' },
+      19 },
+    { "XInputExtension", 47, { 2, 0, 4, 0 }, 4 },      /* XIQueryVersion 2.4 */
+};
+#define N_PROBES (sizeof probes / sizeof *probes)
+_Static_assert(N_PROBES == PROBE_SLOTS, "PROBE_SLOTS counts probes[]");
+
+/* Sends a fact on channel 0 and learns it here too, so both sides' predictors agree. */
+static void send_session_fact(struct observer *o, struct buf *payload)
+{
+    if (payload->len && predict_on_fact(o->s->predict, buf_head(payload), payload->len) == 0) {
+        frame_encode(&o->s->link_tx, FRAME_FACT, 0, buf_head(payload), payload->len);
+        o->s->stats.link_frames_out++;
+    }
+    buf_clear(payload);
+}
+
+/* A root property is no longer known: tell the app side (once). */
+static void property_changed(struct observer *o, uint32_t property)
+{
+    if (!o->s->predict || !predict_property_known(o->s->predict, o->root, property))
+        return;
+    struct buf fact = { 0 };
+    predict_fact_property(&fact, o->root, property, PROP_UNKNOWN, 0, 0, NULL, 0);
+    send_session_fact(o, &fact);
+    buf_free(&fact);
+    log_debug("observer: root property %u changed: no longer answered at the app side", property);
+}
+
+/* The keyboard's mappings from GetKeyboardMapping's and GetModifierMapping's replies. */
+static bool send_keyboard(struct observer *o, const uint8_t *km, uint32_t km_size, const uint8_t *mm, uint32_t mm_size)
+{
+    uint32_t keys = o->max_keycode >= o->min_keycode ? o->max_keycode - o->min_keycode + 1u : 0;
+    if (!km || !mm || !keys || o->min_keycode < 8 || km_size < 32 || mm_size < 32 || !km[1] ||
+        ld32(km + 4, false) != keys * km[1] || km_size != 32 + 4 * keys * km[1] || mm_size < 32 + 8u * mm[1])
+        return false;
+    struct buf fact = { 0 };
+    predict_fact_keyboard(&fact, true, o->min_keycode, o->max_keycode, km[1], km + 32, mm[1], mm + 32);
+    send_session_fact(o, &fact);
+    buf_free(&fact);
+    return true;
+}
+
+/* Sends one request given as bytes after its header. */
+static void send_bytes(struct observer *o, uint8_t major, uint8_t minor, const void *body, uint16_t body_len,
+                       struct pending p)
+{
+    uint32_t words[72] = { 0 };
+    if (body_len > sizeof words)
+        return;
+    if (body_len)
+        memcpy(words, body, body_len); /* the bytes as they are: words go out in this order, LSB */
+    for (unsigned i = 0; i < (body_len + 3u) / 4; i++)
+        words[i] = ld32((const uint8_t *)&words[i], false);
+    send_request_minor(o, major, minor, words, (body_len + 3u) / 4, p);
+}
+
+static void probe_send(struct observer *o, uint8_t major, uint8_t minor, const void *body, uint16_t body_len,
+                       enum probe_step step, uint32_t index)
+{
+    o->probe.outstanding++;
+    send_bytes(o, major, minor, body, body_len, (struct pending){ .kind = P_PROBE, .tag = step, .window = index });
+}
+
+static void probe_atoms(struct observer *o)
+{
+    uint32_t first = o->probe.atom_next;
+    for (uint32_t id = first; id < first + PROBE_ATOM_BATCH && id <= PROBE_MAX_ATOMS; id++)
+        probe_send(o, 17 /* GetAtomName */, 0, &(uint8_t[4]){ (uint8_t)id, (uint8_t)(id >> 8), (uint8_t)(id >> 16), 0 },
+                   4, S_ATOM, id);
+    o->probe.atom_next = first + PROBE_ATOM_BATCH;
+}
+
+/* Every probe has been answered: the clients held back may have their setup requests go. */
+static void probe_finish(struct observer *o)
+{
+    if (!o->probe.active)
+        return;
+    o->probe.active = false;
+    send_session_fact(o, &o->probe.atoms);
+    buf_free(&o->probe.atoms);
+    buf_free(&o->probe.names);
+    for (size_t k = 0; k < N_PROBES; k++)
+        buf_free(&o->probe.keys[k]);
+    log_debug("observer: told the app side %u extensions, %u atoms, %u handshake replies, %u root properties in %.1f ms",
+              o->probe.n_ext, o->probe.n_atoms, o->probe.n_hs, o->probe.n_props,
+              (double)(clock_ns() - o->probe.start_ns) / 1e6);
+    uint32_t n = o->n_held;
+    o->n_held = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct channel *ch = channel_find(o->s, o->held[i].channel);
+        if (ch)
+            channel_send_setup(ch, &o->held[i].open);
+    }
+}
+
+/* The extension names: the server's list, those it lacks that xcb-proto names, and a few more. */
+static void probe_extensions(struct observer *o, const uint8_t *list, uint32_t size)
+{
+    struct rd r = rd_make(list, size, false);
+    struct buf *names = &o->probe.names; /* counted strings */
+    uint8_t len;
+    const uint8_t *name;
+    if (!rd_skip(&r, 32))
+        for (unsigned i = 0; i < list[1] && !rd_u8(&r, &len) && !rd_bytes(&r, &name, len); i++) {
+            uint8_t *slot = buf_append_space(names, 1u + len); /* whole, or not at all */
+            if (slot) {
+                slot[0] = len;
+                memcpy(slot + 1, name, len);
+            }
+        }
+    size_t listed = names->len;
+    static const char *const others[] = { "XFree86-Bigfont" }; /* Xlib asks when it loads a font */
+    for (size_t e = 0; e < xp_n_extensions + sizeof others / sizeof *others; e++) {
+        const char *xname = e < xp_n_extensions ? xp_extensions[e].xname : others[e - xp_n_extensions];
+        size_t n = strlen(xname);
+        bool seen = n > 255;
+        for (size_t at = 0; at < listed && !seen; at += 1u + buf_head(names)[at])
+            seen = buf_head(names)[at] == n && !memcmp(buf_head(names) + at + 1, xname, n);
+        if (!seen) {
+            uint8_t *slot = buf_append_space(names, 1u + n);
+            if (slot) {
+                slot[0] = (uint8_t)n;
+                memcpy(slot + 1, xname, n);
+            }
+        }
+    }
+    for (size_t at = 0; at < names->len; at += 1u + buf_head(names)[at]) {
+        uint8_t body[260] = { 0 };
+        st16(body, buf_head(names)[at], false);
+        memcpy(body + 4, buf_head(names) + at + 1, buf_head(names)[at]);
+        probe_send(o, XW_OP_QUERY_EXTENSION, 0, body, (uint16_t)(4 + buf_head(names)[at]), S_QE, (uint32_t)at);
+        o->probe.qe_left++;
+    }
+}
+
+/* All QueryExtension answers are in: the handshakes of the extensions present. */
+static void probe_handshakes(struct observer *o)
+{
+    for (size_t k = 0; k < N_PROBES; k++) {
+        if (!o->probe.majors[k])
+            continue;
+        size_t f = k; /* the extension's first probe holds its key */
+        while (f > 0 && !strcmp(probes[f - 1].ext, probes[k].ext))
+            f--;
+        uint16_t units = (uint16_t)(1 + (probes[k].body_len + 3) / 4);
+        uint8_t rq[24] = { o->probe.majors[k], probes[k].minor };
+        st16(rq + 2, units, false);
+        memcpy(rq + 4, probes[k].body, probes[k].body_len);
+        buf_append(&o->probe.keys[f], rq, 4u * units); /* the key of probe k: a prefix of this */
+        probe_send(o, o->probe.majors[k], probes[k].minor, probes[k].body, probes[k].body_len, S_HS, (uint32_t)k);
+    }
+}
+
+static void probe_answer(struct observer *o, const struct pending *p, const uint8_t *msg, bool error)
+{
+    uint32_t size = error ? 32 : 32 + 4 * ld32(msg + 4, false);
+    struct buf fact = { 0 };
+    switch ((enum probe_step)p->tag) {
+    case S_LIST:
+        if (!error)
+            probe_extensions(o, msg, size);
+        break;
+    case S_QE: {
+        const uint8_t *names = buf_head(&o->probe.names);
+        uint8_t len = names[p->window];
+        const char *name = (const char *)names + p->window + 1;
+        if (!error && size == 32) {
+            uint8_t reply[32];
+            memcpy(reply, msg, 32);
+            if (xstream_extension_hidden(name, len))
+                memset(reply + 8, 0, 4); /* as clients see it (xstream.c) */
+            for (size_t k = 0; k < N_PROBES; k++)
+                if (reply[8] && strlen(probes[k].ext) == len && !memcmp(probes[k].ext, name, len))
+                    o->probe.majors[k] = reply[9];
+            predict_fact_extension(&fact, name, len, reply);
+            send_session_fact(o, &fact);
+            o->probe.n_ext++;
+        }
+        if (!--o->probe.qe_left)
+            probe_handshakes(o);
+        break;
+    }
+    case S_ATOM:
+        if (error || o->probe.atoms_end) {
+            o->probe.atoms_end = true; /* BadAtom: past the last atom */
+        } else if ((uint32_t)ld16(msg + 8, false) + 32 <= size) {
+            predict_fact_atom(&o->probe.atoms, p->window, (const char *)msg + 32, ld16(msg + 8, false));
+            o->probe.n_atoms++;
+            if (o->probe.atoms.len >= PROBE_FACT_BYTES)
+                send_session_fact(o, &o->probe.atoms);
+        }
+        if (p->window + 1 == o->probe.atom_next && !o->probe.atoms_end && o->probe.atom_next <= PROBE_MAX_ATOMS)
+            probe_atoms(o); /* the batch is all atoms: there may be more */
+        break;
+    case S_HS: {
+        size_t k = p->window;
+        size_t f = k;
+        while (f > 0 && !strcmp(probes[f - 1].ext, probes[k].ext))
+            f--;
+        if (error)
+            o->probe.hs_dead[f] = true; /* what follows depends on it, and clients will not send it */
+        if (!error && !o->probe.hs_dead[f]) {
+            /* key: this extension's probes up to this one */
+            size_t key_len = 0;
+            for (size_t j = f; j <= k; j++)
+                key_len += 4u * (1 + (probes[j].body_len + 3) / 4);
+            predict_fact_exchange(&fact, false, buf_head(&o->probe.keys[f]), key_len, msg, size);
+            send_session_fact(o, &fact);
+            o->probe.n_hs++;
+        }
+        break;
+    }
+    case S_PROPS: {
+        uint32_t n = error ? 0 : ld16(msg + 8, false);
+        if (error || 32 + 4ull * n > size)
+            break;
+        o->props_watched = true;
+        o->probe.props_left = n;
+        for (uint32_t i = 0; i < n; i++) {
+            /* window, property, type Any, offset 0, length: the largest value kept */
+            uint32_t words[5] = { o->root, ld32(msg + 32 + 4 * i, false), 0, 0, 256u * 1024 / 4 };
+            o->probe.outstanding++;
+            send_request(o, 20 /* GetProperty */, words, 5,
+                         (struct pending){ .kind = P_PROBE, .tag = S_PROP, .window = words[1] });
+        }
+        if (!n)
+            goto props_done;
+        break;
+    }
+    case S_PROP: {
+        uint32_t format = error ? 0 : msg[1], units = error ? 0 : ld32(msg + 16, false);
+        uint64_t bytes = (uint64_t)units * (format / 8);
+        if (error || ld32(msg + 12, false) /* bytes after: too large */ || !format || 32 + bytes > size) {
+            predict_fact_property(&fact, o->root, p->window, PROP_UNKNOWN, 0, 0, NULL, 0);
+        } else {
+            predict_fact_property(&fact, o->root, p->window, PROP_VALUE, ld32(msg + 8, false), (uint8_t)format,
+                                  msg + 32, (size_t)bytes);
+            o->probe.n_props++;
+        }
+        send_session_fact(o, &fact);
+        if (--o->probe.props_left)
+            break;
+    props_done:
+        /* Every other property of the root does not exist (until a PropertyNotify says otherwise). */
+        predict_fact_property(&fact, o->root, 0, PROP_ABSENT, 0, 0, NULL, 0);
+        send_session_fact(o, &fact);
+        o->probe.props_probing = false;
+        if (o->changed_overflow) {
+            predict_fact_property(&fact, o->root, 0, PROP_UNKNOWN, 0, 0, NULL, 0);
+            send_session_fact(o, &fact);
+        }
+        for (uint32_t i = 0; i < o->n_changed; i++)
+            property_changed(o, o->changed[i]);
+        o->n_changed = 0;
+        break;
+    }
+    }
+    buf_free(&fact);
+    if (!--o->probe.outstanding)
+        probe_finish(o);
+}
+
+/* Asks the server what clients ask at start; the answers become FACT frames (channel 0) as
+ * they come, and clients that connect meanwhile send their setup requests only after. */
+static void probe_start(struct observer *o)
+{
+    o->probe.active = true;
+    o->probe.start_ns = clock_ns();
+    o->probe.atom_next = 1;
+    probe_send(o, 99 /* ListExtensions */, 0, NULL, 0, S_LIST, 0);
+    probe_atoms(o); /* atoms are numbered from 1 without gaps: ask until the first BadAtom */
+    if (o->root) {
+        /* Watch the root's properties first, then read them. */
+        uint32_t select[3] = { o->root, 0x800 /* CWEventMask */, PROPERTY_CHANGE_MASK };
+        send_request(o, OP_CHANGE_WINDOW_ATTRIBUTES, select, 3, (struct pending){ .kind = P_SELECT });
+        o->probe.props_probing = true;
+        probe_send(o, 21 /* ListProperties */, 0, &(uint8_t[4]){ (uint8_t)o->root, (uint8_t)(o->root >> 8),
+                   (uint8_t)(o->root >> 16), (uint8_t)(o->root >> 24) }, 4, S_PROPS, 0);
+    }
+    if (o->max_keycode >= o->min_keycode && o->min_keycode >= 8) {
+        /* The keyboard: a MappingNotify (every client gets it) says when it changes. */
+        o->kb_fetching = true;
+        o->probe.keyboard = true;
+        o->probe.outstanding++;
+        uint32_t kb = o->min_keycode | (uint32_t)(o->max_keycode - o->min_keycode + 1) << 8;
+        send_request(o, OP_GET_KEYBOARD_MAPPING, &kb, 1, (struct pending){ .kind = P_KEYMAP });
+        send_request(o, OP_GET_MODIFIER_MAPPING, NULL, 0, (struct pending){ .kind = P_MODMAP });
+    }
+}
+
+bool observer_hold_setup(struct observer *o, uint32_t channel_id, const struct frame_open *open)
+{
+    if (!o->probe.active || o->broken)
+        return false;
+    struct held *n = o->n_held == o->cap_held ? realloc(o->held, (o->cap_held * 2 + 4) * sizeof *n) : o->held;
+    if (!n)
+        return false;
+    if (o->n_held == o->cap_held) {
+        o->held = n;
+        o->cap_held = o->cap_held * 2 + 4;
+    }
+    o->held[o->n_held++] = (struct held){ channel_id, *open };
+    return true;
 }
 
 /* ---------------------------------------------------------------- windows and facts */
@@ -376,6 +789,32 @@ static void on_event(struct observer *o, const uint8_t *ev)
 {
     uint8_t code = ev[0] & 0x7f;
     uint32_t event = ld32(ev + 4, false), window = ld32(ev + 8, false);
+    if (code == EV_PROPERTY && event == o->root) {
+        if (!o->probe.props_probing)
+            property_changed(o, window /* the atom */);
+        else if (o->n_changed < PROBE_MAX_CHANGED) /* told after the values, which may predate it */
+            o->changed[o->n_changed++] = window;
+        else
+            o->changed_overflow = true;
+        return;
+    }
+    if (code == EV_MAPPING && ev[4] != 2 /* Pointer */) {
+        if (o->s->predict && predict_keyboard_known(o->s->predict)) {
+            struct buf fact = { 0 };
+            predict_fact_keyboard(&fact, false, 0, 0, 0, NULL, 0, NULL);
+            send_session_fact(o, &fact);
+            buf_free(&fact);
+            log_debug("observer: the keyboard mapping changed: asking again");
+        }
+        if (!o->kb_fetching && o->s->predict) {
+            /* Asked after the change: the answers say the new mappings. */
+            o->kb_fetching = true;
+            uint32_t kb = o->min_keycode | (uint32_t)(o->max_keycode - o->min_keycode + 1) << 8;
+            send_request(o, OP_GET_KEYBOARD_MAPPING, &kb, 1, (struct pending){ .kind = P_KEYMAP });
+            send_request(o, OP_GET_MODIFIER_MAPPING, NULL, 0, (struct pending){ .kind = P_MODMAP });
+        }
+        return;
+    }
     struct owin *w = win_find(o, event); /* the window we selected on: Visibility's own, or the parent's */
     if (!w)
         return;
@@ -421,8 +860,33 @@ static void on_event(struct observer *o, const uint8_t *ev)
 
 static void on_answer(struct observer *o, const struct pending *p, const uint8_t *msg, bool error)
 {
-    struct owin *w = p->kind == P_SYNC ? NULL : win_find(o, p->window);
+    struct owin *w = p->kind == P_SYNC || p->kind == P_KEYMAP || p->kind == P_MODMAP || p->kind == P_PROBE
+                         ? NULL : win_find(o, p->window);
     switch (p->kind) {
+    case P_PROBE:
+        probe_answer(o, p, msg, error);
+        break;
+    case P_KEYMAP:
+        free(o->kb_keymap);
+        o->kb_keymap = NULL;
+        uint32_t size = error ? 0 : 32 + 4 * ld32(msg + 4, false);
+        if (size && (o->kb_keymap = malloc(size))) {
+            memcpy(o->kb_keymap, msg, size);
+            o->kb_keymap_size = size;
+        }
+        break;
+    case P_MODMAP:
+        o->kb_fetching = false;
+        if (!error)
+            send_keyboard(o, o->kb_keymap, o->kb_keymap_size, msg, 32 + 4 * ld32(msg + 4, false));
+        free(o->kb_keymap);
+        o->kb_keymap = NULL;
+        if (o->probe.keyboard) {
+            o->probe.keyboard = false;
+            if (!--o->probe.outstanding)
+                probe_finish(o);
+        }
+        break;
     case P_SELECT:
         break;
     case P_ATTRS:
@@ -525,4 +989,6 @@ static void observer_event(struct watch *w, unsigned events)
         flush_tx(o);
     if ((events & (LOOP_READ | LOOP_HUP)) && !o->broken)
         observer_read(o);
+    if (o->broken)
+        probe_finish(o); /* no more answers: the clients held back go on without them */
 }

@@ -1,24 +1,32 @@
-/* observer.h -- the display side's own connection to the X server. It watches the
- * windows that clients create (visibility, size, mapped children) so the app side can
- * answer a CopyArea's NoExpose without crossing the link (expose.h), and it confirms
- * when a client's window changes have reached the server. It never touches the clients'
- * own connections: what it selects is its own, and X lets many clients select these. */
+/* observer.h -- the display side's own connection to the X server. When it opens, it asks
+ * what clients ask at start (extensions, atoms, handshakes, root properties, the keyboard
+ * mappings) and sends the answers as session-wide FACT frames (predict.h); it then watches
+ * the root's properties and the keyboard for change. It watches the windows that clients
+ * create (visibility, size, mapped children) so the app side can answer a CopyArea's
+ * NoExpose without crossing the link (expose.h), and it confirms when a client's window
+ * changes have reached the server. It never touches the clients' own connections: what it
+ * selects is its own, and X lets many clients select these. */
 #ifndef TINCAN_OBSERVER_H
 #define TINCAN_OBSERVER_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "link/frame.h"
 #include "x11/xstream.h"
 
 struct session;
 struct channel;
 struct observer;
 
-/* Connects (blocking, bounded by a timeout) and watches for events. 0 or -errno. */
+/* Connects (blocking, bounded by a timeout), starts its probes and watches for events. 0 or -errno. */
 int observer_start(struct session *s, struct observer **out);
 void observer_free(struct observer *o);
 
+/* While the first probes are unanswered: keeps a new client's setup request back (the
+ * facts must reach the app side before its setup reply) and returns true; the observer
+ * calls channel_send_setup when they are answered. */
+bool observer_hold_setup(struct observer *o, uint32_t channel_id, const struct frame_open *open);
 /* A request of ch on its way to the server (body: after the request header). */
 void observer_on_request(struct observer *o, struct channel *ch, const struct msg_class *cls, const uint8_t *body,
                          uint32_t body_len, uint32_t seq, bool msb);

@@ -1,13 +1,15 @@
 /* predict.c -- the facts behind local answers, and the answers themselves. Only facts
  * that cannot change during a server's life are kept: nothing here is a guess.
- * Workload: a few hundred atoms and a few dozen extensions per session; lookups per
- * request of the kinds below only. Memory is bounded (PREDICT_MAX_ATOMS). */
+ * Workload: a few hundred atoms and a few dozen extensions per session, a few dozen fonts
+ * and handshakes; lookups per request of the kinds below only. Memory is bounded
+ * (PREDICT_MAX_ATOMS, PREDICT_MAX_EXCHANGES, PREDICT_MAX_EXCHANGE_BYTES). */
 #include "proxy/predict.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "link/frame.h"
 #include "xproto_tables.h"
 
 #define QE_BODY 24                 /* QueryExtension reply bytes 8..31 */
@@ -16,6 +18,27 @@
 #define OP_INTERN_ATOM 16
 #define OP_GET_ATOM_NAME 17
 #define OP_ALLOC_COLOR 84
+#define OP_OPEN_FONT 45
+#define OP_CLOSE_FONT 46
+#define OP_QUERY_FONT 47
+#define OP_LIST_FONTS 49
+#define OP_LIST_FONTS_WITH_INFO 50
+#define PREDICT_MAX_EXCHANGES 1024u              /* handshakes, fonts, font lists remembered */
+#define PREDICT_MAX_EXCHANGE_BYTES (32u << 20)   /* their replies, in all */
+#define PREDICT_MAX_REPLY (4u << 20)             /* one reply kept at most */
+#define PREDICT_MAX_FONTS 256u                   /* open fonts remembered per connection */
+#define PREDICT_MAX_KEY 65536u                   /* a key: requests' bytes or a font name */
+#define PREDICT_MAX_ROOT_PROPS 512u              /* root properties remembered */
+#define PREDICT_MAX_OTHER_EXT 32u                /* extensions xcb-proto does not name */
+#define PREDICT_MAX_PROP_BYTES (256u * 1024)     /* one property's value at most */
+#define OP_CHANGE_PROPERTY 18
+#define OP_DELETE_PROPERTY 19
+#define OP_GET_PROPERTY 20
+#define OP_ROTATE_PROPERTIES 114
+#define OP_CHANGE_KEYBOARD_MAPPING 100
+#define OP_GET_KEYBOARD_MAPPING 101
+#define OP_SET_MODIFIER_MAPPING 118
+#define OP_GET_MODIFIER_MAPPING 119
 #define PREDICT_MAX_COLORMAPS 16u  /* default colormaps of TrueColor screens */
 
 struct atom {
@@ -34,7 +57,42 @@ struct truecolor_map {
     bool verified, broken;
 };
 
+/* A reply known from its question: EX_REQ, keyed by request bytes (an extension's: the
+ * connection's earlier handshakes of it first); EX_FONT, keyed by a font's name. */
+enum { EX_REQ, EX_FONT };
+struct exchange {
+    uint8_t kind;
+    bool msb;
+    uint32_t key_len, reply_len;
+    uint8_t *key, *reply;          /* the reply with sequence number 0 */
+};
+
+/* A property of a root window, as the display side's connection watches it. */
+struct root_prop {
+    uint32_t window, property, type;
+    uint8_t state, format;
+    uint32_t len;
+    uint8_t *data;
+};
+
 struct predictor {
+    struct {                       /* QueryExtension answers for names xcb-proto does not know */
+        uint8_t len;
+        char name[255];
+        uint8_t body[QE_BODY];
+    } other_ext[PREDICT_MAX_OTHER_EXT];
+    uint32_t n_other_ext;
+    struct {                       /* the keyboard mapping and the modifier mapping, together */
+        bool known;
+        uint8_t min, max, per_keycode, per_modifier;
+        uint32_t *keysyms;         /* (max - min + 1) * per_keycode */
+        uint8_t modifiers[8 * 255];
+    } kb;
+    struct root_prop *props;       /* property 0: the window's unnamed properties */
+    uint32_t n_props;
+    struct exchange *ex;
+    uint32_t n_ex;
+    size_t ex_bytes;
     struct truecolor_map cmaps[PREDICT_MAX_COLORMAPS];
     uint32_t n_cmaps;
     bool setup_learnt;
@@ -113,7 +171,9 @@ int predict_new(struct predictor **out)
     p->atoms = calloc(PREDICT_MAX_ATOMS, sizeof *p->atoms);
     p->by_name = calloc(p->slots, sizeof *p->by_name);
     p->by_id = calloc(p->slots, sizeof *p->by_id);
-    if (!p->ext || !p->atoms || !p->by_name || !p->by_id) {
+    p->ex = calloc(PREDICT_MAX_EXCHANGES, sizeof *p->ex);
+    p->props = calloc(PREDICT_MAX_ROOT_PROPS, sizeof *p->props);
+    if (!p->ext || !p->atoms || !p->by_name || !p->by_id || !p->ex || !p->props) {
         predict_free(p);
         return -ENOMEM;
     }
@@ -134,12 +194,22 @@ void predict_free(struct predictor *p)
     free(p->by_name);
     free(p->by_id);
     free(p->ext);
+    for (uint32_t i = 0; p->ex && i < p->n_ex; i++) {
+        free(p->ex[i].key);
+        free(p->ex[i].reply);
+    }
+    free(p->ex);
+    for (uint32_t i = 0; p->props && i < p->n_props; i++)
+        free(p->props[i].data);
+    free(p->props);
+    free(p->kb.keysyms);
     free(p);
 }
 
 static void question_drop(struct predict_questions *pq)
 {
     free(pq->q[pq->head].name);
+    buf_free(&pq->q[pq->head].acc);
     pq->head = (pq->head + 1) % pq->cap;
     pq->len--;
 }
@@ -149,7 +219,247 @@ void predict_questions_free(struct predict_questions *pq)
     while (pq->len)
         question_drop(pq);
     free(pq->q);
+    free(pq->hist);
+    for (uint32_t i = 0; i < pq->n_fonts; i++)
+        free(pq->fonts[i].name);
+    free(pq->fonts);
     *pq = (struct predict_questions){ 0 };
+}
+
+/* ---------------------------------------------------------------- exchanges */
+
+static const struct exchange *exchange_find(const struct predictor *p, uint8_t kind, bool msb, const uint8_t *key,
+                                            size_t key_len)
+{
+    for (uint32_t i = 0; i < p->n_ex; i++) {
+        const struct exchange *e = &p->ex[i];
+        if (e->kind == kind && e->msb == msb && e->key_len == key_len && memcmp(e->key, key, key_len) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+/* One or more whole replies (ListFontsWithInfo has several): type 1, lengths adding up. */
+static bool reply_whole(const uint8_t *r, size_t n, bool msb)
+{
+    if (n < 32 || n > PREDICT_MAX_REPLY)
+        return false;
+    for (size_t at = 0; at < n; at += 32 + 4 * (size_t)ld32(r + at + 4, msb))
+        if (n - at < 32 || r[at] != 1 || 32 + 4 * (uint64_t)ld32(r + at + 4, msb) > n - at)
+            return false;
+    return true;
+}
+
+/* Sets the sequence number of each reply in r (whole, as above). */
+static void replies_seq(uint8_t *r, size_t n, uint16_t seq, bool msb)
+{
+    for (size_t at = 0; at < n; at += 32 + 4 * (size_t)ld32(r + at + 4, msb))
+        st16(r + at + 2, seq, msb);
+}
+
+/* Remembers a reply; the first one learnt stays (both sides learn in the same order). */
+static void exchange_add(struct predictor *p, uint8_t kind, bool msb, const uint8_t *key, size_t key_len,
+                         const uint8_t *reply, size_t reply_len)
+{
+    if (!key_len || key_len > PREDICT_MAX_KEY || !reply_whole(reply, reply_len, msb) || p->n_ex >= PREDICT_MAX_EXCHANGES ||
+        p->ex_bytes + reply_len + key_len > PREDICT_MAX_EXCHANGE_BYTES || exchange_find(p, kind, msb, key, key_len))
+        return;
+    struct exchange e = { .kind = kind, .msb = msb, .key_len = (uint32_t)key_len, .reply_len = (uint32_t)reply_len,
+                          .key = malloc(key_len), .reply = malloc(reply_len) };
+    if (!e.key || !e.reply) {
+        free(e.key);
+        free(e.reply);
+        return;
+    }
+    memcpy(e.key, key, key_len);
+    memcpy(e.reply, reply, reply_len);
+    replies_seq(e.reply, reply_len, 0, msb);
+    p->ex[p->n_ex++] = e;
+    p->ex_bytes += reply_len + key_len;
+}
+
+/* Requests whose reply depends only on the server (fixed while it runs) and on the
+ * connection's earlier requests of the same extension: version handshakes, and RENDER's
+ * formats (whose subpixel list depends on the version the client announced). */
+static const struct {
+    const char *ext;
+    uint8_t minor;
+} handshakes[] = {
+    { "BIG-REQUESTS", 0 }, { "XKEYBOARD", 0 }, { "RENDER", 0 }, { "RENDER", 1 }, { "XFIXES", 0 }, { "SHAPE", 0 },
+    { "Composite", 0 }, { "DAMAGE", 0 }, { "SYNC", 0 }, { "RANDR", 0 }, { "Generic Event Extension", 0 },
+    { "XInputExtension", 1 }, { "XInputExtension", 47 }, { "MIT-SCREEN-SAVER", 0 }, { "DPMS", 0 }, { "XTEST", 0 },
+    { "XINERAMA", 0 }, { "DOUBLE-BUFFER", 0 }, { "RECORD", 0 }, { "Present", 0 }, { "XC-MISC", 0 },
+};
+
+bool predict_is_handshake(const char *ext, uint8_t minor)
+{
+    for (size_t i = 0; ext && i < sizeof handshakes / sizeof *handshakes; i++)
+        if (handshakes[i].minor == minor && !strcmp(handshakes[i].ext, ext))
+            return true;
+    return false;
+}
+
+/* The key of an extension request: the connection's earlier requests of the extension,
+ * then this one. NULL when they are not all handshakes (or for a request of another kind). */
+static uint8_t *handshake_key(const struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req,
+                              uint32_t size, uint32_t *key_len)
+{
+    if (!cls->ext || size < 4 || req[0] < 128 || pq->hist_lost || !predict_is_handshake(cls->ext, cls->minor))
+        return NULL;
+    const struct predict_history *h = pq->hist ? &pq->hist[req[0] - 128] : NULL;
+    if (h && h->tainted)
+        return NULL;
+    uint32_t hl = h ? h->len : 0;
+    if (hl + size > PREDICT_MAX_KEY)
+        return NULL;
+    uint8_t *key = malloc(hl + size);
+    if (!key)
+        return NULL;
+    if (hl)
+        memcpy(key, h->bytes, hl);
+    memcpy(key + hl, req, size);
+    *key_len = hl + size;
+    return key;
+}
+
+static const struct predict_font *font_find(const struct predict_questions *pq, uint32_t fid)
+{
+    for (uint32_t i = 0; i < pq->n_fonts; i++)
+        if (pq->fonts[i].fid == fid)
+            return &pq->fonts[i];
+    return NULL;
+}
+
+static void font_forget(struct predict_questions *pq, uint32_t fid)
+{
+    struct predict_font *f = (struct predict_font *)font_find(pq, fid);
+    if (!f)
+        return;
+    free(f->name);
+    *f = pq->fonts[--pq->n_fonts];
+}
+
+static struct root_prop *prop_find(const struct predictor *p, uint32_t window, uint32_t property)
+{
+    for (uint32_t i = 0; i < p->n_props; i++)
+        if (p->props[i].window == window && p->props[i].property == property)
+            return &p->props[i];
+    return NULL;
+}
+
+/* Sets what is known of a root property; property 0 with PROP_UNKNOWN forgets the window. */
+static void prop_set(struct predictor *p, uint32_t window, uint32_t property, uint8_t state, uint32_t type,
+                     uint8_t format, const uint8_t *data, uint32_t len)
+{
+    if (!property && state == PROP_UNKNOWN) {
+        for (uint32_t i = 0; i < p->n_props;)
+            if (p->props[i].window == window) {
+                free(p->props[i].data);
+                p->props[i] = p->props[--p->n_props];
+            } else {
+                i++;
+            }
+        return;
+    }
+    struct root_prop *r = prop_find(p, window, property);
+    uint8_t *copy = NULL;
+    if (state == PROP_VALUE && !(copy = malloc(len ? len : 1)))
+        state = PROP_UNKNOWN;
+    if (!r) {
+        if (p->n_props >= PREDICT_MAX_ROOT_PROPS) {
+            free(copy);
+            if ((r = prop_find(p, window, 0)))
+                r->state = PROP_UNKNOWN; /* no room: nothing unnamed is known either */
+            return;
+        }
+        r = &p->props[p->n_props++];
+        *r = (struct root_prop){ .window = window, .property = property };
+    }
+    free(r->data);
+    *r = (struct root_prop){ .window = window, .property = property, .state = state, .type = type,
+                             .format = format, .len = copy ? len : 0, .data = copy };
+    if (copy && len)
+        memcpy(copy, data, len);
+}
+
+bool predict_property_known(const struct predictor *p, uint32_t window, uint32_t property)
+{
+    const struct root_prop *r = prop_find(p, window, property);
+    if (!r)
+        r = prop_find(p, window, 0);
+    return r && r->state != PROP_UNKNOWN;
+}
+
+/* A request that changes a root window's properties: what the app side knows of them
+ * is no longer current. The same on both sides. */
+static void track_property_change(struct predictor *p, const struct msg_class *cls, const uint8_t *req,
+                                  uint32_t size, bool msb)
+{
+    if (size < 12 || !prop_find(p, ld32(req + 4, msb), 0))
+        return; /* not a root window we know */
+    uint32_t window = ld32(req + 4, msb);
+    if (cls->major == OP_ROTATE_PROPERTIES) {
+        prop_set(p, window, 0, PROP_UNKNOWN, 0, 0, NULL, 0);
+        return;
+    }
+    if (cls->major == OP_GET_PROPERTY && !req[1])
+        return; /* without delete */
+    if (predict_property_known(p, window, ld32(req + 8, msb)))
+        prop_set(p, window, ld32(req + 8, msb), PROP_UNKNOWN, 0, 0, NULL, 0);
+}
+
+void predict_track(struct predictor *p, struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req,
+                   uint32_t size, bool msb)
+{
+    if (cls->kind != MSG_REQUEST || size < 4)
+        return;
+    /* The keyboard's mappings change: not known until the display side says them again. */
+    if ((!cls->ext && (cls->major == OP_CHANGE_KEYBOARD_MAPPING || cls->major == OP_SET_MODIFIER_MAPPING)) ||
+        (cls->ext && !strcmp(cls->ext, "XKEYBOARD") && (cls->minor == 9 /* SetMap */ || cls->minor == 23 /* GetKbdByName */)))
+        p->kb.known = false;
+    if (!cls->ext && (cls->major == OP_CHANGE_PROPERTY || cls->major == OP_DELETE_PROPERTY ||
+                      cls->major == OP_GET_PROPERTY || cls->major == OP_ROTATE_PROPERTIES))
+        track_property_change(p, cls, req, size, msb);
+    if (cls->ext && req[0] >= 128) {
+        if (!pq->hist && !pq->hist_lost && !(pq->hist = calloc(128, sizeof *pq->hist)))
+            pq->hist_lost = true; /* no histories: no handshake answers on this connection */
+        if (!pq->hist)
+            return;
+        struct predict_history *h = &pq->hist[req[0] - 128];
+        if (h->tainted)
+            return;
+        if (predict_is_handshake(cls->ext, cls->minor) && h->len + size <= PREDICT_MAX_HISTORY) {
+            memcpy(h->bytes + h->len, req, size);
+            h->len = (uint8_t)(h->len + size);
+        } else {
+            h->tainted = true; /* anything else may change what later handshakes answer */
+        }
+        return;
+    }
+    if (cls->ext)
+        return;
+    if (cls->major == OP_CLOSE_FONT && size >= 8) {
+        font_forget(pq, ld32(req + 4, msb));
+    } else if (cls->major == OP_OPEN_FONT && size >= 12) {
+        uint32_t fid = ld32(req + 4, msb);
+        uint16_t len = ld16(req + 8, msb);
+        font_forget(pq, fid);
+        if ((uint32_t)len + 12 > size || pq->n_fonts >= PREDICT_MAX_FONTS)
+            return;
+        if (pq->n_fonts == pq->cap_fonts) {
+            uint32_t cap = pq->cap_fonts ? pq->cap_fonts * 2 : 8;
+            struct predict_font *n = realloc(pq->fonts, cap * sizeof *n);
+            if (!n)
+                return;
+            pq->fonts = n;
+            pq->cap_fonts = cap;
+        }
+        char *name = malloc(len ? len : 1);
+        if (!name)
+            return;
+        memcpy(name, req + 12, len);
+        pq->fonts[pq->n_fonts++] = (struct predict_font){ fid, len, name };
+    }
 }
 
 /* The name a request carries at offset 8, its length at offset 4 (InternAtom, QueryExtension). */
@@ -165,12 +475,28 @@ static bool request_name(const uint8_t *req, uint32_t size, bool msb, const char
 void predict_ask(struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req, uint32_t size,
                  uint32_t seq, bool msb)
 {
-    if (cls->kind != MSG_REQUEST || cls->ext ||
-        (cls->major != OP_INTERN_ATOM && cls->major != OP_GET_ATOM_NAME && cls->major != OP_ALLOC_COLOR))
-        return; /* QueryExtension answers are learnt through cls->query_ext */
+    if (cls->kind != MSG_REQUEST)
+        return;
     struct predict_question q = { .seq = seq, .major = cls->major };
     const char *name;
-    if (cls->major == OP_ALLOC_COLOR) {
+    const struct predict_font *f;
+    if (cls->ext) {
+        if (!(q.name = (char *)handshake_key(pq, cls, req, size, &q.name_len)))
+            return;
+        q.major = req[0];
+    } else if (cls->major == OP_QUERY_FONT) {
+        if (size < 8 || !(f = font_find(pq, ld32(req + 4, msb))) || !(q.name = malloc(f->len ? f->len : 1)))
+            return;
+        memcpy(q.name, f->name, f->len);
+        q.name_len = f->len;
+    } else if (cls->major == OP_LIST_FONTS || cls->major == OP_LIST_FONTS_WITH_INFO) {
+        if (size > PREDICT_MAX_KEY || !(q.name = malloc(size)))
+            return;
+        memcpy(q.name, req, size);
+        q.name_len = size;
+    } else if (cls->major != OP_INTERN_ATOM && cls->major != OP_GET_ATOM_NAME && cls->major != OP_ALLOC_COLOR) {
+        return; /* QueryExtension answers are learnt through cls->query_ext */
+    } else if (cls->major == OP_ALLOC_COLOR) {
         if (size < 16)
             return;
         q.atom = ld32(req + 4, msb); /* the colormap */
@@ -183,10 +509,11 @@ void predict_ask(struct predict_questions *pq, const struct msg_class *cls, cons
             return;
         q.atom = ld32(req + 4, msb);
     } else {
-        if (!request_name(req, size, msb, &name, &q.name_len) || q.name_len > PREDICT_MAX_NAME ||
-            !(q.name = malloc(q.name_len ? q.name_len : 1)))
+        uint16_t len;
+        if (!request_name(req, size, msb, &name, &len) || len > PREDICT_MAX_NAME || !(q.name = malloc(len ? len : 1)))
             return;
-        memcpy(q.name, name, q.name_len);
+        memcpy(q.name, name, len);
+        q.name_len = len;
     }
     if (pq->len == pq->cap) {
         uint32_t cap = pq->cap ? pq->cap * 2 : 16;
@@ -342,8 +669,21 @@ void predict_learn(struct predictor *p, struct predict_questions *pq, const stru
     }
     if (!pq->len || pq->q[pq->head].seq != seq || pq->q[pq->head].major != cls->major)
         return;
-    const struct predict_question *q = &pq->q[pq->head];
-    if (q->major == OP_ALLOC_COLOR) {
+    struct predict_question *q = &pq->q[pq->head];
+    if (q->major == OP_LIST_FONTS_WITH_INFO) {
+        /* One reply per font, then one with an empty name: learnt once all are in. */
+        if (q->acc.len + size > PREDICT_MAX_REPLY || buf_append(&q->acc, reply, size) < 0) {
+            question_drop(pq);
+            return;
+        }
+        if (reply[1])
+            return;
+        exchange_add(p, EX_REQ, msb, (const uint8_t *)q->name, q->name_len, buf_head(&q->acc), q->acc.len);
+    } else if (q->major >= 128 || q->major == OP_LIST_FONTS) {
+        exchange_add(p, EX_REQ, msb, (const uint8_t *)q->name, q->name_len, reply, size);
+    } else if (q->major == OP_QUERY_FONT) {
+        exchange_add(p, EX_FONT, msb, (const uint8_t *)q->name, q->name_len, reply, size);
+    } else if (q->major == OP_ALLOC_COLOR) {
         learn_alloc_color(p, q, reply, msb);
     } else if (q->major == OP_INTERN_ATOM) {
         atom_add(p, ld32(reply + 8, msb), q->name, q->name_len);
@@ -367,16 +707,109 @@ static uint8_t *reply_header(struct buf *out, uint16_t seq, bool msb, size_t ext
     return r;
 }
 
-bool predict_answer(const struct predictor *p, const struct msg_class *cls, const uint8_t *req, uint32_t size,
-                    uint16_t seq, bool msb, struct buf *out)
+/* GetProperty on a root window whose property is known, computed as the protocol says
+ * (values are kept in the display side's byte order, LSB: MSB clients are not answered). */
+static bool answer_get_property(const struct predictor *p, const uint8_t *req, uint32_t size, uint16_t seq, bool msb,
+                                struct buf *out)
+{
+    if (size != 24 || msb || req[1] /* delete */)
+        return false;
+    uint32_t window = ld32(req + 4, msb), property = ld32(req + 8, msb), type = ld32(req + 12, msb);
+    uint64_t offset = 4ull * ld32(req + 16, msb), length = 4ull * ld32(req + 20, msb);
+    const struct root_prop *r = prop_find(p, window, property);
+    if (!r && !(r = prop_find(p, window, 0)))
+        return false;
+    /* Invalid atoms are errors: answer only for atoms known to exist. */
+    if (r->state == PROP_UNKNOWN || !atom_by_id(p, property) || (type && !atom_by_id(p, type)))
+        return false;
+    uint8_t *o;
+    if (r->state == PROP_ABSENT || r->property != property) {
+        if (r->state != PROP_ABSENT || !(o = reply_header(out, seq, msb, 0)))
+            return false;
+        return true; /* type None, format 0, nothing after */
+    }
+    if (type && type != r->type) {
+        if (!(o = reply_header(out, seq, msb, 0)))
+            return false;
+        o[1] = r->format;
+        st32(o + 8, r->type, msb);
+        st32(o + 12, r->len, msb);
+        return true;
+    }
+    if (offset > r->len)
+        return false; /* BadValue */
+    uint32_t n = (uint32_t)(r->len - offset < length ? r->len - offset : length);
+    unsigned unit = r->format / 8;
+    if (!unit || n % unit || !(o = reply_header(out, seq, msb, n + xw_pad4(n))))
+        return false;
+    o[1] = r->format;
+    st32(o + 8, r->type, msb);
+    st32(o + 12, (uint32_t)(r->len - offset - n), msb);
+    st32(o + 16, n / unit, msb);
+    memcpy(o + 32, r->data + offset, n);
+    return true;
+}
+
+static bool answer_exchange(const struct exchange *e, uint16_t seq, bool msb, struct buf *out)
+{
+    uint8_t *r = e ? buf_append_space(out, e->reply_len) : NULL;
+    if (!r)
+        return false;
+    memcpy(r, e->reply, e->reply_len);
+    replies_seq(r, e->reply_len, seq, e->msb);
+    return true;
+}
+
+bool predict_answer(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
+                    const uint8_t *req, uint32_t size, uint16_t seq, bool msb, struct buf *out)
 {
     if (cls->kind != MSG_REQUEST)
         return false;
     uint8_t *r;
-    if (cls->major == XW_OP_QUERY_EXTENSION) {
-        if (cls->query_ext < 0 || !p->ext[cls->query_ext].known || !(r = reply_header(out, seq, msb, 0)))
+    if (cls->ext) {
+        uint32_t key_len;
+        uint8_t *key = handshake_key(pq, cls, req, size, &key_len);
+        bool ok = key && answer_exchange(exchange_find(p, EX_REQ, msb, key, key_len), seq, msb, out);
+        free(key);
+        return ok;
+    }
+    if (cls->major == OP_LIST_FONTS || cls->major == OP_LIST_FONTS_WITH_INFO)
+        return answer_exchange(exchange_find(p, EX_REQ, msb, req, size), seq, msb, out);
+    if (cls->major == OP_GET_PROPERTY)
+        return answer_get_property(p, req, size, seq, msb, out);
+    if (cls->major == OP_GET_KEYBOARD_MAPPING && p->kb.known && size == 8) {
+        /* first keycode, count: out of range is BadValue */
+        unsigned first = req[4], count = req[5], n = count * p->kb.per_keycode;
+        if (first < p->kb.min || !count || first + count - 1 > p->kb.max || !(r = reply_header(out, seq, msb, 4u * n)))
             return false;
-        memcpy(r + 8, p->ext[cls->query_ext].body, QE_BODY);
+        r[1] = p->kb.per_keycode;
+        for (unsigned i = 0; i < n; i++)
+            st32(r + 32 + 4 * i, p->kb.keysyms[(first - p->kb.min) * p->kb.per_keycode + i], msb);
+        return true;
+    }
+    if (cls->major == OP_GET_MODIFIER_MAPPING && p->kb.known && size == 4) {
+        if (!(r = reply_header(out, seq, msb, 8u * p->kb.per_modifier)))
+            return false;
+        r[1] = p->kb.per_modifier;
+        memcpy(r + 32, p->kb.modifiers, 8u * p->kb.per_modifier);
+        return true;
+    }
+    if (cls->major == OP_QUERY_FONT) {
+        const struct predict_font *f = size >= 8 ? font_find(pq, ld32(req + 4, msb)) : NULL;
+        return f && answer_exchange(exchange_find(p, EX_FONT, msb, (const uint8_t *)f->name, f->len), seq, msb, out);
+    }
+    if (cls->major == XW_OP_QUERY_EXTENSION) {
+        const uint8_t *body = NULL;
+        const char *name;
+        uint16_t len;
+        if (cls->query_ext >= 0 && p->ext[cls->query_ext].known)
+            body = p->ext[cls->query_ext].body;
+        for (uint32_t i = 0; cls->query_ext < 0 && i < p->n_other_ext && request_name(req, size, msb, &name, &len); i++)
+            if (p->other_ext[i].len == len && !memcmp(p->other_ext[i].name, name, len))
+                body = p->other_ext[i].body;
+        if (!body || !(r = reply_header(out, seq, msb, 0)))
+            return false;
+        memcpy(r + 8, body, QE_BODY);
         return true;
     }
     if (cls->major == OP_INTERN_ATOM) {
@@ -404,4 +837,201 @@ bool predict_answer(const struct predictor *p, const struct msg_class *cls, cons
         return true;
     }
     return false;
+}
+
+/* ---------------------------------------------------------------- facts from the display side */
+
+int predict_fact_extension(struct buf *out, const char *name, size_t name_len, const uint8_t reply[32])
+{
+    uint8_t head[2] = { FACT_EXTENSION, (uint8_t)name_len };
+    if (name_len > 255)
+        return -EINVAL;
+    return buf_append(out, head, 2) || buf_append(out, name, name_len) || buf_append(out, reply + 8, QE_BODY) ? -ENOMEM : 0;
+}
+
+int predict_fact_atom(struct buf *out, uint32_t atom, const char *name, size_t name_len)
+{
+    if (!out->len) {
+        uint8_t kind = FACT_ATOMS;
+        if (buf_append(out, &kind, 1))
+            return -ENOMEM;
+    }
+    return buf_put_varint(out, atom) || buf_put_varint(out, name_len) || buf_append(out, name, name_len) ? -ENOMEM : 0;
+}
+
+int predict_fact_exchange(struct buf *out, bool msb, const uint8_t *key, size_t key_len, const uint8_t *reply,
+                          size_t reply_len)
+{
+    uint8_t head[2] = { FACT_EXCHANGE, msb };
+    return buf_append(out, head, 2) || buf_put_varint(out, key_len) || buf_append(out, key, key_len) ||
+           buf_put_varint(out, reply_len) || buf_append(out, reply, reply_len) ? -ENOMEM : 0;
+}
+
+static int find_extension(const uint8_t *name, size_t len)
+{
+    for (size_t i = 0; i < xp_n_extensions; i++)
+        if (strlen(xp_extensions[i].xname) == len && memcmp(xp_extensions[i].xname, name, len) == 0)
+            return (int)i;
+    return -1;
+}
+
+int predict_fact_property(struct buf *out, uint32_t window, uint32_t property, uint8_t state, uint32_t type,
+                          uint8_t format, const uint8_t *data, size_t len)
+{
+    uint8_t kind = FACT_PROPERTY;
+    if (buf_append(out, &kind, 1) || buf_put_varint(out, window) || buf_put_varint(out, property) ||
+        buf_append(out, &state, 1))
+        return -ENOMEM;
+    if (state != PROP_VALUE)
+        return 0;
+    return buf_put_varint(out, type) || buf_append(out, &format, 1) || buf_put_varint(out, len) ||
+           buf_append(out, data, len) ? -ENOMEM : 0;
+}
+
+int predict_fact_keyboard(struct buf *out, bool known, uint8_t min_keycode, uint8_t max_keycode, uint8_t per_keycode,
+                          const uint8_t *keysyms, uint8_t per_modifier, const uint8_t *modifiers)
+{
+    uint8_t head[5] = { FACT_KEYBOARD, known, min_keycode, max_keycode, per_keycode };
+    if (!known)
+        return buf_append(out, head, 2) ? -ENOMEM : 0;
+    size_t n = min_keycode <= max_keycode ? 4u * (max_keycode - min_keycode + 1u) * per_keycode : 0;
+    return buf_append(out, head, 5) || buf_append(out, keysyms, n) || buf_append(out, &per_modifier, 1) ||
+           buf_append(out, modifiers, 8u * per_modifier) ? -ENOMEM : 0;
+}
+
+bool predict_keyboard_known(const struct predictor *p) { return p->kb.known; }
+
+int predict_on_fact(struct predictor *p, const uint8_t *payload, size_t len)
+{
+    struct rd r = rd_make(payload, len, false);
+    uint8_t kind, n, msb;
+    const uint8_t *name, *body;
+    uint64_t a, l, kl;
+    if (rd_u8(&r, &kind))
+        return -EBADMSG;
+    switch (kind) {
+    case FACT_EXTENSION: {
+        if (rd_u8(&r, &n) || rd_bytes(&r, &name, n) || rd_bytes(&r, &body, QE_BODY) || rd_left(&r))
+            return -EBADMSG;
+        int i = find_extension(name, n);
+        if (i >= 0) {
+            p->ext[i].known = true;
+            memcpy(p->ext[i].body, body, QE_BODY);
+        } else if (p->n_other_ext < PREDICT_MAX_OTHER_EXT) { /* answered by its name */
+            p->other_ext[p->n_other_ext].len = n;
+            memcpy(p->other_ext[p->n_other_ext].name, name, n);
+            memcpy(p->other_ext[p->n_other_ext++].body, body, QE_BODY);
+        }
+        return 0;
+    }
+    case FACT_ATOMS:
+        while (rd_left(&r)) {
+            if (rd_varint(&r, &a) || rd_varint(&r, &l) || a == 0 || a > UINT32_MAX || l > PREDICT_MAX_NAME ||
+                rd_bytes(&r, &name, (size_t)l))
+                return -EBADMSG;
+            atom_add(p, (uint32_t)a, (const char *)name, (size_t)l);
+        }
+        return 0;
+    case FACT_EXCHANGE:
+        if (rd_u8(&r, &msb) || msb > 1 || rd_varint(&r, &kl) || kl == 0 || kl > PREDICT_MAX_KEY ||
+            rd_bytes(&r, &name, (size_t)kl) || rd_varint(&r, &l) || l > PREDICT_MAX_REPLY ||
+            rd_bytes(&r, &body, (size_t)l) || rd_left(&r) || !reply_whole(body, (size_t)l, msb))
+            return -EBADMSG;
+        exchange_add(p, EX_REQ, msb, name, (size_t)kl, body, (size_t)l);
+        return 0;
+    case FACT_PROPERTY: {
+        uint64_t window, property, type = 0;
+        uint8_t state, format = 0;
+        body = NULL;
+        l = 0;
+        if (rd_varint(&r, &window) || rd_varint(&r, &property) || rd_u8(&r, &state) || window > UINT32_MAX ||
+            property > UINT32_MAX || state > PROP_VALUE || (state == PROP_VALUE && !property))
+            return -EBADMSG;
+        if (state == PROP_VALUE &&
+            (rd_varint(&r, &type) || rd_u8(&r, &format) || rd_varint(&r, &l) || type > UINT32_MAX ||
+             (format != 8 && format != 16 && format != 32) || l > PREDICT_MAX_PROP_BYTES || l % (format / 8) ||
+             rd_bytes(&r, &body, (size_t)l)))
+            return -EBADMSG;
+        if (rd_left(&r))
+            return -EBADMSG;
+        prop_set(p, (uint32_t)window, (uint32_t)property, state, (uint32_t)type, format, body, (uint32_t)l);
+        return 0;
+    }
+    case FACT_KEYBOARD: {
+        uint8_t known, min, max, per_keycode, per_modifier;
+        const uint8_t *keysyms, *mods;
+        if (rd_u8(&r, &known) || known > 1)
+            return -EBADMSG;
+        if (!known) {
+            p->kb.known = false;
+            return rd_left(&r) ? -EBADMSG : 0;
+        }
+        if (rd_u8(&r, &min) || rd_u8(&r, &max) || rd_u8(&r, &per_keycode) || min < 8 || max < min || !per_keycode ||
+            rd_bytes(&r, &keysyms, 4u * (max - min + 1u) * per_keycode) || rd_u8(&r, &per_modifier) ||
+            rd_bytes(&r, &mods, 8u * per_modifier) || rd_left(&r))
+            return -EBADMSG;
+        size_t n_ks = (size_t)(max - min + 1u) * per_keycode;
+        uint32_t *k = malloc(n_ks * sizeof *k);
+        if (!k)
+            return 0; /* not known: asked of the server */
+        for (size_t i = 0; i < n_ks; i++)
+            k[i] = ld32(keysyms + 4 * i, false);
+        free(p->kb.keysyms);
+        p->kb.keysyms = k;
+        p->kb.min = min;
+        p->kb.max = max;
+        p->kb.per_keycode = per_keycode;
+        p->kb.per_modifier = per_modifier;
+        memcpy(p->kb.modifiers, mods, 8u * per_modifier);
+        p->kb.known = true;
+        return 0;
+    }
+    default:
+        return -EBADMSG;
+    }
+}
+
+/* ---------------------------------------------------------------- quiet requests */
+
+void predict_learn_connection(struct predict_questions *pq, const uint8_t *setup, size_t size, bool msb)
+{
+    if (size < 20 || setup[0] != 1)
+        return;
+    pq->id_base = ld32(setup + 12, msb);
+    pq->id_mask = ld32(setup + 16, msb);
+    pq->have_ids = true;
+}
+
+static bool own_id(const struct predict_questions *pq, const uint8_t *req, uint32_t size, uint32_t at, bool msb)
+{
+    if (!pq->have_ids || size < at + 4)
+        return false;
+    uint32_t id = ld32(req + at, msb);
+    return id && (id & ~pq->id_mask) == pq->id_base;
+}
+
+bool predict_quiet(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
+                   const uint8_t *req, uint32_t size, bool msb)
+{
+    if (cls->kind != MSG_REQUEST || cls->ext)
+        return false;
+    switch (cls->major) {
+    case 1: case 2: case 8: case 9: case 10: case 12:  /* Create/ChangeAttributes/Map/MapSub/Unmap/Configure Window */
+    case 18: case 19:                                  /* Change/DeleteProperty on its own window */
+    case 46:                                           /* CloseFont */
+    case 53: case 54: case 55: case 56: case 59: case 60: /* Create/FreePixmap, Create/ChangeGC, SetClipRectangles, FreeGC */
+    case 61:                                           /* ClearArea */
+    case 93: case 94: case 95:                         /* Create(Glyph)Cursor, FreeCursor */
+        return own_id(pq, req, size, 4, msb);
+    case 64: case 65: case 66: case 67: case 68: case 69: case 70: case 71: /* drawing, own drawable and GC */
+    case 72: case 74: case 75: case 76: case 77:       /* PutImage, text */
+        return own_id(pq, req, size, 4, msb) && own_id(pq, req, size, 8, msb);
+    case OP_OPEN_FONT: {                               /* a font that opened before in this session */
+        uint16_t len = size >= 12 ? ld16(req + 8, msb) : 0;
+        return own_id(pq, req, size, 4, msb) && (uint32_t)len + 12 <= size &&
+               exchange_find(p, EX_FONT, msb, req + 12, len);
+    }
+    default:
+        return false;
+    }
 }

@@ -4,7 +4,14 @@
  * interned, keeps its name; the predefined atoms are fixed by the protocol). Both sides
  * learn the same facts from the same replies; the display side computes the same answer
  * and checks the server's real reply against it. AllocColor on the default colormap of a
- * TrueColor screen is arithmetic; the formula is trusted once a real reply has matched it. */
+ * TrueColor screen is arithmetic; the formula is trusted once a real reply has matched it.
+ * Version handshakes of extensions (BIG-REQUESTS Enable, XKB UseExtension, RENDER
+ * QueryVersion and QueryPictFormats, ...): the reply is a function of the server and of the
+ * connection's earlier requests of that extension, all kept as bytes. Fonts: QueryFont of a
+ * font opened by a name seen before, ListFonts with the same arguments (facts for the session:
+ * only `xset fp` changes them, and the display side verifies every answer); ListFontsWithInfo
+ * too, whose answer is several replies. Facts also come
+ * from the display side's own connection (FACT frames, docs/PROTOCOL.md 3.2). */
 #ifndef TINCAN_PREDICT_H
 #define TINCAN_PREDICT_H
 
@@ -21,12 +28,31 @@ struct predict_question {
     uint32_t seq;
     uint8_t major;
     uint32_t atom;        /* GetAtomName */
-    char *name;           /* InternAtom, QueryExtension: owned */
-    uint16_t name_len;
+    char *name;           /* InternAtom: the name; exchanges: the key; QueryFont: the font name; owned */
+    uint32_t name_len;
+    struct buf acc;       /* ListFontsWithInfo: its replies so far */
 };
+#define PREDICT_MAX_HISTORY 96u   /* bytes of one extension's requests kept per connection */
+struct predict_history {          /* a connection's requests of one extension so far */
+    bool tainted;                 /* one was not a handshake, or they outgrew the bound */
+    uint8_t len;
+    uint8_t bytes[PREDICT_MAX_HISTORY];
+};
+struct predict_font {
+    uint32_t fid;
+    uint16_t len;
+    char *name;
+};
+/* One connection's state for the predictor: questions, extension histories, open fonts. */
 struct predict_questions {
     struct predict_question *q;
     uint32_t head, len, cap;
+    struct predict_history *hist; /* by major opcode - 128; allocated at first use */
+    bool hist_lost;               /* allocation failed: no handshake is answered */
+    struct predict_font *fonts;
+    uint32_t n_fonts, cap_fonts;
+    bool have_ids;                /* the connection's resource ids: id_base | (x & id_mask) */
+    uint32_t id_base, id_mask;
 };
 
 int predict_new(struct predictor **out);   /* 0 or -ENOMEM */
@@ -35,6 +61,14 @@ void predict_questions_free(struct predict_questions *pq);
 
 /* The server's connection setup reply (any client's): learns its TrueColor colormaps. */
 void predict_learn_setup(struct predictor *p, const uint8_t *setup, size_t size, bool msb);
+/* This connection's own setup reply: its resource-id range. */
+void predict_learn_connection(struct predict_questions *pq, const uint8_t *setup, size_t size, bool msb);
+/* Whether a request without a reply is quiet: it only creates, changes or draws on the
+ * client's own resources (ids in its range), from a fixed list, so only a bug of the client
+ * or the server's running out of memory can make it fail. Later requests may be answered
+ * at the app side before the server has carried it out (docs/PROTOCOL.md 3.2). */
+bool predict_quiet(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
+                   const uint8_t *req, uint32_t size, bool msb);
 /* A request crossing to the server (number seq): remembers what it asks, if we can learn from it. */
 void predict_ask(struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req, uint32_t size,
                  uint32_t seq, bool msb);
@@ -42,7 +76,33 @@ void predict_ask(struct predict_questions *pq, const struct msg_class *cls, cons
 void predict_learn(struct predictor *p, struct predict_questions *pq, const struct msg_class *cls, uint32_t seq,
                    const uint8_t *reply, uint32_t size, bool msb);
 /* If the request's answer is known, appends the reply the server would send to out. */
-bool predict_answer(const struct predictor *p, const struct msg_class *cls, const uint8_t *req, uint32_t size,
-                    uint16_t seq, bool msb, struct buf *out);
+bool predict_answer(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
+                    const uint8_t *req, uint32_t size, uint16_t seq, bool msb, struct buf *out);
+/* After the above: the request is part of the connection's history (both sides, every
+ * request), and a request that changes a root window's properties makes them unknown. */
+void predict_track(struct predictor *p, struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req,
+                   uint32_t size, bool msb);
+
+/* FACT frames on channel 0 (kinds 2..4): learns one; 0 or -EBADMSG. Both sides call it on the
+ * same payload (the display side as it sends it), so both learn the same. */
+int predict_on_fact(struct predictor *p, const uint8_t *payload, size_t len);
+/* Encoders for those payloads (display side). 0 or -ENOMEM. */
+int predict_fact_extension(struct buf *out, const char *name, size_t name_len, const uint8_t reply[32]);
+int predict_fact_atom(struct buf *out, uint32_t atom, const char *name, size_t name_len); /* appends one */
+int predict_fact_exchange(struct buf *out, bool msb, const uint8_t *key, size_t key_len, const uint8_t *reply,
+                          size_t reply_len);
+/* A root window property: state PROP_UNKNOWN, PROP_ABSENT or PROP_VALUE (type, format, data).
+ * Property 0: the window's properties not named otherwise (unknown: forget all). */
+enum { PROP_UNKNOWN = 0, PROP_ABSENT = 1, PROP_VALUE = 2 };
+int predict_fact_property(struct buf *out, uint32_t window, uint32_t property, uint8_t state, uint32_t type,
+                          uint8_t format, const uint8_t *data, size_t len);
+/* The keyboard and modifier mappings (known), or that they are not known. */
+int predict_fact_keyboard(struct buf *out, bool known, uint8_t min_keycode, uint8_t max_keycode, uint8_t per_keycode,
+                          const uint8_t *keysyms, uint8_t per_modifier, const uint8_t *modifiers);
+bool predict_keyboard_known(const struct predictor *p);
+/* Whether a root property's state is known (so a change must be told). */
+bool predict_property_known(const struct predictor *p, uint32_t window, uint32_t property);
+/* Whether a request of this extension is a version handshake whose reply the predictor may keep. */
+bool predict_is_handshake(const char *ext, uint8_t minor);
 
 #endif

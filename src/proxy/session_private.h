@@ -173,6 +173,8 @@ int channel_on_fact(struct session *s, const struct frame *f);
 void channel_session_up(struct session *s);
 /* Display side: requests held back for a window watch may go on now. */
 void channel_resume_requests(struct channel *ch);
+/* Display side: the client's setup request (OPEN's parameters) goes to the server now. */
+void channel_send_setup(struct channel *ch, const struct frame_open *o);
 
 /* session.c */
 void session_end(struct session *s, bool clean, const char *fmt, const char *arg);

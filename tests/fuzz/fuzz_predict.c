@@ -1,6 +1,8 @@
 /* fuzz_predict.c -- libFuzzer target for the local-answer facts: a stream of records
- * (kind byte, major opcode, 2-byte length, bytes) feeds predict_ask (requests),
- * predict_learn (replies) and predict_answer, as both sides of a session would. */
+ * (kind byte, major opcode, 2-byte length, bytes) feeds predict_ask and predict_track
+ * (requests), predict_learn (replies), predict_answer, predict_on_fact (FACT payloads from
+ * the link), predict_learn_connection (setup replies) and predict_quiet, as both sides of a
+ * session would. Kind bits 3..4 name the extension of a request with a major of 128 up. */
 #include <stdint.h>
 #include <string.h>
 
@@ -23,19 +25,39 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const uint8_t *msg = data + at;
         at += len;
         bool msb = kind & 0x80;
+        static const char *const exts[4] = { "XKEYBOARD", "RENDER", "BIG-REQUESTS", "SHAPE" };
         struct msg_class cls = { .major = major, .query_ext = -1 };
         if (major == 98 && len > 0)
             cls.query_ext = (int16_t)(msg[0] % 16);
+        if (major >= 128) {
+            cls.ext = exts[(kind >> 3) & 3];
+            cls.minor = len > 1 ? msg[1] : 0;
+        }
         struct buf out = { 0 };
-        if ((kind & 3) == 0) {          /* a request crossing to the server */
+        switch (kind & 7) {
+        case 0:                         /* a request crossing to the server */
             cls.kind = MSG_REQUEST;
             predict_ask(&pq, &cls, msg, (uint32_t)len, ++seq, msb);
-        } else if ((kind & 3) == 1) {   /* a reply to the latest request */
+            predict_track(p, &pq, &cls, msg, (uint32_t)len, msb);
+            break;
+        case 1:                         /* a reply to the latest request */
             cls.kind = MSG_REPLY;
             predict_learn(p, &pq, &cls, seq, msg, (uint32_t)len, msb);
-        } else {                        /* a request answered here, if it can be */
+            break;
+        case 3:                         /* a FACT frame's payload */
+            predict_on_fact(p, msg, len);
+            break;
+        case 4:                         /* the connection's setup reply */
+            predict_learn_connection(&pq, msg, len, msb);
+            predict_learn_setup(p, msg, len, msb);
+            break;
+        case 5:                         /* a request that may be quiet */
             cls.kind = MSG_REQUEST;
-            if (predict_answer(p, &cls, msg, (uint32_t)len, (uint16_t)seq, msb, &out) &&
+            predict_quiet(p, &pq, &cls, msg, (uint32_t)len, msb);
+            break;
+        default:                        /* a request answered here, if it can be */
+            cls.kind = MSG_REQUEST;
+            if (predict_answer(p, &pq, &cls, msg, (uint32_t)len, (uint16_t)seq, msb, &out) &&
                 (out.len < 32 || out.len % 4))
                 __builtin_trap(); /* an answer is a whole X reply */
         }

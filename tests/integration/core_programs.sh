@@ -57,7 +57,11 @@ xdpyinfo_filter() {
         grep -vE "^    ($HIDDEN)( |\$)|^($HIDDEN) version |^  shared pixmaps: " <<<"$tmp" |
             awk -v h="$hidden" '/^number of extensions:/ { $0 = sprintf("number of extensions:    %d", $NF - h) } { print }'
     else
-        display_name p | grep -vE "^($HIDDEN) extension not supported by server|extension \"($HIDDEN)\" missing on display"
+        # The display side's own connection watches the root's properties (PropertyChangeMask,
+        # src/proxy/observer.c): drop that from the root's event mask.
+        display_name p | grep -vE "^($HIDDEN) extension not supported by server|extension \"($HIDDEN)\" missing on display" |
+            perl -pe 'if (/^  current input event mask:\s+0x([0-9a-f]+)/) { my $m = hex($1) & ~0x400000; s/0x[0-9a-f]+/sprintf("0x%x", $m)/e }
+                      $_ = "" if /^    PropertyChangeMask\s*$/'
     fi
 }
 

@@ -184,7 +184,7 @@ static void test_alloc_color(void)
         predict_learn_setup(p, setup, truecolor_setup(setup, 0xff0000, 0xff00, 0xff, 8, 24), false);
         alloc_color_req(q, 0x1234, 0xffff, 0x0080);
         struct buf out = { 0 };
-        CHECK(!predict_answer(p, &req, q, 16, 5, false, &out));
+        CHECK(!predict_answer(p, &pq, &req, q, 16, 5, false, &out));
         /* The server's reply: each component rounded to 8 bits and scaled back. */
         memset(reply, 0, 32);
         reply[0] = 1;
@@ -195,7 +195,7 @@ static void test_alloc_color(void)
         predict_ask(&pq, &req, q, 16, 7, false);
         predict_learn(p, &pq, &rep, 7, reply, 32, false);
         alloc_color_req(q, 0x8000, 0x7fff, 0x0101);
-        CHECK(predict_answer(p, &req, q, 16, 9, false, &out));
+        CHECK(predict_answer(p, &pq, &req, q, 16, 9, false, &out));
         CHECK_EQ(out.len, 32);
         if (out.len == 32) {
             CHECK_EQ(ld16(buf_head(&out) + 2, false), 9);
@@ -220,7 +220,7 @@ static void test_alloc_color(void)
         predict_ask(&pq, &req, q, 16, 7, false);
         predict_learn(p, &pq, &rep, 7, reply, 32, false);
         struct buf out = { 0 };
-        CHECK(!predict_answer(p, &req, q, 16, 9, false, &out));
+        CHECK(!predict_answer(p, &pq, &req, q, 16, 9, false, &out));
         buf_free(&out);
         predict_questions_free(&pq);
         predict_free(p);
@@ -242,7 +242,7 @@ static void test_alloc_color(void)
         predict_learn(p, &pq, &rep, 7, reply, 32, false);
         alloc_color_req(q, 0x8000, 0x8000, 0x8000);
         struct buf out = { 0 };
-        CHECK(predict_answer(p, &req, q, 16, 8, false, &out));
+        CHECK(predict_answer(p, &pq, &req, q, 16, 8, false, &out));
         if (out.len == 32) {
             /* 6 rgb bits: 0x8000 -> 32 -> 32*65535/63 = 33287. Green (6 bits) holds it
              * exactly; red and blue (5 bits) have entry 16 = (16*65535/31 >> 10)*65535/63

@@ -1,0 +1,467 @@
+/* test_predict.c -- the session-wide facts behind local answers (predict.c): FACT payloads
+ * (extensions, atoms, handshakes, root properties, keyboard), handshakes keyed by a connection's
+ * history, fonts, quiet requests, and what makes a fact stop being used. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "link/frame.h"
+#include "proxy/predict.h"
+#include "test.h"
+#include "xproto_tables.h"
+
+#define XKB_MAJOR 135
+#define RENDER_MAJOR 139
+#define ROOT 0x42u
+
+static struct msg_class core(uint8_t major)
+{
+    return (struct msg_class){ .kind = MSG_REQUEST, .major = major, .query_ext = -1 };
+}
+
+static struct msg_class ext(const char *name, uint8_t major, uint8_t minor)
+{
+    return (struct msg_class){ .kind = MSG_REQUEST, .major = major, .minor = minor, .ext = name, .query_ext = -1 };
+}
+
+static struct msg_class reply_of(const struct msg_class *rq)
+{
+    struct msg_class c = *rq;
+    c.kind = MSG_REPLY;
+    return c;
+}
+
+/* A request: major, minor/data byte, then 32-bit words (little-endian). */
+static uint32_t req_len;
+static uint8_t *request(uint8_t *b, uint8_t major, uint8_t minor, const uint32_t *w, unsigned n)
+{
+    b[0] = major;
+    b[1] = minor;
+    st16(b + 2, (uint16_t)(1 + n), false);
+    for (unsigned i = 0; i < n; i++)
+        st32(b + 4 + 4 * i, w[i], false);
+    req_len = 4 + 4 * n;
+    return b;
+}
+
+/* A reply of 32 + extra bytes, its body filled with a pattern from tag. */
+static uint8_t *make_reply(uint8_t *r, uint16_t seq, uint32_t extra, uint8_t tag)
+{
+    memset(r, 0, 32 + extra);
+    r[0] = 1;
+    r[1] = tag;
+    st16(r + 2, seq, false);
+    st32(r + 4, extra / 4, false);
+    for (uint32_t i = 8; i < 32 + extra; i++)
+        r[i] = (uint8_t)(tag + i);
+    return r;
+}
+
+static int learn(struct predictor *p, struct buf *fact)
+{
+    int rc = predict_on_fact(p, buf_head(fact), fact->len);
+    buf_clear(fact);
+    return rc;
+}
+
+/* Answers req on connection pq; returns the answer's size (0: none) and keeps it in out. */
+static size_t answer(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
+                     const uint8_t *req, uint32_t size, uint16_t seq, struct buf *out)
+{
+    buf_clear(out);
+    return predict_answer(p, pq, cls, req, size, seq, false, out) ? out->len : 0;
+}
+
+static void test_extension_and_atom_facts(void)
+{
+    TEST("That extension and atom facts answer QueryExtension, InternAtom and GetAtomName, and bad ones are refused") {
+        struct predictor *p;
+        CHECK(predict_new(&p) == 0);
+        struct buf fact = { 0 }, out = { 0 };
+        struct predict_questions pq = { 0 };
+        uint8_t qe[32];
+        make_reply(qe, 0, 0, 7);
+        qe[8] = 1;
+        qe[9] = XKB_MAJOR;
+        CHECK(predict_fact_extension(&fact, "XKEYBOARD", 9, qe) == 0);
+        CHECK(learn(p, &fact) == 0);
+        int16_t xkb = -1;
+        for (size_t i = 0; i < xp_n_extensions; i++)
+            if (!strcmp(xp_extensions[i].xname, "XKEYBOARD"))
+                xkb = (int16_t)i;
+        struct msg_class q = core(98);
+        q.query_ext = xkb;
+        uint8_t rq[32] = { 98, 0, 5, 0, 9, 0, 0, 0, 'X', 'K', 'E', 'Y', 'B', 'O', 'A', 'R', 'D', 0, 0, 0 };
+        CHECK_EQ(answer(p, &pq, &q, rq, 20, 12, &out), 32);
+        CHECK(out.len == 32 && !memcmp(buf_head(&out) + 8, qe + 8, 24) && ld16(buf_head(&out) + 2, false) == 12);
+
+        CHECK(predict_fact_atom(&fact, 300, "_TINCAN_TEST", 12) == 0);
+        CHECK(predict_fact_atom(&fact, 301, "OTHER", 5) == 0);
+        CHECK(learn(p, &fact) == 0);
+        uint8_t ia[24] = { 16, 0, 5, 0, 12, 0, 0, 0, '_', 'T', 'I', 'N', 'C', 'A', 'N', '_', 'T', 'E', 'S', 'T' };
+        struct msg_class intern = core(16), name = core(17);
+        CHECK_EQ(answer(p, &pq, &intern, ia, 20, 3, &out), 32);
+        CHECK_EQ(ld32(buf_head(&out) + 8, false), 300);
+        uint32_t w = 301;
+        uint8_t gan[8];
+        request(gan, 17, 0, &w, 1);
+        CHECK_EQ(answer(p, &pq, &name, gan, req_len, 4, &out), 40);
+        CHECK(!memcmp(buf_head(&out) + 32, "OTHER", 5));
+        w = 302;
+        request(gan, 17, 0, &w, 1);
+        CHECK_EQ(answer(p, &pq, &name, gan, req_len, 4, &out), 0);
+
+        /* Cut short, atom 0, unknown kind: a corrupt frame. */
+        uint8_t bad1[] = { FACT_EXTENSION, 9, 'X', 'K' };
+        uint8_t bad2[] = { FACT_ATOMS, 0, 1, 'A' };
+        uint8_t bad3[] = { FACT_ATOMS, 5, 10, 'A' };
+        uint8_t bad4[] = { 99 };
+        uint8_t bad5[] = { FACT_EXCHANGE, 0, 4, 1, 2, 3, 4, 32 };
+        CHECK(predict_on_fact(p, bad1, sizeof bad1) == -EBADMSG);
+        CHECK(predict_on_fact(p, bad2, sizeof bad2) == -EBADMSG);
+        CHECK(predict_on_fact(p, bad3, sizeof bad3) == -EBADMSG);
+        CHECK(predict_on_fact(p, bad4, sizeof bad4) == -EBADMSG);
+        CHECK(predict_on_fact(p, bad5, sizeof bad5) == -EBADMSG);
+        CHECK(predict_on_fact(p, bad4, 0) == -EBADMSG);
+        buf_free(&fact);
+        buf_free(&out);
+        predict_questions_free(&pq);
+        predict_free(p);
+    }
+}
+
+static void test_handshakes(void)
+{
+    TEST("That a handshake is answered only when the connection's earlier requests of the extension match the key") {
+        struct predictor *p;
+        CHECK(predict_new(&p) == 0);
+        struct buf fact = { 0 }, out = { 0 };
+        uint8_t use[8], qv[12], formats[4], key[16], r[64];
+        uint32_t v = 1;
+        request(use, XKB_MAJOR, 0, &v, 1);
+        CHECK(predict_fact_exchange(&fact, false, use, 8, make_reply(r, 0, 0, 1), 32) == 0);
+        CHECK(learn(p, &fact) == 0);
+        uint32_t ver[2] = { 0, 11 };
+        request(qv, RENDER_MAJOR, 0, ver, 2);
+        request(formats, RENDER_MAJOR, 1, NULL, 0);
+        memcpy(key, qv, 12);
+        memcpy(key + 12, formats, 4);
+        CHECK(predict_fact_exchange(&fact, false, qv, 12, make_reply(r, 0, 0, 2), 32) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK(predict_fact_exchange(&fact, false, key, 16, make_reply(r, 0, 32, 3), 64) == 0);
+        CHECK(learn(p, &fact) == 0);
+
+        struct msg_class c_use = ext("XKEYBOARD", XKB_MAJOR, 0), c_sel = ext("XKEYBOARD", XKB_MAJOR, 1);
+        struct msg_class c_qv = ext("RENDER", RENDER_MAJOR, 0), c_fmt = ext("RENDER", RENDER_MAJOR, 1);
+        struct predict_questions a = { 0 }, b = { 0 }, c = { 0 };
+        /* Connection a: UseExtension first: answered, byte for byte with its sequence number. */
+        CHECK_EQ(answer(p, &a, &c_use, use, 8, 6, &out), 32);
+        CHECK(ld16(buf_head(&out) + 2, false) == 6 && buf_head(&out)[1] == 1 && buf_head(&out)[9] == 1 + 9);
+        predict_track(p, &a, &c_use, use, 8, false);
+        /* The same request again has another history: not answered. */
+        CHECK_EQ(answer(p, &a, &c_use, use, 8, 7, &out), 0);
+        /* Formats before QueryVersion: not answered; after it: answered. */
+        CHECK_EQ(answer(p, &a, &c_fmt, formats, 4, 8, &out), 0);
+        CHECK_EQ(answer(p, &a, &c_qv, qv, 12, 8, &out), 32);
+        predict_track(p, &a, &c_qv, qv, 12, false);
+        CHECK_EQ(answer(p, &a, &c_fmt, formats, 4, 9, &out), 64);
+        /* Connection b asks for another version: its formats are not the probe's. */
+        uint32_t ver2[2] = { 0, 10 };
+        uint8_t qv2[12];
+        request(qv2, RENDER_MAJOR, 0, ver2, 2);
+        CHECK_EQ(answer(p, &b, &c_qv, qv2, 12, 1, &out), 0);
+        predict_track(p, &b, &c_qv, qv2, 12, false);
+        CHECK_EQ(answer(p, &b, &c_fmt, formats, 4, 2, &out), 0);
+        /* Connection c: a request of XKB that is not a handshake taints its history. */
+        uint8_t sel[12];
+        request(sel, XKB_MAJOR, 1, ver, 2);
+        predict_track(p, &c, &c_sel, sel, 12, false);
+        CHECK_EQ(answer(p, &c, &c_use, use, 8, 2, &out), 0);
+        /* Learnt from a real reply on b, answered on a fresh connection with the same history. */
+        struct predict_questions d = { 0 };
+        struct msg_class rep = reply_of(&c_fmt);
+        predict_ask(&b, &c_fmt, formats, 4, 2, false);
+        predict_learn(p, &b, &rep, 2, make_reply(r, 2, 32, 9), 64, false);
+        predict_track(p, &b, &c_fmt, formats, 4, false);
+        predict_track(p, &d, &c_qv, qv2, 12, false);
+        CHECK_EQ(answer(p, &d, &c_fmt, formats, 4, 5, &out), 64);
+        CHECK(buf_head(&out)[1] == 9 && ld16(buf_head(&out) + 2, false) == 5);
+        buf_free(&fact);
+        buf_free(&out);
+        predict_questions_free(&a);
+        predict_questions_free(&b);
+        predict_questions_free(&c);
+        predict_questions_free(&d);
+        predict_free(p);
+    }
+}
+
+/* OpenFont: fid, name length, name. */
+static uint8_t *open_font(uint8_t *b, uint32_t fid, const char *name)
+{
+    size_t n = strlen(name);
+    memset(b, 0, 12 + n + 4);
+    b[0] = 45;
+    st16(b + 2, (uint16_t)(3 + (n + 3) / 4), false);
+    st32(b + 4, fid, false);
+    st16(b + 8, (uint16_t)n, false);
+    memcpy(b + 12, name, n);
+    req_len = 12 + (uint32_t)(n + 3) / 4 * 4;
+    return b;
+}
+
+static void test_fonts(void)
+{
+    TEST("That QueryFont is answered for a font opened again by the same name, ListFonts(WithInfo) for the same request") {
+        struct predictor *p;
+        CHECK(predict_new(&p) == 0);
+        struct buf out = { 0 };
+        uint8_t setup[40] = { 1 };
+        struct predict_questions a = { 0 }, b = { 0 };
+        st32(setup + 12, 0x400000, false);
+        st32(setup + 16, 0x1fffff, false);
+        predict_learn_connection(&a, setup, sizeof setup, false);
+        st32(setup + 12, 0x600000, false);
+        predict_learn_connection(&b, setup, sizeof setup, false);
+        struct msg_class of = core(45), qf = core(47), cf = core(46), lf = core(49), qfr = core(47);
+        qfr.kind = MSG_REPLY;
+        uint8_t o[64], q[8], r[96];
+        const uint8_t *o2;
+        uint32_t fid = 0x400001;
+        /* Unknown font: OpenFont is not quiet, QueryFont not answered. */
+        open_font(o, fid, "fixed");
+        CHECK(!predict_quiet(p, &a, &of, o, req_len, false));
+        predict_track(p, &a, &of, o, req_len, false);
+        request(q, 47, 0, &fid, 1);
+        CHECK_EQ(answer(p, &a, &qf, q, 8, 2, &out), 0);
+        predict_ask(&a, &qf, q, 8, 2, false);
+        predict_learn(p, &a, &qfr, 2, make_reply(r, 2, 60, 5), 92, false);
+        /* Connection b opens "fixed" under its own id: quiet, and its QueryFont is answered. */
+        uint32_t fid_b = 0x600003;
+        open_font(o, fid_b, "fixed");
+        CHECK(predict_quiet(p, &b, &of, o, req_len, false));
+        predict_track(p, &b, &of, o, req_len, false);
+        request(q, 47, 0, &fid_b, 1);
+        CHECK_EQ(answer(p, &b, &qf, q, 8, 9, &out), 92);
+        CHECK(ld16(buf_head(&out) + 2, false) == 9 && buf_head(&out)[40] == (uint8_t)(5 + 40));
+        /* Another name under an id that is not b's: neither quiet nor answered. */
+        open_font(o, 0x400007, "fixed");
+        CHECK(!predict_quiet(p, &b, &of, o, req_len, false));
+        open_font(o, 0x600004, "9x15");
+        CHECK(!predict_quiet(p, &b, &of, o, req_len, false));
+        predict_track(p, &b, &of, o, req_len, false);
+        uint32_t fid4 = 0x600004;
+        request(q, 47, 0, &fid4, 1);
+        CHECK_EQ(answer(p, &b, &qf, q, 8, 10, &out), 0);
+        /* Closed: forgotten. */
+        request(q, 46, 0, &fid_b, 1);
+        predict_track(p, &b, &cf, q, 8, false);
+        request(q, 47, 0, &fid_b, 1);
+        CHECK_EQ(answer(p, &b, &qf, q, 8, 11, &out), 0);
+        /* ListFonts: the same request bytes, the same reply. */
+        uint8_t l[16] = { 49, 0, 3, 0, 100, 0, 1, 0, '*', 0, 0, 0 };
+        struct msg_class lfr = lf;
+        lfr.kind = MSG_REPLY;
+        predict_ask(&a, &lf, l, 12, 3, false);
+        predict_learn(p, &a, &lfr, 3, make_reply(r, 3, 8, 6), 40, false);
+        CHECK_EQ(answer(p, &b, &lf, l, 12, 12, &out), 40);
+        l[4] = 99; /* another maximum */
+        CHECK_EQ(answer(p, &b, &lf, l, 12, 12, &out), 0);
+        /* ListFontsWithInfo: one reply per font, then one with an empty name; all answered. */
+        struct msg_class li = core(50), lir = core(50);
+        lir.kind = MSG_REPLY;
+        uint8_t lw[16] = { 50, 0, 3, 0, 100, 0, 1, 0, 'f', 0, 0, 0 };
+        predict_ask(&a, &li, lw, 12, 4, false);
+        predict_learn(p, &a, &lir, 4, make_reply(r, 4, 8, 3), 40, false);  /* font 1 (name length 3) */
+        CHECK_EQ(answer(p, &b, &li, lw, 12, 13, &out), 0);                 /* not all in yet */
+        predict_learn(p, &a, &lir, 4, make_reply(r, 4, 4, 2), 36, false);  /* font 2 */
+        make_reply(r, 4, 0, 0);                                            /* the last: no name */
+        predict_learn(p, &a, &lir, 4, r, 32, false);
+        CHECK_EQ(answer(p, &b, &li, lw, 12, 13, &out), 40 + 36 + 32);
+        o2 = buf_head(&out);
+        CHECK(ld16(o2 + 2, false) == 13 && ld16(o2 + 40 + 2, false) == 13 && ld16(o2 + 76 + 2, false) == 13);
+        CHECK(o2[1] == 3 && o2[40 + 1] == 2 && o2[76 + 1] == 0);
+        buf_free(&out);
+        predict_questions_free(&a);
+        predict_questions_free(&b);
+        predict_free(p);
+    }
+}
+
+static void test_quiet(void)
+{
+    TEST("That only requests on the client's own resources are quiet") {
+        struct predictor *p;
+        CHECK(predict_new(&p) == 0);
+        struct predict_questions a = { 0 };
+        uint8_t b[32];
+        uint32_t w[4] = { 0x400002, ROOT, 0, 0 };
+        struct msg_class cgc = core(55), cp = core(18), put = core(72), grab = core(28);
+        request(b, 55, 0, w, 3);
+        CHECK(!predict_quiet(p, &a, &cgc, b, req_len, false)); /* ids not yet known */
+        uint8_t setup[40] = { 1 };
+        st32(setup + 12, 0x400000, false);
+        st32(setup + 16, 0x1fffff, false);
+        predict_learn_connection(&a, setup, sizeof setup, false);
+        request(b, 55, 0, w, 3);
+        CHECK(predict_quiet(p, &a, &cgc, b, req_len, false));
+        uint32_t prop_root[4] = { ROOT, 23, 31, 0 };
+        request(b, 18, 0, prop_root, 4);
+        CHECK(!predict_quiet(p, &a, &cp, b, req_len, false));
+        uint32_t draw[3] = { 0x400005, 0x400002, 0 };
+        request(b, 72, 2, draw, 3);
+        CHECK(predict_quiet(p, &a, &put, b, req_len, false));
+        uint32_t foreign_gc[3] = { 0x400005, 0x800002, 0 };
+        request(b, 72, 2, foreign_gc, 3);
+        CHECK(!predict_quiet(p, &a, &put, b, req_len, false));
+        request(b, 28, 0, w, 3);
+        CHECK(!predict_quiet(p, &a, &grab, b, req_len, false)); /* GrabButton: not listed */
+        predict_questions_free(&a);
+        predict_free(p);
+    }
+}
+
+/* GetProperty: delete, window, property, type, long-offset, long-length. */
+static uint8_t *get_property(uint8_t *b, bool del, uint32_t window, uint32_t prop, uint32_t type, uint32_t off,
+                             uint32_t len)
+{
+    uint32_t w[5] = { window, prop, type, off, len };
+    return request(b, 20, del, w, 5);
+}
+
+static void test_root_properties(void)
+{
+    TEST("That GetProperty on the root is computed from the watched value, and stops when the value may change") {
+        struct predictor *p;
+        CHECK(predict_new(&p) == 0);
+        struct buf fact = { 0 }, out = { 0 };
+        struct predict_questions a = { 0 };
+        struct msg_class gp = core(20), cp = core(18);
+        const char *value = "xterm*font: fixed\n"; /* 18 bytes, RESOURCE_MANAGER (23), STRING (31) */
+        CHECK(predict_fact_property(&fact, ROOT, 23, PROP_VALUE, 31, 8, (const uint8_t *)value, 18) == 0);
+        CHECK(learn(p, &fact) == 0);
+        uint8_t b[24];
+        /* Nothing said about the root's other properties yet: not answered. */
+        CHECK_EQ(answer(p, &a, &gp, get_property(b, false, ROOT, 39, 0, 0, 100), 24, 2, &out), 0);
+        CHECK(predict_fact_property(&fact, ROOT, 0, PROP_ABSENT, 0, 0, NULL, 0) == 0);
+        CHECK(learn(p, &fact) == 0);
+        /* The whole value. */
+        CHECK_EQ(answer(p, &a, &gp, get_property(b, false, ROOT, 23, 0, 0, 100000000), 24, 2, &out), 32 + 20);
+        const uint8_t *o = buf_head(&out);
+        CHECK(o[1] == 8 && ld32(o + 4, false) == 5 && ld32(o + 8, false) == 31 && ld32(o + 12, false) == 0 &&
+              ld32(o + 16, false) == 18 && !memcmp(o + 32, value, 18) && o[50] == 0 && o[51] == 0);
+        /* Offset 1 (4 bytes), length 2 (8 bytes): 8 bytes, 6 after. */
+        CHECK_EQ(answer(p, &a, &gp, get_property(b, false, ROOT, 23, 31, 1, 2), 24, 3, &out), 40);
+        o = buf_head(&out);
+        CHECK(ld32(o + 12, false) == 6 && ld32(o + 16, false) == 8 && !memcmp(o + 32, value + 4, 8));
+        /* Another type: type and size, no value. */
+        CHECK_EQ(answer(p, &a, &gp, get_property(b, false, ROOT, 23, 4 /* ATOM */, 0, 10), 24, 4, &out), 32);
+        o = buf_head(&out);
+        CHECK(o[1] == 8 && ld32(o + 8, false) == 31 && ld32(o + 12, false) == 18 && ld32(o + 16, false) == 0);
+        /* A property the root does not have: None. */
+        CHECK_EQ(answer(p, &a, &gp, get_property(b, false, ROOT, 39, 0, 0, 10), 24, 5, &out), 32);
+        CHECK(buf_head(&out)[1] == 0 && ld32(buf_head(&out) + 8, false) == 0);
+        /* Offset beyond the value (BadValue), delete, an unknown atom, another window: not answered. */
+        CHECK_EQ(answer(p, &a, &gp, get_property(b, false, ROOT, 23, 0, 5, 10), 24, 6, &out), 0);
+        CHECK_EQ(answer(p, &a, &gp, get_property(b, true, ROOT, 23, 0, 0, 10), 24, 6, &out), 0);
+        CHECK_EQ(answer(p, &a, &gp, get_property(b, false, ROOT, 5000, 0, 0, 10), 24, 6, &out), 0);
+        CHECK_EQ(answer(p, &a, &gp, get_property(b, false, ROOT + 1, 23, 0, 0, 10), 24, 6, &out), 0);
+        /* A client changes it (either side sees the request): no longer answered. */
+        uint32_t w[4] = { ROOT, 23, 31, 0 };
+        request(b, 18, 0, w, 4);
+        predict_track(p, &a, &cp, b, req_len, false);
+        CHECK_EQ(answer(p, &a, &gp, get_property(b, false, ROOT, 23, 0, 0, 10), 24, 7, &out), 0);
+        /* A property created unseen: the display side says so; then the window is forgotten. */
+        CHECK_EQ(answer(p, &a, &gp, get_property(b, false, ROOT, 40, 0, 0, 10), 24, 8, &out), 32);
+        CHECK(predict_fact_property(&fact, ROOT, 40, PROP_UNKNOWN, 0, 0, NULL, 0) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK_EQ(answer(p, &a, &gp, get_property(b, false, ROOT, 40, 0, 0, 10), 24, 8, &out), 0);
+        CHECK_EQ(answer(p, &a, &gp, get_property(b, false, ROOT, 39, 0, 0, 10), 24, 8, &out), 32);
+        CHECK(predict_fact_property(&fact, ROOT, 0, PROP_UNKNOWN, 0, 0, NULL, 0) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK_EQ(answer(p, &a, &gp, get_property(b, false, ROOT, 39, 0, 0, 10), 24, 8, &out), 0);
+        /* Malformed: a value of property 0, a bad format, a length not in units of it. */
+        uint8_t bad1[] = { FACT_PROPERTY, ROOT, 0, PROP_VALUE, 31, 8, 0 };
+        uint8_t bad2[] = { FACT_PROPERTY, ROOT, 23, PROP_VALUE, 31, 7, 0 };
+        uint8_t bad3[] = { FACT_PROPERTY, ROOT, 23, PROP_VALUE, 31, 32, 2, 1, 2 };
+        uint8_t bad4[] = { FACT_PROPERTY, ROOT, 23, 3 };
+        CHECK(predict_on_fact(p, bad1, sizeof bad1) == -EBADMSG);
+        CHECK(predict_on_fact(p, bad2, sizeof bad2) == -EBADMSG);
+        CHECK(predict_on_fact(p, bad3, sizeof bad3) == -EBADMSG);
+        CHECK(predict_on_fact(p, bad4, sizeof bad4) == -EBADMSG);
+        buf_free(&fact);
+        buf_free(&out);
+        predict_questions_free(&a);
+        predict_free(p);
+    }
+}
+
+static void test_keyboard(void)
+{
+    TEST("That the keyboard mappings answer GetKeyboardMapping and GetModifierMapping until they may change") {
+        struct predictor *p;
+        CHECK(predict_new(&p) == 0);
+        struct buf fact = { 0 }, out = { 0 };
+        struct predict_questions a = { 0 };
+        uint8_t keysyms[4 * 248 * 2], mods[8 * 2];
+        for (unsigned i = 0; i < 248 * 2; i++)
+            st32(keysyms + 4 * i, 0x1000 + i, false);
+        for (unsigned i = 0; i < sizeof mods; i++)
+            mods[i] = (uint8_t)(8 + i);
+        CHECK(predict_fact_keyboard(&fact, true, 8, 255, 2, keysyms, 2, mods) == 0);
+        CHECK(learn(p, &fact) == 0);
+        struct msg_class gkm = core(101), gmm = core(119), ckm = core(100);
+        uint8_t rq[8] = { 101, 0, 2, 0, 10, 3, 0, 0 };
+        CHECK_EQ(answer(p, &a, &gkm, rq, 8, 4, &out), 32 + 4 * 6);
+        const uint8_t *o = buf_head(&out);
+        CHECK(o[1] == 2 && ld32(o + 4, false) == 6 && ld32(o + 32, false) == 0x1000 + 4 && ld32(o + 52, false) == 0x1000 + 9);
+        rq[4] = 7; /* below the first keycode: BadValue */
+        CHECK_EQ(answer(p, &a, &gkm, rq, 8, 4, &out), 0);
+        rq[4] = 250, rq[5] = 7; /* beyond the last */
+        CHECK_EQ(answer(p, &a, &gkm, rq, 8, 4, &out), 0);
+        uint8_t mm[4] = { 119, 0, 1, 0 };
+        CHECK_EQ(answer(p, &a, &gmm, mm, 4, 5, &out), 48);
+        CHECK(buf_head(&out)[1] == 2 && !memcmp(buf_head(&out) + 32, mods, 16));
+        /* A client changes the mapping: asked of the server until the display side says it again. */
+        uint8_t change[12] = { 100, 1, 3, 0, 8, 2, 0, 0, 1, 0, 0, 0 };
+        predict_track(p, &a, &ckm, change, 12, false);
+        CHECK_EQ(answer(p, &a, &gmm, mm, 4, 6, &out), 0);
+        CHECK(predict_fact_keyboard(&fact, true, 8, 255, 2, keysyms, 2, mods) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK_EQ(answer(p, &a, &gmm, mm, 4, 7, &out), 48);
+        /* The display side saw a MappingNotify. */
+        CHECK(predict_fact_keyboard(&fact, false, 0, 0, 0, NULL, 0, NULL) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK_EQ(answer(p, &a, &gmm, mm, 4, 8, &out), 0);
+        /* Cut short, keycodes below 8. */
+        uint8_t bad1[] = { FACT_KEYBOARD, 1, 8, 9, 1, 0, 0, 0 };
+        uint8_t bad2[] = { FACT_KEYBOARD, 1, 3, 3, 1, 0, 0, 0, 0, 0 };
+        CHECK(predict_on_fact(p, bad1, sizeof bad1) == -EBADMSG);
+        CHECK(predict_on_fact(p, bad2, sizeof bad2) == -EBADMSG);
+        /* An extension xcb-proto does not name is answered by its name. */
+        uint8_t qe[32] = { 1 };
+        CHECK(predict_fact_extension(&fact, "XFree86-Bigfont", 15, qe) == 0);
+        CHECK(learn(p, &fact) == 0);
+        uint8_t rqe[24] = { 98, 0, 6, 0, 15, 0, 0, 0, 'X', 'F', 'r', 'e', 'e', '8', '6', '-', 'B', 'i', 'g', 'f', 'o', 'n', 't' };
+        struct msg_class q = core(98);
+        CHECK_EQ(answer(p, &a, &q, rqe, 24, 9, &out), 32);
+        rqe[8] = 'Y';
+        CHECK_EQ(answer(p, &a, &q, rqe, 24, 9, &out), 0);
+        buf_free(&fact);
+        buf_free(&out);
+        predict_questions_free(&a);
+        predict_free(p);
+    }
+}
+
+int main(void)
+{
+    test_extension_and_atom_facts();
+    test_handshakes();
+    test_fonts();
+    test_quiet();
+    test_root_properties();
+    test_keyboard();
+    return test_summary();
+}
