@@ -305,7 +305,9 @@ static void send_request_minor(struct observer *o, uint8_t major, uint8_t minor,
     xstream_on_request(&o->xs, r, &rq, &cls);
     p.seq = o->xs.seq_sent;
     o->q[(o->q_head + o->q_len++) % o->q_cap] = p;
-    flush_tx(o);
+    /* Written when the loop next sees the socket writable: requests queued in one turn
+     * (the probes at session start, a window's watch) go out in one write. */
+    loop_want(o->s->loop, &o->w, LOOP_READ | LOOP_WRITE);
 }
 
 /* Sends one small request (4-byte units given) and remembers what to do with its answer. */
