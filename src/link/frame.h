@@ -21,6 +21,7 @@ enum frame_type {
     FRAME_PREDICTED = 0x14,   /* app -> display: request (varint sequence number) answered at the app side */
     FRAME_FACT = 0x15,        /* display -> app: what the app side needs to answer locally (below) */
     FRAME_ACK = 0x16,         /* channel 0; varint: link bytes read from the peer so far */
+    FRAME_SPARE = 0x17,       /* channel 0, display -> app: a connection set up ahead (spare.h) */
     FRAME_GOODBYE = 0x20,     /* channel 0; the session ends cleanly; payload: varint stream bytes received */
 };
 
@@ -60,8 +61,9 @@ const char *frame_type_name(uint8_t type);
 struct frame_open {
     uint8_t msb;
     uint16_t major, minor;
+    uint32_t spare;          /* the spare connection the client took, or 0 (then not sent) */
 };
-#define FRAME_OPEN_SIZE 5
+#define FRAME_OPEN_SIZE 5    /* without the spare */
 int frame_open_parse(const struct frame *f, struct frame_open *o);
 int frame_open_encode(struct buf *out, uint32_t channel, const struct frame_open *o);
 

@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/net.h"
 #include "proxy/session_private.h"
+#include "proxy/spare.h"
 #include "x11/xdisplay.h"
 
 struct channel *channel_find(struct session *s, uint32_t id)
@@ -19,6 +20,10 @@ struct channel *channel_find(struct session *s, uint32_t id)
     struct channel *ch = s->by_slot[id % MAX_CHANNELS];
     return ch && ch->id == id && !ch->dead ? ch : NULL;
 }
+
+static int frame_input(struct channel *ch, struct buf *in, const uint8_t *p, size_t n, struct buf *out,
+                       bool requests, enum stat_dir dir);
+static long frame_span(struct channel *ch, const uint8_t *p, size_t n, struct buf *out, bool requests, enum stat_dir dir);
 
 /* ---------------------------------------------------------------- channels */
 
@@ -75,12 +80,6 @@ static void channel_free(struct channel *ch)
     if (s->observer)
         observer_forget_channel(s->observer, ch->id);
     s->n_channels--;
-    if (!s->n_channels && s->observer) {
-        /* No client left: neither is our own connection (a new window opens it again). */
-        observer_free(s->observer);
-        s->observer = NULL;
-        s->observer_tried = false;
-    }
     free(ch);
 }
 
@@ -192,6 +191,10 @@ static int app_accept_setup(struct channel *ch)
         return -ENOMEM;
     }
     struct frame_open o = { .msb = rq.msb, .major = rq.major, .minor = rq.minor };
+    /* A connection the display side set up ahead answers at once (spare.h). */
+    struct buf setup = { 0 };
+    if (!s->cfg.no_local_answers && spare_fits(s, rq.msb, rq.major, rq.minor))
+        o.spare = spare_take(s, &setup);
     frame_open_encode(&s->link_tx, ch->id, &o);
     s->stats.link_frames_out++;
     xstream_on_setup_request(&ch->xs, rq.msb);
@@ -200,6 +203,21 @@ static int app_accept_setup(struct channel *ch)
     buf_consume(&ch->from_x, (size_t)n);
     ch->phase = CH_OPEN;
     ch->on_link = true;
+    if (o.spare) {
+        s->stats.answered_locally++;
+        s->stats.setups_answered++;
+        ch->last_answered = 1; /* the setup's answer did not cross the link */
+        if (ch->dec)
+            xdec_setup_seen(ch->dec);
+        int rc = frame_input(ch, &ch->from_link, buf_head(&setup), setup.len, &ch->to_x, false, STAT_TO_X);
+        buf_free(&setup);
+        if (rc) {
+            channel_drop(ch, "the spare connection's setup reply is unreadable");
+            return rc;
+        }
+        channel_update_interest(ch);
+    }
+    buf_free(&setup);
     return 0;
 }
 
@@ -633,13 +651,21 @@ int channel_on_open(struct session *s, const struct frame *f)
         return -EBADMSG;
     if (channel_find(s, f->channel))
         return -EBADMSG;
-    int fd = s->cfg.connect_upstream ? s->cfg.connect_upstream(s->cfg.connect_ctx) : xdisplay_connect(&s->cfg.upstream);
-    if (fd >= 0 && !s->observer && s->cfg.observe && !s->observer_tried) {
-        /* Opened with the first client (an X client of its own: it takes a client slot),
-         * after that client's connection (the server numbers clients in the order it accepts
-         * them, so the first client's resource ids are those it gets directly). */
-        s->observer_tried = true; /* once: without it, the app side answers less, that is all */
-        observer_start(s, &s->observer);
+    struct buf setup = { 0 };
+    int fd = -ENOENT;
+    if (o.spare) {
+        /* The client already has this connection's setup reply (spare.h). */
+        if (spare_claim(s, o.spare, &fd, &setup) < 0) {
+            const char *why = "the X connection prepared for this client closed";
+            log_warn("channel %u: %s", f->channel, why);
+            frame_encode(&s->link_tx, FRAME_CLOSE, f->channel, why, strlen(why));
+            s->stats.link_frames_out++;
+            buf_free(&setup);
+            spare_open(s);
+            return 0;
+        }
+    } else {
+        fd = s->cfg.connect_upstream ? s->cfg.connect_upstream(s->cfg.connect_ctx) : xdisplay_connect(&s->cfg.upstream);
     }
     struct channel *ch = fd >= 0 ? channel_new(s, f->channel, fd) : NULL;
     if (!ch) {
@@ -664,6 +690,20 @@ int channel_on_open(struct session *s, const struct frame *f)
     xstream_on_setup_request(&ch->xs, o.msb);
     if (loop_watch(s->loop, &ch->w, fd, LOOP_READ | LOOP_WRITE, on_x_event, ch) < 0) {
         channel_drop(ch, "cannot watch the X server socket");
+        return 0;
+    }
+    if (o.spare) {
+        /* Through the stream as if just read, so this side learns what the app side did;
+         * its bytes are not sent again. */
+        long used = frame_span(ch, buf_head(&setup), setup.len, &ch->to_link, false, STAT_FROM_X);
+        buf_clear(&ch->to_link);
+        ch->urgent = false;
+        buf_free(&setup);
+        if (used < 0) {
+            channel_drop(ch, "the spare connection's setup reply is unreadable");
+            return 0;
+        }
+        spare_open(s); /* ready for the next client */
         return 0;
     }
     /* While the observer's first probes are unanswered, the setup request waits: the facts

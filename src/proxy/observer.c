@@ -18,6 +18,7 @@
 #include "common/net.h"
 #include "proxy/expose.h"
 #include "proxy/session_private.h"
+#include "proxy/spare.h"
 #include "x11/xdisplay.h"
 #include "x11/xwire.h"
 #include "xproto_tables.h"
@@ -433,6 +434,12 @@ static void probe_finish(struct observer *o)
         if (ch)
             channel_send_setup(ch, &o->held[i].open);
     }
+    spare_offer(o->s);
+}
+
+bool observer_probing(const struct observer *o)
+{
+    return o->probe.active && !o->broken;
 }
 
 /* The extension names: the server's list, those it lacks that xcb-proto names, and a few more. */

@@ -82,6 +82,20 @@ struct channel {
     struct channel *next;
 };
 
+/* The spare X connection (spare.h): the display side's, or the app side's copy of its reply. */
+struct spare_state {
+    bool enabled;                 /* both sides offered CAP_SPARE */
+    int fd;                       /* display side: the connection, or -1 */
+    struct watch w;
+    uint32_t id, next_id;
+    struct buf rx;                /* ... its setup reply as read */
+    bool ready, offered;          /* ... read whole; sent in a SPARE frame */
+    uint32_t failures;            /* ... spares lost in a row */
+    bool have, have_msb;          /* app side: a spare is on offer */
+    uint32_t have_id;
+    uint16_t have_major, have_minor;
+    struct buf have_setup;
+};
 struct session {
     struct loop *loop;
     struct session_config cfg;
@@ -116,6 +130,7 @@ struct session {
     uint64_t ack_first_ns;        /* when the first byte not yet acknowledged came, or 0 */
     struct buf xc_scratch;        /* one message's encoding, or one DATA frame's decoding */
     struct observer *observer;    /* display side: our own X connection; NULL if none */
+    struct spare_state spare;     /* a connection set up ahead of the next client */
     bool observer_tried;
     /* Memory bound (DESIGN.md "Bounded memory"): bytes held in buffers, and the marks
      * between which reading X peers stops and starts again. */

@@ -87,6 +87,8 @@ void stats_print(const struct stats *st, FILE *f, const char *title, uint64_t id
         fprintf(f, "round trips: %llu answers arrived for a client's latest request (it may have waited on each); "
                 "%llu requests answered here\n", (unsigned long long)st->round_trips,
                 (unsigned long long)st->answered_locally);
+    if (st->setups_answered)
+        fprintf(f, "connection setups answered here (spare connections): %llu\n", (unsigned long long)st->setups_answered);
     if (st->noexpose_missed)
         fprintf(f, "NoExpose answered at the app side but not sent by the server: %llu (the client got the real events too)\n",
                 (unsigned long long)st->noexpose_missed);
