@@ -40,7 +40,7 @@ enum { OP_REPARENT_WINDOW = 7, OP_MAP_WINDOW = 8, OP_MAP_SUBWINDOWS = 9 };
 enum { OP_CHANGE_WINDOW_ATTRIBUTES = 2, OP_GET_WINDOW_ATTRIBUTES = 3, OP_GET_GEOMETRY = 14, OP_GET_INPUT_FOCUS = 43 };
 #define WATCH_MASK (0x10000u | 0x20000u | 0x80000u) /* VisibilityChange, StructureNotify, SubstructureNotify */
 
-enum pending_kind { P_SELECT, P_ATTRS, P_GEOMETRY, P_SYNC, P_KEYMAP, P_MODMAP, P_PROBE };
+enum pending_kind { P_SELECT, P_ATTRS, P_GEOMETRY, P_SYNC, P_KEYMAP, P_MODMAP, P_PROBE, P_ROOT_ATTRS, P_ROOT_GEOMETRY };
 /* P_PROBE's steps (pending.tag): ListExtensions, QueryExtension, GetAtomName, a handshake,
  * ListProperties and GetProperty of the root. */
 enum probe_step { S_LIST, S_QE, S_ATOM, S_HS, S_PROPS, S_PROP };
@@ -81,6 +81,7 @@ struct observer {
     struct idmap by_id;       /* window -> index + 1 */
     bool broken;
     uint32_t root;            /* screen 0's root: its properties are watched */
+    uint32_t root_masks;      /* its all-event-masks, as last read (observer_check_root) */
     bool props_watched;       /* facts about root properties may have been sent */
     uint8_t min_keycode, max_keycode;
     bool kb_fetching;         /* the mappings are being asked for again after a MappingNotify */
@@ -440,6 +441,15 @@ static void probe_finish(struct observer *o)
 bool observer_probing(const struct observer *o)
 {
     return o->probe.active && !o->broken;
+}
+
+bool observer_check_root(struct observer *o)
+{
+    if (!o->root || o->broken)
+        return false;
+    send_request(o, OP_GET_WINDOW_ATTRIBUTES, &o->root, 1, (struct pending){ .kind = P_ROOT_ATTRS, .window = o->root });
+    send_request(o, OP_GET_GEOMETRY, &o->root, 1, (struct pending){ .kind = P_ROOT_GEOMETRY, .window = o->root });
+    return !o->broken;
 }
 
 /* The extension names: the server's list, those it lacks that xcb-proto names, and a few more. */
@@ -872,6 +882,13 @@ static void on_answer(struct observer *o, const struct pending *p, const uint8_t
     struct owin *w = p->kind == P_SYNC || p->kind == P_KEYMAP || p->kind == P_MODMAP || p->kind == P_PROBE
                          ? NULL : win_find(o, p->window);
     switch (p->kind) {
+    case P_ROOT_ATTRS:
+        o->root_masks = error ? 0 : ld32(msg + 32, false);
+        break;
+    case P_ROOT_GEOMETRY:
+        spare_check_root(o->s, p->window, error ? 0 : o->root_masks, error ? 0 : ld16(msg + 16, false),
+                         error ? 0 : ld16(msg + 18, false));
+        break;
     case P_PROBE:
         probe_answer(o, p, msg, error);
         break;

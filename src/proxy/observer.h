@@ -29,6 +29,9 @@ void observer_free(struct observer *o);
 bool observer_hold_setup(struct observer *o, uint32_t channel_id, const struct frame_open *open);
 /* Whether the first probes are still unanswered (their facts must precede any setup reply). */
 bool observer_probing(const struct observer *o);
+/* Reads screen 0's root event masks and size; the answer goes to spare_check_root().
+ * False if it cannot ask. */
+bool observer_check_root(struct observer *o);
 /* A request of ch on its way to the server (body: after the request header). */
 void observer_on_request(struct observer *o, struct channel *ch, const struct msg_class *cls, const uint8_t *body,
                          uint32_t body_len, uint32_t seq, bool msb);

@@ -665,7 +665,11 @@ static void on_link_event(struct watch *w, unsigned events)
 
 /* ---------------------------------------------------------------- public */
 
-static void before_sleep(void *data) { link_pump(data); }
+static void before_sleep(void *data)
+{
+    spare_tick(data);
+    link_pump(data);
+}
 
 int session_new(struct session **out, struct loop *loop, const struct session_config *cfg, int link_in, int link_out)
 {

@@ -90,7 +90,9 @@ struct spare_state {
     uint32_t id, next_id;
     struct buf rx;                /* ... its setup reply as read */
     bool ready, offered;          /* ... read whole; sent in a SPARE frame */
+    bool checked, check_pending;  /* ... the root seen as its reply says, after it was read */
     uint32_t failures;            /* ... spares lost in a row */
+    uint64_t next_check_ns;       /* ... when to compare its reply with the server again */
     bool have, have_msb;          /* app side: a spare is on offer */
     uint32_t have_id;
     uint16_t have_major, have_minor;

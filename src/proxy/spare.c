@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/net.h"
 #include "proxy/session_private.h"
@@ -16,6 +17,7 @@
 #define SPARE_MAX_SETUP (256u * 1024)   /* a larger setup reply is not kept ahead */
 #define SPARE_MAX_FAILURES 3            /* spares lost in a row before we stop opening them */
 #define SPARE_MSB false                 /* clients are little-endian nearly everywhere */
+#define SPARE_CHECK_NS 1000000000ull    /* how often a spare on offer is checked against the server */
 
 static void spare_close(struct session *s)
 {
@@ -25,7 +27,7 @@ static void spare_close(struct session *s)
         close(sp->fd);
     }
     sp->fd = -1;
-    sp->ready = sp->offered = false;
+    sp->ready = sp->offered = sp->checked = sp->check_pending = false;
     buf_free(&sp->rx);
 }
 
@@ -126,6 +128,10 @@ void spare_offer(struct session *s)
         return;
     if (s->observer && observer_probing(s->observer))
         return; /* its facts first: a client answered locally right after setup needs them */
+    if (!sp->checked && s->observer && (sp->check_pending || observer_check_root(s->observer))) {
+        sp->check_pending = true; /* offered when the root is seen as the reply says (spare_check_root) */
+        return;
+    }
     sp->offered = true;
     log_debug("spare X connection %u: its setup reply (%zu bytes) goes ahead", sp->id, sp->rx.len);
     spare_frame_encode(&s->link_tx, sp->id, SPARE_MSB, buf_head(&sp->rx), sp->rx.len);
@@ -142,10 +148,66 @@ int spare_claim(struct session *s, uint32_t id, int *fd, struct buf *setup)
     *fd = sp->fd;
     sp->fd = -1;
     int rc = buf_append(setup, buf_head(&sp->rx), sp->rx.len);
-    sp->ready = sp->offered = false;
+    sp->ready = sp->offered = sp->checked = sp->check_pending = false;
     sp->failures = 0;
     buf_free(&sp->rx);
     return rc;
+}
+
+void spare_tick(struct session *s)
+{
+    struct spare_state *sp = &s->spare;
+    if (is_app(s) || !sp->offered || !s->observer)
+        return;
+    uint64_t now = clock_ns();
+    if (now >= sp->next_check_ns) {
+        observer_check_root(s->observer);
+        sp->next_check_ns = now + SPARE_CHECK_NS;
+    }
+    loop_wake_by(s->loop, sp->next_check_ns);
+}
+
+/* Screen 0 in a setup reply: its root, current-input-masks, width and height. */
+static bool setup_screen0(const struct buf *setup, uint32_t *root, uint32_t *masks, uint16_t *w, uint16_t *h)
+{
+    const uint8_t *r = buf_head(setup);
+    if (setup->len < 40)
+        return false;
+    size_t vendor = (size_t)ld16(r + 24, SPARE_MSB), formats = r[29];
+    size_t at = 40 + ((vendor + 3) & ~(size_t)3) + 8 * formats;
+    if (r[28] == 0 || at + 40 > setup->len)
+        return false;
+    *root = ld32(r + at, SPARE_MSB);
+    *masks = ld32(r + at + 16, SPARE_MSB);
+    *w = ld16(r + at + 20, SPARE_MSB);
+    *h = ld16(r + at + 22, SPARE_MSB);
+    return true;
+}
+
+void spare_check_root(struct session *s, uint32_t root, uint32_t masks, uint16_t width, uint16_t height)
+{
+    struct spare_state *sp = &s->spare;
+    uint32_t r, m;
+    uint16_t w, h;
+    if (is_app(s) || !sp->ready || !setup_screen0(&sp->rx, &r, &m, &w, &h) || r != root)
+        return;
+    sp->check_pending = false;
+    if (m == masks && w == width && h == height) {
+        sp->checked = true;
+        spare_offer(s);
+        return;
+    }
+    /* Changed since the spare connected: a new one gets a reply as of now. */
+    log_debug("spare X connection %u: the root changed (masks 0x%x -> 0x%x, %ux%u -> %ux%u): replaced", sp->id, m,
+              masks, w, h, width, height);
+    bool offered = sp->offered;
+    uint32_t id = sp->id;
+    spare_close(s);
+    if (offered) {
+        spare_frame_encode(&s->link_tx, id, SPARE_MSB, NULL, 0);
+        s->stats.link_frames_out++;
+    }
+    spare_open(s);
 }
 
 void spare_free(struct session *s)

@@ -27,6 +27,12 @@ void spare_offer(struct session *s);
  * setup reply the client already has. -ENOENT if that spare is gone (closed meanwhile). */
 int spare_claim(struct session *s, uint32_t id, int *fd, struct buf *setup);
 void spare_free(struct session *s);
+/* Display side, before each sleep: a spare on offer is checked against the server about
+ * once a second (the root's size and event masks are in its setup reply and may change). */
+void spare_tick(struct session *s);
+/* The observer's reading of screen 0's root: a spare whose setup reply says otherwise is
+ * replaced. */
+void spare_check_root(struct session *s, uint32_t root, uint32_t masks, uint16_t width, uint16_t height);
 
 /* App side: FRAME_SPARE received. 0 or -EBADMSG. */
 int spare_on_frame(struct session *s, const struct frame *f);
