@@ -701,8 +701,8 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
     uint32_t caps = cfg->compress_level ? CAP_ZSTD | cache_open(s) : 0;
     if (cfg->compress_level && !cfg->no_xcodec)
         caps |= CAP_XCODEC;
-    if (cfg->role == ROLE_DISPLAY || !cfg->no_local_answers)
-        caps |= CAP_SPARE;
+    if (cfg->role == ROLE_DISPLAY ? cfg->observe : !cfg->no_local_answers)
+        caps |= CAP_SPARE; /* the display side's connections of its own: the observer's and spares */
     int rc = hs_init(&s->hs, cfg->role, cfg->secret, cfg->secret_len, caps);
     if (s->dict)
         s->hs.offer_self = s->dict->offer;
