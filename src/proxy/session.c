@@ -694,7 +694,7 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
         return -ENOMEM;
     }
     s->next_id = 1;
-    s->spare.fd = -1;
+    s->spare.fd = s->spare.old_fd = -1;
     stats_init(&s->stats);
     pacer_init(&s->pacer);
     s->idle_ns_at_start = loop_idle_ns(loop);

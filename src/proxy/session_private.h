@@ -93,6 +93,10 @@ struct spare_state {
     bool checked, check_pending;  /* ... the root seen as its reply says, after it was read */
     uint32_t failures;            /* ... spares lost in a row */
     uint64_t next_check_ns;       /* ... when to compare its reply with the server again */
+    int old_fd;                   /* ... the spare it replaced, still claimable by an OPEN */
+    uint32_t old_id;              /*     that crossed the newer SPARE on the link, or -1 */
+    struct buf old_rx;
+    uint64_t old_until_ns;        /* ... closed then (0: the newer one is not offered yet) */
     bool have, have_msb;          /* app side: a spare is on offer */
     uint32_t have_id;
     uint16_t have_major, have_minor;

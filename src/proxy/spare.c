@@ -18,6 +18,18 @@
 #define SPARE_MAX_FAILURES 3            /* spares lost in a row before we stop opening them */
 #define SPARE_MSB false                 /* clients are little-endian nearly everywhere */
 #define SPARE_CHECK_NS 1000000000ull    /* how often a spare on offer is checked against the server */
+#define SPARE_OLD_GRACE_NS 10000000000ull /* a replaced spare stays claimable this long after the new one
+                                         * is offered: an OPEN naming it may be on the link (10 s: a
+                                         * satellite link's round trip, many times over) */
+
+static void old_close(struct session *s)
+{
+    struct spare_state *sp = &s->spare;
+    if (sp->old_fd >= 0)
+        close(sp->old_fd);
+    sp->old_fd = -1;
+    buf_free(&sp->old_rx);
+}
 
 static void spare_close(struct session *s)
 {
@@ -133,6 +145,8 @@ void spare_offer(struct session *s)
         return;
     }
     sp->offered = true;
+    if (sp->old_fd >= 0 && !sp->old_until_ns)
+        sp->old_until_ns = clock_ns() + SPARE_OLD_GRACE_NS;
     log_debug("spare X connection %u: its setup reply (%zu bytes) goes ahead", sp->id, sp->rx.len);
     spare_frame_encode(&s->link_tx, sp->id, SPARE_MSB, buf_head(&sp->rx), sp->rx.len);
     s->stats.link_frames_out++;
@@ -142,6 +156,13 @@ void spare_offer(struct session *s)
 int spare_claim(struct session *s, uint32_t id, int *fd, struct buf *setup)
 {
     struct spare_state *sp = &s->spare;
+    if (sp->old_fd >= 0 && sp->old_id == id) {
+        *fd = sp->old_fd;
+        sp->old_fd = -1;
+        int rc = buf_append(setup, buf_head(&sp->old_rx), sp->old_rx.len);
+        buf_free(&sp->old_rx);
+        return rc;
+    }
     if (sp->fd < 0 || !sp->offered || sp->id != id)
         return -ENOENT;
     loop_unwatch(s->loop, &sp->w);
@@ -157,9 +178,17 @@ int spare_claim(struct session *s, uint32_t id, int *fd, struct buf *setup)
 void spare_tick(struct session *s)
 {
     struct spare_state *sp = &s->spare;
-    if (is_app(s) || !sp->offered || !s->observer)
+    if (is_app(s))
         return;
     uint64_t now = clock_ns();
+    if (sp->old_fd >= 0 && sp->old_until_ns) {
+        if (now >= sp->old_until_ns)
+            old_close(s);
+        else
+            loop_wake_by(s->loop, sp->old_until_ns);
+    }
+    if (!sp->offered || !s->observer)
+        return;
     if (now >= sp->next_check_ns) {
         observer_check_root(s->observer);
         sp->next_check_ns = now + SPARE_CHECK_NS;
@@ -197,22 +226,29 @@ void spare_check_root(struct session *s, uint32_t root, uint32_t masks, uint16_t
         spare_offer(s);
         return;
     }
-    /* Changed since the spare connected: a new one gets a reply as of now. */
+    /* Changed since the spare connected: a new one gets a reply as of now. Its SPARE
+     * replaces this one at the app side; until then (and a while after, for an OPEN already
+     * on its way) this one may still be claimed, a little out of date. */
     log_debug("spare X connection %u: the root changed (masks 0x%x -> 0x%x, %ux%u -> %ux%u): replaced", sp->id, m,
               masks, w, h, width, height);
-    bool offered = sp->offered;
-    uint32_t id = sp->id;
-    spare_close(s);
-    if (offered) {
-        spare_frame_encode(&s->link_tx, id, SPARE_MSB, NULL, 0);
-        s->stats.link_frames_out++;
+    old_close(s);
+    if (sp->offered) {
+        loop_unwatch(s->loop, &sp->w);
+        sp->old_fd = sp->fd;
+        sp->old_id = sp->id;
+        sp->old_rx = sp->rx;
+        sp->old_until_ns = 0;
+        sp->rx = (struct buf){ 0 };
+        sp->fd = -1;
     }
+    spare_close(s);
     spare_open(s);
 }
 
 void spare_free(struct session *s)
 {
     spare_close(s);
+    old_close(s);
     buf_free(&s->spare.have_setup);
 }
 
