@@ -322,7 +322,8 @@ static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct x
             log_debug("channel %u: request %u maps a window", ch->id, seq); /* for round-trip counts */
         expose_on_request(&ch->ex, cls, body, body_len, seq, ch->xs.msb);
         if (!answer_locally(ch, cls, msg, rq->size)) {
-            if (!predict_quiet(s->predict, &ch->pq, cls, msg, rq->size, ch->xs.msb))
+            if (!predict_quiet(s->predict, &ch->pq, cls, msg, rq->size, ch->xs.msb) ||
+                ownwin_may_fail(&ch->own, cls, msg, rq->size, ch->xs.msb))
                 ch->last_unpredicted = seq;
             if (!answer_noexpose(ch, cls, msg, rq))
                 predict_ask(&ch->pq, cls, msg, rq->size, seq, ch->xs.msb);

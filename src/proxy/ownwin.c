@@ -332,8 +332,10 @@ static void change_property(struct ownwin_win *w, bool count, const uint8_t *req
     uint8_t mode = req[1], format = req[16];
     uint32_t atom = ld32(req + 8, msb), type = ld32(req + 12, msb), units = ld32(req + 20, msb);
     struct ownwin_prop *p = prop_get(w, atom);
-    if (p && p->unknown)
+    if (p && p->unknown && mode != 0)
         return;
+    if (p && p->unknown)
+        p->unknown = false; /* a whole new value: known again */
     if (p && !prop_is_model(p) && !model_room(w)) {
         w->props_unknown = true; /* as prop_add would, on the side without this entry */
         return;
@@ -399,6 +401,19 @@ static void delete_property(struct ownwin_state *o, struct ownwin_win *w, uint32
     p->format = 0;
 }
 
+/* GetProperty with delete: the property goes when the reply holds the whole rest of it
+ * (bytes-after 0) and the type matched. */
+static void get_property_deletes(struct ownwin_state *o, struct ownwin_win *w, const uint8_t *req, bool msb)
+{
+    const struct ownwin_prop *p = prop_get(w, ld32(req + 8, msb));
+    uint32_t type = ld32(req + 12, msb);
+    uint64_t offset = 4ull * ld32(req + 16, msb), length = 4ull * ld32(req + 20, msb);
+    if (!p || !p->type || p->unknown || w->props_unknown || (type && type != p->type) || offset > p->len)
+        return;
+    if (p->len - offset <= length)
+        delete_property(o, w, p->atom);
+}
+
 void ownwin_on_request(struct ownwin_state *o, const struct msg_class *cls, const uint8_t *req, uint32_t size,
                        bool msb)
 {
@@ -449,7 +464,9 @@ void ownwin_on_request(struct ownwin_state *o, const struct msg_class *cls, cons
             delete_property(o, w, ld32(req + 8, msb));
         break;
     case OP_GET_PROPERTY:
-        if (size >= 12 && req[1]) { /* delete: not followed; the property is forgotten */
+        if (size == 24 && req[1] == 1)
+            get_property_deletes(o, w, req, msb);
+        else if (size >= 12 && req[1]) { /* BadValue, or cut short: not followed */
             struct ownwin_prop *p = prop_get(w, ld32(req + 8, msb));
             if (p || (p = prop_add(w, ld32(req + 8, msb), true)))
                 prop_forget(w, p);
@@ -461,6 +478,35 @@ void ownwin_on_request(struct ownwin_state *o, const struct msg_class *cls, cons
     default:
         break;
     }
+}
+
+bool ownwin_may_fail(const struct ownwin_state *o, const struct msg_class *cls, const uint8_t *req, uint32_t size,
+                     bool msb)
+{
+    if (cls->kind != MSG_REQUEST || cls->ext || size < 8)
+        return false;
+    const struct ownwin_win *w = win_get(o, ld32(req + 4, msb));
+    if (!w)
+        return false;
+    if (cls->major == OP_CHANGE_PROPERTY && size >= 24) {
+        uint8_t mode = req[1], format = req[16];
+        if (mode > 2 || !ld32(req + 12, msb) || (format != 8 && format != 16 && format != 32))
+            return true;
+        if (mode == 0)
+            return false;
+        const struct ownwin_prop *p = prop_get(w, ld32(req + 8, msb));
+        if (w->props_unknown || (p && p->unknown))
+            return true; /* appending to a value we do not know: its type may differ */
+        return p && p->type && (p->type != ld32(req + 12, msb) || p->format != format); /* BadMatch */
+    }
+    if (cls->major == OP_CONFIGURE_WINDOW && size >= 12) { /* a width or height of 0: BadValue */
+        uint16_t mask = ld16(req + 8, msb);
+        uint32_t at = 12 + 4u * (mask & 1) + 4u * ((mask >> 1) & 1);
+        return ((mask & 4) && at + 4 <= size && !ld16(req + at + (msb ? 2 : 0), msb)) ||
+               ((mask & 8) && at + 4u * ((mask >> 2) & 1) + 4 <= size &&
+                !ld16(req + at + 4u * ((mask >> 2) & 1) + (msb ? 2 : 0), msb));
+    }
+    return false;
 }
 
 /* ---------------------------------------------------------------- answers */
@@ -553,11 +599,12 @@ static bool answer_attributes(const struct ownwin_state *o, const struct ownwin_
 
 /* GetProperty: delete, window, property, type, long-offset, long-length. As the protocol
  * says: absent gives None; another type gives the actual type, format and length and no
- * data; an offset beyond the value is BadValue (not answered here). */
+ * data; an offset beyond the value is BadValue (not answered here). With delete, the same
+ * reply; the model deletes after it (ownwin_on_request). */
 static bool answer_property(const struct ownwin_win *w, const uint8_t *req, uint32_t size, uint16_t seq, bool msb,
                             bool verify, const struct predictor *atoms, struct buf *out)
 {
-    if (size != 24 || req[1] || w->props_unknown || (!verify && w->props_foreign))
+    if (size != 24 || req[1] > 1 || w->props_unknown || (!verify && w->props_foreign))
         return false;
     uint32_t atom = ld32(req + 8, msb), type = ld32(req + 12, msb);
     uint64_t offset = 4ull * ld32(req + 16, msb), length = 4ull * ld32(req + 20, msb);
@@ -577,7 +624,7 @@ static bool answer_property(const struct ownwin_win *w, const uint8_t *req, uint
             return false;
         r[1] = p->format;
         st32(r + 8, p->type, msb);
-        st32(r + 12, p->len, msb);
+        st32(r + 12, p->len / (p->format / 8u), msb); /* the sample server counts units here, not bytes */
         return true;
     }
     if (offset > p->len)

@@ -86,6 +86,10 @@ void ownwin_learn_setup(struct ownwin_state *o, const uint8_t *setup, size_t siz
 /* A whole request of the client on its way to the server, after any local answer to it. */
 void ownwin_on_request(struct ownwin_state *o, const struct msg_class *cls, const uint8_t *req, uint32_t size,
                        bool msb);
+/* Whether this request on one of the client's windows will fail, or may, as far as the
+ * model knows (an Append of another type: BadMatch): then it is not quiet (predict.h). */
+bool ownwin_may_fail(const struct ownwin_state *o, const struct msg_class *cls, const uint8_t *req, uint32_t size,
+                     bool msb);
 /* If the reply to this request (GetGeometry, GetWindowAttributes, GetProperty) is known from
  * the model, appends it to out. verify (display side): what the app side would have answered,
  * whatever the facts since (a later fact does not undo an answer given). */
