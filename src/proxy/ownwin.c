@@ -308,7 +308,7 @@ static bool model_room(const struct ownwin_win *w)
 
 static struct ownwin_prop *prop_add(struct ownwin_win *w, uint32_t atom, bool model)
 {
-    if ((model && !model_room(w)) || w->n_props >= 4 * OWNWIN_MAX_PROPS) {
+    if (model ? !model_room(w) : w->n_props >= 4 * OWNWIN_MAX_PROPS) {
         if (model)
             w->props_unknown = true; /* no room to say it is unknown: nothing is known */
         return NULL;
