@@ -790,8 +790,10 @@ static void own_event(struct observer *o, struct owin *w, uint8_t code, const ui
             own_foreign(o, ch, w->id, OWNWIN_ATTRIBUTES, false);
         break;
     case EV_REPARENT:
-    case EV_GRAVITY:
         own_foreign(o, ch, w->id, ownwin_event_foreign(&ch->own, w->id, OWNWIN_GEOMETRY | OWNWIN_ATTRIBUTES), false);
+        break;
+    case EV_GRAVITY: /* the client's own resizes left such children unknown already */
+        own_foreign(o, ch, w->id, ownwin_event_foreign(&ch->own, w->id, OWNWIN_GEOMETRY), false);
         break;
     case EV_DESTROY: /* the client's own DestroyWindow has left the model already */
         own_unwatchable(o, ch, w->id);
