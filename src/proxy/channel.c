@@ -369,6 +369,13 @@ static bool predicted_reply(struct channel *ch, const struct xw_server_msg *m, c
     }
     for (uint32_t i = 0; m->kind == XW_KIND_ERROR && i < ch->drops.len; i++) {
         const struct dropped_reply *d = &ch->drops.q[(ch->drops.head + i) % ch->drops.cap];
+        if (d->seq != ch->xs.seq_done && !d->event && d->own_window) {
+            /* Likely another client's doing (it destroyed the client's window): a miss, 3.4. */
+            ch->s->stats.ownwin_missed++;
+            log_info("channel %u: the server's error for request %u (%s) came after request %u about the client's "
+                     "own window was answered at the app side", ch->id, ch->xs.seq_done, cls->name ? cls->name : "?", d->seq);
+            break;
+        }
         if (d->seq != ch->xs.seq_done && !d->event) {
             /* A quiet request failed after a later one was answered: the client saw them out of order. */
             log_error("channel %u: the server's error for request %u (%s) came after request %u was answered at "

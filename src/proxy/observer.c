@@ -726,14 +726,21 @@ static void own_unwatch_all(struct observer *o)
         return;
     o->own_unwatched = true;
     for (struct channel *ch = o->s->channels; ch; ch = ch->next)
-        if (!ch->dead)
+        if (!ch->dead) {
             send_watch_fact(o, ch);
+            if (ch->watches_pending) { /* no watch will be in place: what waits for one goes on */
+                ch->watches_pending = 0;
+                channel_resume_requests(ch);
+            }
+        }
 }
 
 /* Another client changed what of a client's window (OWNWIN_GEOMETRY...), or its properties. */
 static void own_foreign(struct observer *o, struct channel *ch, uint32_t window, uint8_t what, bool props)
 {
     struct buf fact = { 0 };
+    props |= (what & OWNWIN_PROPERTIES) != 0;
+    what &= OWNWIN_GEOMETRY | OWNWIN_ATTRIBUTES;
     if (what) {
         ownwin_fact_window(&fact, window, what);
         send_own_fact(o, ch, &fact);
@@ -753,12 +760,9 @@ static void own_foreign(struct observer *o, struct channel *ch, uint32_t window,
 /* A window of ch the observer cannot watch: nothing about it is answered at the app side. */
 static void own_unwatchable(struct observer *o, struct channel *ch, uint32_t window)
 {
-    if (!ch || !ownwin_known(&ch->own, window))
-        return;
-    uint8_t what = ownwin_event_foreign(&ch->own, window, OWNWIN_GEOMETRY | OWNWIN_ATTRIBUTES);
-    bool props = !ch->own.wins[idmap_get(&ch->own.by_id, window)->a].props_foreign;
-    ch->own.wins[idmap_get(&ch->own.by_id, window)->a].props_foreign = true;
-    own_foreign(o, ch, window, what, props);
+    if (ch)
+        own_foreign(o, ch, window,
+                    ownwin_event_foreign(&ch->own, window, OWNWIN_GEOMETRY | OWNWIN_ATTRIBUTES | OWNWIN_PROPERTIES), false);
 }
 
 /* The observer's events on a client's window that may come from another client. */
@@ -900,7 +904,7 @@ bool observer_must_hold(const struct observer *o, const struct channel *ch, uint
      * of the client's own changes would not reach us to be told from another client's (the
      * display side counts them as they are written); GetWindowAttributes would not yet see
      * our selection, which the app side's answer includes. */
-    if (!ch->watches_pending)
+    if (!ch->watches_pending || o->broken)
         return false;
     switch (major) {
     case OP_REPARENT_WINDOW: case OP_MAP_WINDOW: case OP_MAP_SUBWINDOWS: case 10: case 11: /* Unmap(Sub)Window */

@@ -27,8 +27,9 @@ void ownwin_init(struct ownwin_state *o, bool display_side)
     o->root_redirect = OWNWIN_REDIRECT_UNKNOWN;
 }
 
-static void props_free(struct ownwin_win *w)
+static void props_free(struct ownwin_state *o, struct ownwin_win *w)
 {
+    o->prop_bytes -= w->prop_bytes;
     for (uint32_t i = 0; i < w->n_props; i++)
         free(w->props[i].data);
     free(w->props);
@@ -40,7 +41,7 @@ static void props_free(struct ownwin_win *w)
 void ownwin_free(struct ownwin_state *o)
 {
     for (uint32_t i = 0; i < o->n_wins; i++)
-        props_free(&o->wins[i]);
+        props_free(o, &o->wins[i]);
     free(o->wins);
     idmap_free(&o->by_id);
     memset(o, 0, sizeof *o);
@@ -93,7 +94,7 @@ bool ownwin_known(const struct ownwin_state *o, uint32_t window)
 static void win_remove(struct ownwin_state *o, struct ownwin_win *w)
 {
     uint32_t i = (uint32_t)(w - o->wins);
-    props_free(w);
+    props_free(o, w);
     idmap_del(&o->by_id, w->id);
     if (i != o->n_wins - 1) {
         o->wins[i] = o->wins[o->n_wins - 1];
@@ -172,9 +173,8 @@ static void create_window(struct ownwin_state *o, const uint8_t *req, uint32_t s
     if (size < 32)
         return;
     uint32_t id = ld32(req + 4, msb), parent_id = ld32(req + 8, msb);
-    const struct ownwin_win *parent = win_get(o, parent_id);
     const struct ownwin_screen *screen = screen_of_root(o, parent_id);
-    if (win_get(o, id) || (!parent && !screen) || o->n_wins >= OWNWIN_MAX_WINDOWS)
+    if (win_get(o, id) || (!win_get(o, parent_id) && !screen) || o->n_wins >= OWNWIN_MAX_WINDOWS)
         return; /* a window under someone else's: not modelled */
     if (o->n_wins == o->cap_wins) {
         uint32_t cap = o->cap_wins ? o->cap_wins * 2 : 8;
@@ -184,6 +184,7 @@ static void create_window(struct ownwin_state *o, const uint8_t *req, uint32_t s
         o->wins = n;
         o->cap_wins = cap;
     }
+    const struct ownwin_win *parent = win_get(o, parent_id); /* after the array moved */
     struct idmap_entry *e = idmap_put(&o->by_id, id);
     if (!e)
         return;
@@ -276,20 +277,26 @@ static struct ownwin_prop *prop_get(const struct ownwin_win *w, uint32_t atom)
     return NULL;
 }
 
-static void prop_drop(struct ownwin_win *w, struct ownwin_prop *p)
+/* The value's bytes leave the window's and the client's count. */
+static void value_free(struct ownwin_state *o, struct ownwin_win *w, struct ownwin_prop *p)
 {
     w->prop_bytes -= p->len;
+    o->prop_bytes -= p->len;
     free(p->data);
+    p->data = NULL;
+    p->len = 0;
+}
+
+static void prop_drop(struct ownwin_state *o, struct ownwin_win *w, struct ownwin_prop *p)
+{
+    value_free(o, w, p);
     *p = w->props[--w->n_props];
 }
 
 /* A property no longer known: kept as such (an absent entry would mean "absent"). */
-static void prop_forget(struct ownwin_win *w, struct ownwin_prop *p)
+static void prop_forget(struct ownwin_state *o, struct ownwin_win *w, struct ownwin_prop *p)
 {
-    w->prop_bytes -= p->len;
-    free(p->data);
-    p->data = NULL;
-    p->len = 0;
+    value_free(o, w, p);
     p->type = 0;
     p->unknown = true;
 }
@@ -325,8 +332,10 @@ static struct ownwin_prop *prop_add(struct ownwin_win *w, uint32_t atom, bool mo
 }
 
 /* ChangeProperty: mode, window, property, type, format, 3 unused, length (in format units), data. */
-static void change_property(struct ownwin_win *w, bool count, const uint8_t *req, uint32_t size, bool msb)
+static void change_property(struct ownwin_state *o, struct ownwin_win *w, const uint8_t *req, uint32_t size,
+                            bool msb)
 {
+    bool count = o->display_side;
     if (size < 24 || w->props_unknown)
         return;
     uint8_t mode = req[1], format = req[16];
@@ -343,7 +352,7 @@ static void change_property(struct ownwin_win *w, bool count, const uint8_t *req
     uint64_t n = (uint64_t)units * (format / 8);
     if (mode > 2 || !type || (format != 8 && format != 16 && format != 32) || n > size - 24) {
         if (p || (p = prop_add(w, atom, true))) /* an error we do not follow exactly */
-            prop_forget(w, p), p->unknown = true;
+            prop_forget(o, w, p);
         return;
     }
     bool present = p && p->type;
@@ -354,13 +363,14 @@ static void change_property(struct ownwin_win *w, bool count, const uint8_t *req
     if (count)
         p->events_due++; /* one PropertyNotify, even for an empty append */
     uint64_t keep = mode == 0 || !present ? 0 : p->len;
-    if (w->prop_bytes - p->len + keep + n > OWNWIN_MAX_PROP_BYTES) {
-        prop_forget(w, p);
+    if (w->prop_bytes - p->len + keep + n > OWNWIN_MAX_PROP_BYTES ||
+        o->prop_bytes - p->len + keep + n > OWNWIN_MAX_CLIENT_BYTES) {
+        prop_forget(o, w, p);
         return;
     }
     uint8_t *data = malloc(keep + n ? keep + n : 1);
     if (!data) {
-        prop_forget(w, p);
+        prop_forget(o, w, p);
         return;
     }
     const uint8_t *src = req + 24;
@@ -373,10 +383,11 @@ static void change_property(struct ownwin_win *w, bool count, const uint8_t *req
             memcpy(data, p->data, keep);
         memcpy(data + keep, src, n);
     }
-    w->prop_bytes = w->prop_bytes - p->len + (uint32_t)(keep + n);
-    free(p->data);
+    value_free(o, w, p);
     p->data = data;
     p->len = (uint32_t)(keep + n);
+    w->prop_bytes += p->len;
+    o->prop_bytes += p->len;
     p->type = type;
     p->format = format;
 }
@@ -389,14 +400,11 @@ static void delete_property(struct ownwin_state *o, struct ownwin_win *w, uint32
     if (!p || w->props_unknown || p->unknown || !p->type)
         return;
     if (!o->display_side) {
-        prop_drop(w, p);
+        prop_drop(o, w, p);
         return;
     }
     p->events_due++;
-    w->prop_bytes -= p->len;
-    free(p->data);
-    p->data = NULL;
-    p->len = 0;
+    value_free(o, w, p);
     p->type = 0;
     p->format = 0;
 }
@@ -457,7 +465,7 @@ void ownwin_on_request(struct ownwin_state *o, const struct msg_class *cls, cons
         configure_window(o, w, req, size, msb);
         break;
     case OP_CHANGE_PROPERTY:
-        change_property(w, o->display_side, req, size, msb);
+        change_property(o, w, req, size, msb);
         break;
     case OP_DELETE_PROPERTY:
         if (size >= 12)
@@ -469,7 +477,7 @@ void ownwin_on_request(struct ownwin_state *o, const struct msg_class *cls, cons
         else if (size >= 12 && req[1]) { /* BadValue, or cut short: not followed */
             struct ownwin_prop *p = prop_get(w, ld32(req + 8, msb));
             if (p || (p = prop_add(w, ld32(req + 8, msb), true)))
-                prop_forget(w, p);
+                prop_forget(o, w, p);
         }
         break;
     case OP_ROTATE_PROPERTIES:
@@ -754,7 +762,7 @@ bool ownwin_event_property(struct ownwin_state *o, uint32_t window, uint32_t *at
     struct ownwin_prop *p = prop_get(w, *atom);
     if (p && p->events_due) {
         if (!--p->events_due && !prop_is_model(p) && !p->foreign)
-            prop_drop(w, p); /* deleted, and every event it waited for has come */
+            prop_drop(o, w, p); /* deleted, and every event it waited for has come */
         return false;
     }
     if (p && (p->unknown || p->foreign))
@@ -807,6 +815,10 @@ uint8_t ownwin_event_foreign(struct ownwin_state *o, uint32_t window, uint8_t wh
     if ((what & OWNWIN_ATTRIBUTES) && !w->attrs_unknown && !w->attrs_foreign) {
         w->attrs_foreign = true;
         told |= OWNWIN_ATTRIBUTES;
+    }
+    if ((what & OWNWIN_PROPERTIES) && !w->props_unknown && !w->props_foreign) {
+        w->props_foreign = true;
+        told |= OWNWIN_PROPERTIES;
     }
     return told;
 }

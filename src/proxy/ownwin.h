@@ -19,6 +19,7 @@
 #define OWNWIN_MAX_WINDOWS 1024u          /* per client; beyond, new windows are not answered */
 #define OWNWIN_MAX_PROPS 64u              /* properties remembered per window */
 #define OWNWIN_MAX_PROP_BYTES (64u * 1024) /* property values per window; beyond, forgotten */
+#define OWNWIN_MAX_CLIENT_BYTES (1024u * 1024) /* ... and per client */
 #define OWNWIN_MAX_SCREENS 8u
 
 /* FACT kinds on a client's channel (display -> app). */
@@ -27,7 +28,7 @@ enum {
     OWNWIN_FACT_WINDOW = 11,   /* varint window, u8 what (OWNWIN_GEOMETRY | OWNWIN_ATTRIBUTES): ditto */
     OWNWIN_FACT_WATCH = 12,    /* varint observer mask (0: not watching), varint root, u8 redirect */
 };
-enum { OWNWIN_GEOMETRY = 1, OWNWIN_ATTRIBUTES = 2 };
+enum { OWNWIN_GEOMETRY = 1, OWNWIN_ATTRIBUTES = 2, OWNWIN_PROPERTIES = 4 /* all of them */ };
 enum { OWNWIN_REDIRECT_NO = 0, OWNWIN_REDIRECT_YES = 1, OWNWIN_REDIRECT_UNKNOWN = 2 };
 
 struct ownwin_prop {
@@ -70,6 +71,7 @@ struct ownwin_state {
     struct ownwin_win *wins;  /* dense */
     uint32_t n_wins, cap_wins;
     struct idmap by_id;       /* window -> index */
+    uint32_t prop_bytes;      /* property values held, all windows */
     struct ownwin_screen screens[OWNWIN_MAX_SCREENS];
     uint32_t n_screens;
     bool display_side;        /* counts the events the client's requests cause */
@@ -110,7 +112,8 @@ bool ownwin_event_property(struct ownwin_state *o, uint32_t window, uint32_t *at
 bool ownwin_event_configure(struct ownwin_state *o, uint32_t window);
 bool ownwin_event_map(struct ownwin_state *o, uint32_t window);
 /* A change no request of the client causes on a window it has not destroyed (a reparent, a
- * gravity move, a destruction): returns the aspects (OWNWIN_GEOMETRY...) not yet told. */
+ * gravity move, a destruction), or a window that cannot be watched: returns the aspects
+ * (OWNWIN_GEOMETRY, OWNWIN_ATTRIBUTES, OWNWIN_PROPERTIES) not yet told. */
 uint8_t ownwin_event_foreign(struct ownwin_state *o, uint32_t window, uint8_t what);
 /* Display side: whether the window's model geometry differs from what the server says. */
 bool ownwin_geometry_differs(const struct ownwin_state *o, uint32_t window, int16_t x, int16_t y, uint16_t width,

@@ -467,6 +467,33 @@ static void test_counting(void)
     }
 }
 
+static void test_bounds(void)
+{
+    TEST("That property values are bounded per window and per client, and what is beyond is not answered") {
+        setup_both();
+        static uint8_t value[60000];
+        for (uint32_t i = 0; i < 20; i++) {
+            create(TOP + i, ROOT, 0, 0, 10, 10, 0, 1, 0, NULL, 0);
+            change(TOP + i, 0, GREETING, A_STRING, 8, sizeof value, value);
+        }
+        CHECK(app.prop_bytes <= OWNWIN_MAX_CLIENT_BYTES);
+        CHECK_EQ(app.prop_bytes, disp.prop_bytes);
+        get_property(TOP, GREETING, A_STRING, 0, 1, 0);
+        CHECK(answered_as("01082d00 01000000 1f000000 5cea0000 04000000 00000000 00000000 00000000 00000000"));
+        get_property(TOP + 19, GREETING, A_STRING, 0, 1, 0);
+        CHECK(answered_as("")); /* the client's bound was reached before it */
+        change(TOP, 2, GREETING, A_STRING, 8, 6000, value); /* 66000 bytes in one window */
+        get_property(TOP, GREETING, A_STRING, 0, 1, 0);
+        CHECK(answered_as(""));
+        for (uint32_t i = 0; i < 20; i++)
+            one_window(4, TOP + i);
+        CHECK_EQ(app.prop_bytes, 0);
+        CHECK_EQ(disp.prop_bytes, 0);
+        ownwin_free(&app);
+        ownwin_free(&disp);
+    }
+}
+
 int main(void)
 {
     if (predict_new(&atoms) < 0)
@@ -474,6 +501,7 @@ int main(void)
     test_replies();
     test_facts();
     test_counting();
+    test_bounds();
     predict_free(atoms);
     return test_summary();
 }
