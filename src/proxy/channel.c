@@ -41,6 +41,7 @@ struct channel *channel_new(struct session *s, uint32_t id, int fd)
     ch->send_credit = FRAME_CHANNEL_WINDOW;
     xstream_init(&ch->xs, !is_app(s));
     expose_init(&ch->ex);
+    ownwin_init(&ch->own, !is_app(s));
     ch->next = s->channels;
     s->channels = ch;
     s->by_slot[id % MAX_CHANNELS] = ch;
@@ -74,6 +75,7 @@ static void channel_free(struct channel *ch)
     free(ch->drops.q);
     predict_questions_free(&ch->pq);
     expose_free(&ch->ex);
+    ownwin_free(&ch->own);
     xenc_free(ch->enc);
     xdec_free(ch->dec);
     buf_free(&ch->dec_in);
@@ -245,7 +247,8 @@ static bool answer_locally(struct channel *ch, const struct msg_class *cls, cons
     if (s->cfg.no_local_answers || ch->last_unpredicted > ch->xs.seq_done)
         return false;
     struct buf reply = { 0 };
-    if (!predict_answer(s->predict, &ch->pq, cls, msg, size, (uint16_t)ch->xs.seq_sent, ch->xs.msb, &reply))
+    if (!predict_answer(s->predict, &ch->pq, cls, msg, size, (uint16_t)ch->xs.seq_sent, ch->xs.msb, &reply) &&
+        !ownwin_answer(&ch->own, s->predict, cls, msg, size, (uint16_t)ch->xs.seq_sent, ch->xs.msb, false, &reply))
         return false;
     /* Through xstream as if from the server, so this side learns from it as the other does.
      * Usually one reply; ListFontsWithInfo's answer is several: all are framed first. */
@@ -337,7 +340,8 @@ static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct x
             log_debug("channel %u: request %u maps a window", ch->id, seq); /* for round-trip counts */
         expose_on_request(&ch->ex, cls, body, body_len, seq, ch->xs.msb);
         if (!answer_locally(ch, cls, msg, rq->size)) {
-            if (!predict_quiet(s->predict, &ch->pq, cls, msg, rq->size, ch->xs.msb))
+            if (!predict_quiet(s->predict, &ch->pq, cls, msg, rq->size, ch->xs.msb) ||
+                ownwin_may_fail(&ch->own, cls, msg, rq->size, ch->xs.msb))
                 ch->last_unpredicted = seq;
             if (!answer_noexpose(ch, cls, msg, rq))
                 predict_ask(&ch->pq, cls, msg, rq->size, seq, ch->xs.msb);
@@ -352,7 +356,9 @@ static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct x
             uint8_t *ev = buf_append_space(&d->expected, 32);
             if (ev)
                 expose_build_noexpose(ev, (uint16_t)seq, ld32(body + 4, ch->xs.msb), cls->major, ch->xs.msb);
-        } else if (d && !predict_answer(s->predict, &ch->pq, cls, msg, rq->size, (uint16_t)seq, ch->xs.msb, &d->expected))
+        } else if (d && !predict_answer(s->predict, &ch->pq, cls, msg, rq->size, (uint16_t)seq, ch->xs.msb, &d->expected) &&
+                   !(d->own_window = ownwin_answer(&ch->own, s->predict, cls, msg, rq->size, (uint16_t)seq, ch->xs.msb,
+                                                   true, &d->expected)))
             log_error("channel %u: request %u was answered at the app side, but this side knows no answer "
                       "(please report this)", ch->id, seq);
         /* The client has its answer already and may act on it (BigReqEnable, extension
@@ -362,6 +368,7 @@ static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct x
     }
     /* Both sides, answered or not: later handshakes and QueryFonts depend on it. */
     predict_track(s->predict, &ch->pq, cls, msg, rq->size, ch->xs.msb);
+    ownwin_on_request(&ch->own, cls, msg, rq->size, ch->xs.msb);
     size_t at = out->len;
     rc = buf_append(out, msg, rq->size);
     return rc ? rc : encode_tail(ch, out, at);
@@ -380,6 +387,13 @@ static bool predicted_reply(struct channel *ch, const struct xw_server_msg *m, c
     }
     for (uint32_t i = 0; m->kind == XW_KIND_ERROR && i < ch->drops.len; i++) {
         const struct dropped_reply *d = &ch->drops.q[(ch->drops.head + i) % ch->drops.cap];
+        if (d->seq != ch->xs.seq_done && !d->event && d->own_window) {
+            /* Likely another client's doing (it destroyed the client's window): a miss, 3.4. */
+            ch->s->stats.ownwin_missed++;
+            log_info("channel %u: the server's error for request %u (%s) came after request %u about the client's "
+                     "own window was answered at the app side", ch->id, ch->xs.seq_done, cls->name ? cls->name : "?", d->seq);
+            break;
+        }
         if (d->seq != ch->xs.seq_done && !d->event) {
             /* A quiet request failed after a later one was answered: the client saw them out of order. */
             log_error("channel %u: the server's error for request %u (%s) came after request %u was answered at "
@@ -413,6 +427,17 @@ static bool predicted_reply(struct channel *ch, const struct xw_server_msg *m, c
         buf_consume(&ch->drops.q[ch->drops.head].expected, size);
         return true;
     }
+    if (ch->drops.q[ch->drops.head].own_window && (m->kind != XW_KIND_REPLY || e->len != size ||
+                                                   memcmp(buf_head(e), msg, size) != 0)) {
+        /* Another client changed the window while the answer was on its way (PROTOCOL.md
+         * 3.4): the client keeps the answer it has; the server's is dropped. */
+        ch->s->stats.ownwin_missed++;
+        log_info("channel %u: request %u (%s) about the client's own window was answered at the app side, but "
+                 "the server's %s differs (the window changed meanwhile)", ch->id, ch->xs.seq_done,
+                 cls->name ? cls->name : "?", m->kind == XW_KIND_REPLY ? "reply" : "error");
+        drop_pop(ch);
+        return true;
+    }
     if (m->kind != XW_KIND_REPLY || e->len != size || memcmp(buf_head(e), msg, size) != 0)
         log_error("channel %u: the server's %s to request %u (%s) differs from the answer given at the app side "
                   "(please report this)", ch->id, m->kind == XW_KIND_REPLY ? "reply" : "error", ch->xs.seq_done,
@@ -444,6 +469,7 @@ static int on_server_msg(struct channel *ch, const uint8_t *msg, const struct xw
     else if (m->kind == XW_KIND_SETUP) {
         predict_learn_setup(s->predict, out->data + out->off + at, out->len - at, ch->xs.msb);
         predict_learn_connection(&ch->pq, out->data + out->off + at, out->len - at, ch->xs.msb);
+        ownwin_learn_setup(&ch->own, out->data + out->off + at, out->len - at, ch->xs.msb);
     }
     if (is_app(s) && m->has_seq && ch->xs.seq_done < ch->seq_floor) {
         /* An event from before a locally answered request: only answered requests lie
@@ -686,6 +712,8 @@ int channel_on_open(struct session *s, const struct frame *f)
     }
     ch->on_link = true;
     ch->phase = CH_OPEN;
+    if (s->observer)
+        observer_on_channel_open(s->observer, ch); /* ahead of the setup reply */
     net_set_nonblock(fd);
     xstream_on_setup_request(&ch->xs, o.msb);
     if (loop_watch(s->loop, &ch->w, fd, LOOP_READ | LOOP_WRITE, on_x_event, ch) < 0) {
@@ -752,10 +780,12 @@ int channel_on_fact(struct session *s, const struct frame *f)
 {
     if (f->channel == 0) /* session-wide facts (docs/PROTOCOL.md 3.2) */
         return !is_app(s) ? -EBADMSG : s->predict ? predict_on_fact(s->predict, f->payload, f->len) : 0;
+    struct channel *ch = channel_find(s, f->channel);
+    if (is_app(s) && ownwin_is_fact(f->payload, f->len)) /* the client's own windows (3.4) */
+        return ownwin_on_fact(ch ? &ch->own : NULL, f->payload, f->len);
     struct frame_fact_window w;
     if (!is_app(s) || frame_fact_window_parse(f, &w) < 0)
         return -EBADMSG;
-    struct channel *ch = channel_find(s, f->channel);
     if (ch)
         expose_on_fact(&ch->ex, w.window, w.clean, w.width, w.height, w.as_of);
     return 0;

@@ -38,9 +38,13 @@ enum { OP_GET_KEYBOARD_MAPPING = 101, OP_GET_MODIFIER_MAPPING = 119 };
 #define PROBE_MAX_CHANGED 64u        /* root property changes remembered during the probes */
 enum { OP_REPARENT_WINDOW = 7, OP_MAP_WINDOW = 8, OP_MAP_SUBWINDOWS = 9 };
 enum { OP_CHANGE_WINDOW_ATTRIBUTES = 2, OP_GET_WINDOW_ATTRIBUTES = 3, OP_GET_GEOMETRY = 14, OP_GET_INPUT_FOCUS = 43 };
-#define WATCH_MASK (0x10000u | 0x20000u | 0x80000u) /* VisibilityChange, StructureNotify, SubstructureNotify */
+#define WATCH_MASK (0x10000u | 0x20000u | 0x80000u | PROPERTY_CHANGE_MASK) /* VisibilityChange, StructureNotify,
+                                                                           * SubstructureNotify, PropertyChange */
+#define SUBSTRUCTURE_REDIRECT_MASK 0x100000u
+enum { EV_GRAVITY = 24 };
 
-enum pending_kind { P_SELECT, P_ATTRS, P_GEOMETRY, P_SYNC, P_KEYMAP, P_MODMAP, P_PROBE, P_ROOT_ATTRS, P_ROOT_GEOMETRY };
+enum pending_kind { P_SELECT, P_ATTRS, P_GEOMETRY, P_SYNC, P_KEYMAP, P_MODMAP, P_PROBE, P_ROOT_ATTRS,
+                    P_SPARE_ROOT_ATTRS, P_SPARE_ROOT_GEOMETRY };
 /* P_PROBE's steps (pending.tag): ListExtensions, QueryExtension, GetAtomName, a handshake,
  * ListProperties and GetProperty of the root. */
 enum probe_step { S_LIST, S_QE, S_ATOM, S_HS, S_PROPS, S_PROP };
@@ -58,6 +62,7 @@ struct owin {
     int8_t visibility;        /* -1 unknown, else VisibilityNotify's state (0 = unobscured) */
     bool watching;            /* the watch is in place (geometry known) */
     bool unsent;              /* waiting for the client's CreateWindow to be written */
+    bool toplevel;            /* its parent is a root: a window manager may manage it */
     uint8_t tries;
     uint16_t width, height;
     uint8_t n_kids;
@@ -82,6 +87,8 @@ struct observer {
     bool broken;
     uint32_t root;            /* screen 0's root: its properties are watched */
     uint32_t root_masks;      /* its all-event-masks, as last read (observer_check_root) */
+    uint8_t root_redirect;    /* OWNWIN_REDIRECT_*: whether a window manager redirects the root's children */
+    bool own_unwatched;       /* the app side was told that the clients' windows are no longer watched */
     bool props_watched;       /* facts about root properties may have been sent */
     uint8_t min_keycode, max_keycode;
     bool kb_fetching;         /* the mappings are being asked for again after a MappingNotify */
@@ -114,6 +121,7 @@ struct observer {
 };
 
 static void observer_event(struct watch *w, unsigned events);
+static void watch_root(struct observer *o);
 static void probe_start(struct observer *o);
 static void probe_finish(struct observer *o);
 static void send_session_fact(struct observer *o, struct buf *payload);
@@ -166,6 +174,7 @@ int observer_start(struct session *s, struct observer **out)
     if (!o)
         return -ENOMEM;
     o->s = s;
+    o->root_redirect = OWNWIN_REDIRECT_UNKNOWN;
     idmap_init(&o->by_id, OBSERVER_MAX_WINDOWS);
     o->fd = s->cfg.connect_upstream ? s->cfg.connect_upstream(s->cfg.connect_ctx) : xdisplay_connect(&s->cfg.upstream);
     int rc = o->fd < 0 ? o->fd : 0;
@@ -204,6 +213,8 @@ int observer_start(struct session *s, struct observer **out)
         rc = loop_watch(s->loop, &o->w, o->fd, LOOP_READ, observer_event, o);
     if (!rc && s->predict)
         probe_start(o);
+    if (!rc)
+        watch_root(o);
     if (rc) {
         log_warn("observer: cannot open its own X connection (%s): NoExpose is not answered at the app side",
                  strerror(-rc));
@@ -447,8 +458,9 @@ bool observer_check_root(struct observer *o)
 {
     if (!o->root || o->broken)
         return false;
-    send_request(o, OP_GET_WINDOW_ATTRIBUTES, &o->root, 1, (struct pending){ .kind = P_ROOT_ATTRS, .window = o->root });
-    send_request(o, OP_GET_GEOMETRY, &o->root, 1, (struct pending){ .kind = P_ROOT_GEOMETRY, .window = o->root });
+    send_request(o, OP_GET_WINDOW_ATTRIBUTES, &o->root, 1,
+                 (struct pending){ .kind = P_SPARE_ROOT_ATTRS, .window = o->root });
+    send_request(o, OP_GET_GEOMETRY, &o->root, 1, (struct pending){ .kind = P_SPARE_ROOT_GEOMETRY, .window = o->root });
     return !o->broken;
 }
 
@@ -675,6 +687,145 @@ static bool win_clean(const struct owin *w)
     return w->watching && w->visibility == 0 && !w->n_kids && !w->kids_overflow;
 }
 
+/* ---------------------------------------------------------------- the clients' own windows (ownwin.h) */
+
+/* A FACT about a client's own windows, on its channel. */
+static void send_own_fact(struct observer *o, struct channel *ch, const struct buf *payload)
+{
+    if (!ch || !ch->on_link || ch->x_closed || ch->peer_closed || !payload->len)
+        return;
+    frame_encode(&o->s->link_tx, FRAME_FACT, ch->id, buf_head(payload), payload->len);
+    o->s->stats.link_frames_out++;
+}
+
+/* Tells ch what the observer selects on its windows and whether the root is redirected. */
+static void send_watch_fact(struct observer *o, struct channel *ch)
+{
+    uint32_t mask = o->broken ? 0 : WATCH_MASK;
+    struct buf fact = { 0 };
+    ownwin_fact_watch(&fact, mask, o->root, o->root_redirect);
+    ch->own.observer_mask = mask; /* this side's counting follows what it said */
+    ch->own.watched_root = o->root;
+    ch->own.root_redirect = o->root_redirect;
+    send_own_fact(o, ch, &fact);
+    buf_free(&fact);
+}
+
+void observer_on_channel_open(struct observer *o, struct channel *ch)
+{
+    send_watch_fact(o, ch);
+}
+
+/* The root's event masks say whether a window manager holds SubstructureRedirect: asked when
+ * the observer opens and again with each new top-level's watch. */
+static void watch_root(struct observer *o)
+{
+    if (o->root)
+        send_request(o, OP_GET_WINDOW_ATTRIBUTES, &o->root, 1, (struct pending){ .kind = P_ROOT_ATTRS });
+}
+
+static void on_root_attributes(struct observer *o, const uint8_t *msg, bool error)
+{
+    uint8_t now = error ? OWNWIN_REDIRECT_UNKNOWN
+                        : (ld32(msg + 32, false) & SUBSTRUCTURE_REDIRECT_MASK) ? OWNWIN_REDIRECT_YES : OWNWIN_REDIRECT_NO;
+    if (now == o->root_redirect)
+        return;
+    log_debug("observer: the root's children are %s", now == OWNWIN_REDIRECT_NO ? "not redirected (no window manager)"
+                                                     : "redirected, or may be (a window manager)");
+    o->root_redirect = now;
+    for (struct channel *ch = o->s->channels; ch; ch = ch->next)
+        if (!ch->dead)
+            send_watch_fact(o, ch);
+}
+
+/* The observer stopped watching: the app side stops answering about any client's windows. */
+static void own_unwatch_all(struct observer *o)
+{
+    if (o->own_unwatched)
+        return;
+    o->own_unwatched = true;
+    for (struct channel *ch = o->s->channels; ch; ch = ch->next)
+        if (!ch->dead) {
+            send_watch_fact(o, ch);
+            if (ch->watches_pending) { /* no watch will be in place: what waits for one goes on */
+                ch->watches_pending = 0;
+                channel_resume_requests(ch);
+            }
+        }
+}
+
+/* Another client changed what of a client's window (OWNWIN_GEOMETRY...), or its properties. */
+static void own_foreign(struct observer *o, struct channel *ch, uint32_t window, uint8_t what, bool props)
+{
+    struct buf fact = { 0 };
+    props |= (what & OWNWIN_PROPERTIES) != 0;
+    what &= OWNWIN_GEOMETRY | OWNWIN_ATTRIBUTES;
+    if (what) {
+        ownwin_fact_window(&fact, window, what);
+        send_own_fact(o, ch, &fact);
+    }
+    if (props) {
+        buf_clear(&fact);
+        ownwin_fact_property(&fact, window, 0);
+        send_own_fact(o, ch, &fact);
+    }
+    buf_free(&fact);
+    if (what || props)
+        log_debug("observer: window 0x%x of channel %u changed by another client:%s%s%s", window, ch->id,
+                  what & OWNWIN_GEOMETRY ? " geometry" : "", what & OWNWIN_ATTRIBUTES ? " attributes" : "",
+                  props ? " properties" : "");
+}
+
+/* A window of ch the observer cannot watch: nothing about it is answered at the app side. */
+static void own_unwatchable(struct observer *o, struct channel *ch, uint32_t window)
+{
+    if (ch)
+        own_foreign(o, ch, window,
+                    ownwin_event_foreign(&ch->own, window, OWNWIN_GEOMETRY | OWNWIN_ATTRIBUTES | OWNWIN_PROPERTIES), false);
+}
+
+/* The observer's events on a client's window that may come from another client. */
+static void own_event(struct observer *o, struct owin *w, uint8_t code, const uint8_t *ev)
+{
+    struct channel *ch = channel_find(o->s, w->channel);
+    uint32_t window = ld32(ev + 8, false);
+    if (!ch || (code != EV_PROPERTY && window != w->id))
+        return; /* about a child: its own watch reports it */
+    switch (code) {
+    case EV_PROPERTY: {
+        uint32_t atom = window;
+        if (ownwin_event_property(&ch->own, w->id, &atom)) {
+            struct buf fact = { 0 };
+            ownwin_fact_property(&fact, w->id, atom);
+            send_own_fact(o, ch, &fact);
+            buf_free(&fact);
+            log_debug("observer: property %u of window 0x%x (channel %u) changed by another client", atom, w->id, ch->id);
+        }
+        break;
+    }
+    case EV_CONFIGURE:
+        if (ownwin_event_configure(&ch->own, w->id))
+            own_foreign(o, ch, w->id, OWNWIN_GEOMETRY, false);
+        break;
+    case EV_MAP:
+    case EV_UNMAP:
+        if (ownwin_event_map(&ch->own, w->id))
+            own_foreign(o, ch, w->id, OWNWIN_ATTRIBUTES, false);
+        break;
+    case EV_REPARENT:
+        own_foreign(o, ch, w->id, ownwin_event_foreign(&ch->own, w->id, OWNWIN_GEOMETRY | OWNWIN_ATTRIBUTES), false);
+        break;
+    case EV_GRAVITY: /* the client's own resizes left such children unknown already */
+        own_foreign(o, ch, w->id, ownwin_event_foreign(&ch->own, w->id, OWNWIN_GEOMETRY), false);
+        break;
+    case EV_DESTROY: /* the client's own DestroyWindow has left the model already */
+        own_unwatchable(o, ch, w->id);
+        break;
+    default:
+        break;
+    }
+}
+
 /* Tells the app side about w if what it knows has changed (or always, when forced). */
 static void send_fact(struct observer *o, struct owin *w, bool gone, bool force)
 {
@@ -719,6 +870,8 @@ static void watch_done(struct observer *o, uint32_t channel_id)
 
 static void send_watch(struct observer *o, struct owin *w)
 {
+    if (w->toplevel)
+        watch_root(o); /* a window manager may have come since */
     uint32_t select[3] = { w->id, 0x800 /* CWEventMask */, WATCH_MASK };
     send_request(o, OP_CHANGE_WINDOW_ATTRIBUTES, select, 3, (struct pending){ .kind = P_SELECT, .window = w->id });
     send_request(o, OP_GET_WINDOW_ATTRIBUTES, &w->id, 1, (struct pending){ .kind = P_ATTRS, .window = w->id });
@@ -730,11 +883,15 @@ void observer_on_request(struct observer *o, struct channel *ch, const struct ms
 {
     if (expose_is_structural(cls))
         ch->struct_seq = seq;
-    /* CreateWindow: wid, parent, x, y, width, height, border, class, visual, ... */
-    if (o->broken || cls->ext || cls->major != XOP_CREATE_WINDOW || len < 24 || ld16(b + 18, msb) == 2 /* InputOnly */ ||
-        o->n_wins >= OBSERVER_MAX_WINDOWS)
+    /* CreateWindow: wid, parent, x, y, width, height, border, class, visual, ... InputOnly
+     * windows too: their properties and geometry may be answered at the app side. */
+    if (o->broken || cls->ext || cls->major != XOP_CREATE_WINDOW || len < 24)
         return;
     uint32_t id = ld32(b, msb);
+    if (o->n_wins >= OBSERVER_MAX_WINDOWS) {
+        own_unwatchable(o, ch, id);
+        return;
+    }
     log_debug("observer: channel %u creates window 0x%x (class %u)", ch->id, id, ld16(b + 18, msb));
     if (win_find(o, id))
         return;
@@ -744,7 +901,8 @@ void observer_on_request(struct observer *o, struct channel *ch, const struct ms
         return;
     e->a = o->n_wins;
     struct owin *w = &o->wins[o->n_wins++];
-    *w = (struct owin){ .id = id, .channel = ch->id, .visibility = -1, .unsent = true };
+    *w = (struct owin){ .id = id, .channel = ch->id, .visibility = -1, .unsent = true,
+                        .toplevel = ld32(b + 4, msb) == o->root };
     ch->watches_pending++;
 }
 
@@ -761,8 +919,20 @@ void observer_on_x_drained(struct observer *o, struct channel *ch)
 
 bool observer_must_hold(const struct observer *o, const struct channel *ch, uint8_t major)
 {
-    /* Until the watch is in place, a map could make the window visible unseen. */
-    return ch->watches_pending && (major == OP_REPARENT_WINDOW || major == OP_MAP_WINDOW || major == OP_MAP_SUBWINDOWS);
+    /* Until the watch is in place, a map could make the window visible unseen, and the events
+     * of the client's own changes would not reach us to be told from another client's (the
+     * display side counts them as they are written); GetWindowAttributes would not yet see
+     * our selection, which the app side's answer includes. */
+    if (!ch->watches_pending || o->broken)
+        return false;
+    switch (major) {
+    case OP_REPARENT_WINDOW: case OP_MAP_WINDOW: case OP_MAP_SUBWINDOWS: case 10: case 11: /* Unmap(Sub)Window */
+    case 12: case 18: case 19: case 20: case 114: /* ConfigureWindow, Change/Delete/GetProperty, RotateProperties */
+    case OP_GET_WINDOW_ATTRIBUTES:
+        return true;
+    default:
+        return false;
+    }
 }
 
 void observer_on_progress(struct observer *o, struct channel *ch)
@@ -837,6 +1007,7 @@ static void on_event(struct observer *o, const uint8_t *ev)
     struct owin *w = win_find(o, event); /* the window we selected on: Visibility's own, or the parent's */
     if (!w)
         return;
+    own_event(o, w, code, ev); /* before a DestroyNotify removes w */
     switch (code) {
     case EV_VISIBILITY:
         w->visibility = (int8_t)ev[8];
@@ -879,13 +1050,16 @@ static void on_event(struct observer *o, const uint8_t *ev)
 
 static void on_answer(struct observer *o, const struct pending *p, const uint8_t *msg, bool error)
 {
-    struct owin *w = p->kind == P_SYNC || p->kind == P_KEYMAP || p->kind == P_MODMAP || p->kind == P_PROBE
-                         ? NULL : win_find(o, p->window);
+    struct owin *w = p->kind == P_SYNC || p->kind == P_KEYMAP || p->kind == P_MODMAP || p->kind == P_PROBE ||
+                             p->kind >= P_ROOT_ATTRS ? NULL : win_find(o, p->window);
     switch (p->kind) {
     case P_ROOT_ATTRS:
+        on_root_attributes(o, msg, error);
+        break;
+    case P_SPARE_ROOT_ATTRS:
         o->root_masks = error ? 0 : ld32(msg + 32, false);
         break;
-    case P_ROOT_GEOMETRY:
+    case P_SPARE_ROOT_GEOMETRY:
         spare_check_root(o->s, p->window, error ? 0 : o->root_masks, error ? 0 : ld16(msg + 16, false),
                          error ? 0 : ld16(msg + 18, false));
         break;
@@ -928,10 +1102,18 @@ static void on_answer(struct observer *o, const struct pending *p, const uint8_t
                 send_watch(o, w); /* the client's CreateWindow is still on its way */
                 break;
             }
-            uint32_t channel = w->channel;
+            uint32_t channel = w->channel, id = w->id;
             win_remove(o, w);
+            own_unwatchable(o, channel_find(o->s, channel), id);
             watch_done(o, channel);
             break;
+        }
+        {
+            /* The client's changes wait for the watch: the server must agree with the model. */
+            struct channel *ch = channel_find(o->s, w->channel);
+            if (ch && ownwin_geometry_differs(&ch->own, w->id, (int16_t)ld16(msg + 12, false), (int16_t)ld16(msg + 14, false),
+                                              ld16(msg + 16, false), ld16(msg + 18, false), ld16(msg + 20, false)))
+                own_foreign(o, ch, w->id, ownwin_event_foreign(&ch->own, w->id, OWNWIN_GEOMETRY), false);
         }
         w->width = ld16(msg + 16, false);
         w->height = ld16(msg + 18, false);
@@ -1015,6 +1197,8 @@ static void observer_event(struct watch *w, unsigned events)
         flush_tx(o);
     if ((events & (LOOP_READ | LOOP_HUP)) && !o->broken)
         observer_read(o);
-    if (o->broken)
+    if (o->broken) {
         probe_finish(o); /* no more answers: the clients held back go on without them */
+        own_unwatch_all(o);
+    }
 }

@@ -41,6 +41,8 @@ bool observer_must_hold(const struct observer *o, const struct channel *ch, uint
 void observer_on_x_drained(struct observer *o, struct channel *ch);
 /* The server has reported progress on ch (its seq_done moved). */
 void observer_on_progress(struct observer *o, struct channel *ch);
+/* A new channel: tells the app side what it watches of the client's own windows (ownwin.h). */
+void observer_on_channel_open(struct observer *o, struct channel *ch);
 /* ch is going away. */
 void observer_forget_channel(struct observer *o, uint32_t channel_id);
 

@@ -1021,7 +1021,7 @@ bool predict_quiet(const struct predictor *p, const struct predict_questions *pq
     case 46:                                           /* CloseFont */
     case 53: case 54: case 55: case 56: case 59: case 60: /* Create/FreePixmap, Create/ChangeGC, SetClipRectangles, FreeGC */
     case 61:                                           /* ClearArea */
-    case 93: case 94: case 95:                         /* Create(Glyph)Cursor, FreeCursor */
+    case 93: case 94: case 95: case 96:                /* Create(Glyph)Cursor, FreeCursor, RecolorCursor */
         return own_id(pq, req, size, 4, msb);
     case 64: case 65: case 66: case 67: case 68: case 69: case 70: case 71: /* drawing, own drawable and GC */
     case 72: case 74: case 75: case 76: case 77:       /* PutImage, text */
@@ -1034,4 +1034,9 @@ bool predict_quiet(const struct predictor *p, const struct predict_questions *pq
     default:
         return false;
     }
+}
+
+bool predict_atom_known(const struct predictor *p, uint32_t atom)
+{
+    return p && atom && atom_by_id(p, atom);
 }

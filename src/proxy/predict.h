@@ -100,6 +100,8 @@ int predict_fact_property(struct buf *out, uint32_t window, uint32_t property, u
 int predict_fact_keyboard(struct buf *out, bool known, uint8_t min_keycode, uint8_t max_keycode, uint8_t per_keycode,
                           const uint8_t *keysyms, uint8_t per_modifier, const uint8_t *modifiers);
 bool predict_keyboard_known(const struct predictor *p);
+/* Whether an atom is known to exist (predefined, or seen in a reply or fact); p may be NULL. */
+bool predict_atom_known(const struct predictor *p, uint32_t atom);
 /* Whether a root property's state is known (so a change must be told). */
 bool predict_property_known(const struct predictor *p, uint32_t window, uint32_t property);
 /* Whether a request of this extension is a version handshake whose reply the predictor may keep. */

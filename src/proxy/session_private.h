@@ -13,6 +13,7 @@
 #include "loop/loop.h"
 #include "proxy/expose.h"
 #include "proxy/observer.h"
+#include "proxy/ownwin.h"
 #include "proxy/pacer.h"
 #include "proxy/predict.h"
 #include "proxy/session.h"
@@ -64,6 +65,7 @@ struct channel {
     uint32_t seq_floor;           /* app side: the latest request answered locally */
     struct predict_questions pq;  /* questions whose answers teach the predictor */
     struct expose_state ex;       /* app side: GCs, pixmaps and window facts, for NoExpose */
+    struct ownwin_state own;      /* both sides: the client's own windows, for local answers */
     struct xenc *enc;             /* structured encoding of what goes to the link (CAP_XCODEC) */
     struct xdec *dec;             /* ... and decoding of what comes from it */
     struct buf dec_in;            /* encoded bytes of a message not yet whole */
@@ -75,6 +77,7 @@ struct channel {
         struct dropped_reply {
             uint32_t seq;
             bool event;           /* a NoExpose, not a reply */
+            bool own_window;      /* a reply about the client's own window (ownwin.h) */
             struct buf expected;  /* the reply the app side gave, computed here too */
         } *q;
         uint32_t head, len, cap;

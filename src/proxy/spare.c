@@ -1,4 +1,4 @@
-/* spare.c -- the X connection set up ahead of need (spare.h, docs/PROTOCOL.md 3.4).
+/* spare.c -- the X connection set up ahead of need (spare.h, docs/PROTOCOL.md 3.5).
  * Workload: one connection at a time; its setup reply (a few KiB) crosses the link once
  * per client, ahead of it. */
 #include "proxy/spare.h"

@@ -5,7 +5,7 @@
  * setup request the spare can serve (same byte order, protocol 11.0, the display's cookie)
  * gets that reply at once, and its OPEN names the spare, which the display side hands to the
  * new channel. The client's resource-id base is the real one, because it is the spare's.
- * A new client therefore costs no link round trip to connect (docs/PROTOCOL.md 3.4). */
+ * A new client therefore costs no link round trip to connect (docs/PROTOCOL.md 3.5). */
 #ifndef TINCAN_SPARE_H
 #define TINCAN_SPARE_H
 
