@@ -43,7 +43,7 @@ enum { OP_CHANGE_WINDOW_ATTRIBUTES = 2, OP_GET_WINDOW_ATTRIBUTES = 3, OP_GET_GEO
 enum pending_kind { P_SELECT, P_ATTRS, P_GEOMETRY, P_SYNC, P_KEYMAP, P_MODMAP, P_PROBE };
 /* P_PROBE's steps (pending.tag): ListExtensions, QueryExtension, GetAtomName, a handshake,
  * ListProperties and GetProperty of the root. */
-enum probe_step { S_LIST, S_QE, S_ATOM, S_HS, S_PROPS, S_PROP, S_COLOR, S_FONT, S_FONTS_DONE, S_POLL };
+enum probe_step { S_LIST, S_QE, S_ATOM, S_HS, S_PROPS, S_PROP, S_COLOR, S_FONT, S_FONTS_DONE, S_POLL, S_XKB_MAP };
 #define PROBE_SLOTS 14               /* handshake probes (probes[] below) */
 
 struct pending {
@@ -114,6 +114,11 @@ struct observer {
         uint32_t fonts_bad;   /* bit k: fonts[k] did not open */
         unsigned n_colors, n_fonts;
     } probe;
+    struct {                  /* XKEYBOARD: its GetMap reply is a fact while the keyboard stays */
+        uint8_t major, event; /* its opcode and first event (0: not present) */
+        struct buf key;       /* UseExtension and GetMap, as probed: the fact's key */
+        uint32_t generation;  /* keyboard changes seen: an older GetMap answer is stale */
+    } xkb;
     struct {                  /* the atom census, kept current by polls (docs/PROTOCOL.md 3.2) */
         uint32_t next;        /* the first atom number not yet seen; 0: no census */
         uint32_t told;        /* the census last told */
@@ -265,6 +270,7 @@ void observer_free(struct observer *o)
     buf_free(&o->probe.atoms);
     buf_free(&o->probe.color_reqs);
     buf_free(&o->probe.colors);
+    buf_free(&o->xkb.key);
     for (size_t k = 0; k < PROBE_SLOTS; k++)
         buf_free(&o->probe.keys[k]);
     if (o->census.hooked)
@@ -551,6 +557,65 @@ static void probe_fonts_done(struct observer *o)
     buf_free(&fact);
 }
 
+/* The keyboard's GetMap reply is now a fact: keep its key to ask again, and have the server
+ * say when the keyboard changes. Core MappingNotify is not enough: once a connection has
+ * used XKEYBOARD, the server sends it only for the map components the connection selected. */
+static void xkb_watch(struct observer *o, const uint8_t *key, size_t key_len)
+{
+    buf_clear(&o->xkb.key);
+    if (buf_append(&o->xkb.key, key, key_len) < 0)
+        return;
+    /* SelectEvents on the core keyboard: NewKeyboardNotify and MapNotify, every detail */
+    const uint8_t select[12] = { 0x00, 0x01, 3, 0, 0, 0, 3, 0, 0xff, 0, 0xff, 0 };
+    send_bytes(o, o->xkb.major, 1, select, sizeof select, (struct pending){ .kind = P_SELECT });
+}
+
+/* GetMap as probed, again (after a change); an answer older than the latest change is dropped. */
+static void xkb_ask_map(struct observer *o)
+{
+    const uint8_t *key = buf_head(&o->xkb.key);
+    size_t len = o->xkb.key.len;
+    if (!len || !o->s->predict)
+        return;
+    uint32_t at = 4u * ld16(key + 2, false); /* UseExtension first, then GetMap */
+    if (at + 4 > len)
+        return;
+    send_bytes(o, key[at], key[at + 1], key + at + 4, (uint16_t)(len - at - 4),
+               (struct pending){ .kind = P_PROBE, .tag = S_XKB_MAP, .channel = o->xkb.generation });
+}
+
+static void xkb_map_answer(struct observer *o, const struct pending *p, const uint8_t *msg, uint32_t size, bool error)
+{
+    if (error || p->channel != o->xkb.generation)
+        return; /* the keyboard changed again meanwhile: a newer answer comes */
+    struct buf fact = { 0 };
+    predict_fact_exchange(&fact, false, buf_head(&o->xkb.key), o->xkb.key.len, msg, size);
+    send_session_fact(o, &fact);
+    buf_free(&fact);
+}
+
+/* The keyboard changed (core MappingNotify, or XKEYBOARD's MapNotify or NewKeyboardNotify):
+ * what the app side knows of it is forgotten, then asked again. */
+static void keyboard_changed(struct observer *o)
+{
+    if (!o->s->predict)
+        return;
+    struct buf fact = { 0 };
+    predict_fact_keyboard(&fact, false, 0, 0, 0, NULL, 0, NULL); /* also forgets GetMap replies */
+    send_session_fact(o, &fact);
+    buf_free(&fact);
+    log_debug("observer: the keyboard mapping changed: asking again");
+    if (!o->kb_fetching) {
+        /* Asked after the change: the answers say the new mappings. */
+        o->kb_fetching = true;
+        uint32_t kb = o->min_keycode | (uint32_t)(o->max_keycode - o->min_keycode + 1) << 8;
+        send_request(o, OP_GET_KEYBOARD_MAPPING, &kb, 1, (struct pending){ .kind = P_KEYMAP });
+        send_request(o, OP_GET_MODIFIER_MAPPING, NULL, 0, (struct pending){ .kind = P_MODMAP });
+    }
+    o->xkb.generation++;
+    xkb_ask_map(o);
+}
+
 /* Clients held back until the facts are told. */
 static void release_held(struct observer *o)
 {
@@ -713,6 +778,9 @@ static void probe_answer(struct observer *o, const struct pending *p, const uint
     case S_POLL:                /* not part of the probes at start */
         census_answer(o, p, msg, size, error);
         return;
+    case S_XKB_MAP:
+        xkb_map_answer(o, p, msg, size, error);
+        return;
     case S_COLOR:
         probe_color_answer(o, p, msg, size, error);
         break;
@@ -735,6 +803,10 @@ static void probe_answer(struct observer *o, const struct pending *p, const uint
             for (size_t k = 0; k < N_PROBES; k++)
                 if (reply[8] && strlen(probes[k].ext) == len && !memcmp(probes[k].ext, name, len))
                     o->probe.majors[k] = reply[9];
+            if (reply[8] && len == 9 && !memcmp(name, "XKEYBOARD", 9)) {
+                o->xkb.major = reply[9];
+                o->xkb.event = reply[10];
+            }
             predict_fact_extension(&fact, name, len, reply);
             send_session_fact(o, &fact);
             o->probe.n_ext++;
@@ -772,6 +844,8 @@ static void probe_answer(struct observer *o, const struct pending *p, const uint
             predict_fact_exchange(&fact, false, buf_head(&o->probe.keys[f]), key_len, msg, size);
             send_session_fact(o, &fact);
             o->probe.n_hs++;
+            if (!strcmp(probes[k].ext, "XKEYBOARD") && probes[k].minor == 8)
+                xkb_watch(o, buf_head(&o->probe.keys[f]), key_len);
         }
         break;
     }
@@ -1032,21 +1106,9 @@ static void on_event(struct observer *o, const uint8_t *ev)
             o->changed_overflow = true;
         return;
     }
-    if (code == EV_MAPPING && ev[4] != 2 /* Pointer */) {
-        if (o->s->predict && predict_keyboard_known(o->s->predict)) {
-            struct buf fact = { 0 };
-            predict_fact_keyboard(&fact, false, 0, 0, 0, NULL, 0, NULL);
-            send_session_fact(o, &fact);
-            buf_free(&fact);
-            log_debug("observer: the keyboard mapping changed: asking again");
-        }
-        if (!o->kb_fetching && o->s->predict) {
-            /* Asked after the change: the answers say the new mappings. */
-            o->kb_fetching = true;
-            uint32_t kb = o->min_keycode | (uint32_t)(o->max_keycode - o->min_keycode + 1) << 8;
-            send_request(o, OP_GET_KEYBOARD_MAPPING, &kb, 1, (struct pending){ .kind = P_KEYMAP });
-            send_request(o, OP_GET_MODIFIER_MAPPING, NULL, 0, (struct pending){ .kind = P_MODMAP });
-        }
+    if ((code == EV_MAPPING && ev[4] != 2 /* Pointer */) ||
+        (o->xkb.event && code == o->xkb.event && ev[1] <= 1 /* NewKeyboardNotify, MapNotify */)) {
+        keyboard_changed(o);
         return;
     }
     struct owin *w = win_find(o, event); /* the window we selected on: Visibility's own, or the parent's */
