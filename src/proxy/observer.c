@@ -1,5 +1,6 @@
 /* observer.c -- the display side's own X connection: facts probed when it opens (the
- * server's extensions, atoms and handshake replies, sent as FACT frames on channel 0), and
+ * server's extensions, atoms, handshake replies, colours, fonts, sent as FACT frames on
+ * channel 0; new atoms looked for as clients connect and every 500 ms), and
  * window watches and confirmations for local NoExpose answers (observer.h, expose.h,
  * docs/PROTOCOL.md 3.2, 3.3).
  * Workload: a handful of windows per client, a few events per window change, one round

@@ -11,7 +11,10 @@
  * font opened by a name seen before, ListFonts with the same arguments (facts for the session:
  * only `xset fp` changes them, and the display side verifies every answer); ListFontsWithInfo
  * too, whose answer is several replies. Facts also come
- * from the display side's own connection (FACT frames, docs/PROTOCOL.md 3.2). */
+ * from the display side's own connection (FACT frames, docs/PROTOCOL.md 3.2): among them the
+ * atom census (InternAtom only-if-exists of a name without an atom is None), a TrueColor map
+ * checked against the server (QueryColors, AllocNamedColor, LookupColor of names looked up),
+ * fonts that open (OpenFont is then quiet), and XKEYBOARD GetMap until the keyboard changes. */
 #ifndef TINCAN_PREDICT_H
 #define TINCAN_PREDICT_H
 
