@@ -35,6 +35,9 @@ enum fact_kind {
     FACT_PROPERTY = 5,   /* varint root, varint property, u8 state; value: varint type, u8 format, varint length, data */
     FACT_KEYBOARD = 6,   /* u8 known; known: u8 min, max keycode, keysyms per keycode, u32le keysyms,
                           * u8 keycodes per modifier, 8 x that many keycodes */
+    FACT_ATOM_CENSUS = 7, /* varint next: every atom below it has been told (docs/PROTOCOL.md 3.2) */
+    FACT_COLORS = 8,     /* a TrueColor default colormap checked against the server, and colour names */
+    FACT_FONTS = 9,      /* repeated: u8 name length, name: fonts that open */
 };
 
 #define FRAME_MAX_PAYLOAD (1u << 20)  /* 1 MiB: senders cut larger data into pieces */

@@ -225,11 +225,13 @@ static int app_accept_setup(struct channel *ch)
 
 /* App side: the client has the answer to its latest request (of class cls, size bytes)
  * from us: PREDICTED tells the display side to drop the server's. */
-static void answered_here(struct channel *ch, const struct msg_class *cls, uint32_t size)
+static void answered_here(struct channel *ch, const struct msg_class *cls, uint32_t size, bool atom_none)
 {
     struct session *s = ch->s;
     struct buf seq = { 0 };
     buf_put_varint(&seq, ch->xs.seq_sent);
+    if (atom_none) /* the display side cannot tell this answer from its own facts */
+        buf_append(&seq, &(uint8_t){ 1 }, 1);
     frame_encode(&s->link_tx, FRAME_PREDICTED, ch->id, buf_head(&seq), seq.len);
     buf_free(&seq);
     s->stats.link_frames_out++;
@@ -263,10 +265,11 @@ static bool answer_locally(struct channel *ch, const struct msg_class *cls, cons
         if (ok && at + m.size < reply.len)
             stats_count(&s->stats, &rcls, STAT_TO_X, m.size);
     }
+    bool atom_none = ok && predict_is_atom_none(&rcls, buf_head(&reply), reply.len, ch->xs.msb);
     buf_free(&reply);
     if (!ok)
         return false;
-    answered_here(ch, &rcls, m.size); /* counts the last reply; the loop, the others */
+    answered_here(ch, &rcls, m.size, atom_none); /* counts the last reply; the loop, the others */
     return true;
 }
 
@@ -291,7 +294,7 @@ static bool answer_noexpose(struct channel *ch, const struct msg_class *cls, con
     if (buf_append(&ch->to_x, ev, sizeof ev) < 0)
         return false;
     struct msg_class ecls = { .kind = MSG_EVENT, .major = XEV_NO_EXPOSE, .name = "NoExpose", .query_ext = -1 };
-    answered_here(ch, &ecls, sizeof ev);
+    answered_here(ch, &ecls, sizeof ev, false);
     return true;
 }
 
@@ -356,6 +359,8 @@ static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct x
             uint8_t *ev = buf_append_space(&d->expected, 32);
             if (ev)
                 expose_build_noexpose(ev, (uint16_t)seq, ld32(body + 4, ch->xs.msb), cls->major, ch->xs.msb);
+        } else if (d && d->atom_none) {
+            predict_atom_none_reply(&d->expected, (uint16_t)seq, ch->xs.msb);
         } else if (d && !predict_answer(s->predict, &ch->pq, cls, msg, rq->size, (uint16_t)seq, ch->xs.msb, &d->expected) &&
                    !(d->own_window = ownwin_answer(&ch->own, s->predict, cls, msg, rq->size, (uint16_t)seq, ch->xs.msb,
                                                    true, &d->expected)))
@@ -438,7 +443,13 @@ static bool predicted_reply(struct channel *ch, const struct xw_server_msg *m, c
         drop_pop(ch);
         return true;
     }
-    if (m->kind != XW_KIND_REPLY || e->len != size || memcmp(buf_head(e), msg, size) != 0)
+    if (ch->drops.q[ch->drops.head].atom_none && m->kind == XW_KIND_REPLY && e->len == size &&
+        memcmp(buf_head(e), msg, size) != 0) {
+        /* Another client made the atom while the census crossed the link (docs/PROTOCOL.md 3.2). */
+        ch->s->stats.atom_none_missed++;
+        log_info("channel %u: request %u (InternAtom) was answered None at the app side, but the atom existed "
+                 "(made by another client meanwhile)", ch->id, ch->xs.seq_done);
+    } else if (m->kind != XW_KIND_REPLY || e->len != size || memcmp(buf_head(e), msg, size) != 0)
         log_error("channel %u: the server's %s to request %u (%s) differs from the answer given at the app side "
                   "(please report this)", ch->id, m->kind == XW_KIND_REPLY ? "reply" : "error", ch->xs.seq_done,
                   cls->name ? cls->name : "?");
@@ -874,7 +885,9 @@ int channel_on_predicted(struct session *s, const struct frame *f)
 {
     struct rd r = rd_make(f->payload, f->len, false);
     uint64_t seq;
-    if (is_app(s) || rd_varint(&r, &seq) < 0 || rd_left(&r) || seq > UINT32_MAX)
+    uint8_t note = 0;
+    if (is_app(s) || rd_varint(&r, &seq) < 0 || (rd_left(&r) && rd_u8(&r, &note) < 0) || rd_left(&r) ||
+        seq > UINT32_MAX || note > 1)
         return -EBADMSG;
     struct channel *ch = channel_find(s, f->channel);
     if (!ch)
@@ -891,7 +904,8 @@ int channel_on_predicted(struct session *s, const struct frame *f)
         ch->drops.head = 0;
         ch->drops.cap = cap;
     }
-    ch->drops.q[(ch->drops.head + ch->drops.len++) % ch->drops.cap] = (struct dropped_reply){ .seq = (uint32_t)seq };
+    ch->drops.q[(ch->drops.head + ch->drops.len++) % ch->drops.cap] =
+        (struct dropped_reply){ .seq = (uint32_t)seq, .atom_none = note == 1 };
     return 0;
 }
 

@@ -78,6 +78,7 @@ struct channel {
             uint32_t seq;
             bool event;           /* a NoExpose, not a reply */
             bool own_window;      /* a reply about the client's own window (ownwin.h) */
+            bool atom_none;       /* an InternAtom the app side answered None (docs/PROTOCOL.md 3.2) */
             struct buf expected;  /* the reply the app side gave, computed here too */
         } *q;
         uint32_t head, len, cap;
