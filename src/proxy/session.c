@@ -235,6 +235,8 @@ static void link_process_frames(struct session *s)
             return;
         }
         s->stats.link_frames_in++;
+        if (f.type != FRAME_ACK)
+            s->ack_worthy = true;
         buf_consume(&s->link_rx, (size_t)n);
     }
 }
@@ -442,6 +444,23 @@ static bool link_hold(struct session *s)
     return true;
 }
 
+/* Debug: one line per link write, its frames (type:channel:length) and what zstd made of
+ * them, to account for every byte on the link. */
+static void trace_write(const struct session *s, size_t wire_len)
+{
+    char line[1024];
+    size_t used = 0;
+    for (size_t at = 0; at < s->link_tx.len && used < sizeof line - 40;) {
+        struct frame f;
+        long n = frame_decode(buf_head(&s->link_tx) + at, s->link_tx.len - at, &f);
+        if (n <= 0)
+            break;
+        used += (size_t)snprintf(line + used, sizeof line - used, " %s:%u:%u", frame_type_name(f.type), f.channel, f.len);
+        at += (size_t)n;
+    }
+    log_debug("link write: %zu frame bytes -> %zu:%s", s->link_tx.len, wire_len, line);
+}
+
 static void link_write(struct session *s)
 {
     if (link_write_buf(s, &s->hs_tx) != 0 || s->state != SESSION_UP)
@@ -463,9 +482,12 @@ static void link_write(struct session *s)
     if (s->link_tx.len) { /* one flushed zstd block per write */
         codec_set_link_rate(s->codec, s->link_rate_Bps); /* for the automatic level */
         uint64_t t0 = clock_ns();
+        size_t wire0 = s->wire_tx.len;
         s->stats.frame_bytes_out += s->link_tx.len;
         int rc = codec_compress(s->codec, buf_head(&s->link_tx), s->link_tx.len, &s->wire_tx);
         s->stats.encode_ns += clock_ns() - t0;
+        if (log_get_level() >= LOG_DEBUG)
+            trace_write(s, s->wire_tx.len - wire0);
         buf_clear(&s->link_tx);
         if (rc < 0) {
             session_end(s, false, "%s", "cannot compress the link stream");
@@ -578,18 +600,21 @@ static void schedule_channels(struct session *s)
  * acknowledged in lumps; its lateness adds to the peer's round-trip samples. */
 static void send_ack(struct session *s)
 {
-    uint64_t pending = s->stats.link_bytes_in - s->ack_sent, now = clock_ns();
-    if (!pending)
+    uint64_t pending = s->stats.link_bytes_in - s->ack_sent, now = s->now();
+    /* Acknowledging ACKs on a timer made the two sides ping-pong forever on an idle link. */
+    if (!pending || (!s->ack_worthy && pending < ACK_OF_ACKS))
         return;
     if (!s->ack_first_ns)
         s->ack_first_ns = now;
     bool lump = pending >= ACK_BYTES || (pending >= ACK_BYTES / 4 && s->link_tx.len);
     if (pending < 8 * ACK_BYTES && !(lump && now - s->ack_sent_ns >= ACK_INTERVAL_NS) &&
         now - s->ack_first_ns < ACK_DELAY_NS) {
-        loop_wake_by(s->loop, lump ? s->ack_sent_ns + ACK_INTERVAL_NS : s->ack_first_ns + ACK_DELAY_NS);
+        uint64_t due = lump ? s->ack_sent_ns + ACK_INTERVAL_NS : s->ack_first_ns + ACK_DELAY_NS;
+        loop_wake_by(s->loop, clock_ns() + (due > now ? due - now : 0));
         return;
     }
     s->ack_first_ns = 0;
+    s->ack_worthy = false;
     struct buf v = { 0 };
     buf_put_varint(&v, s->stats.link_bytes_in);
     frame_encode(&s->link_tx, FRAME_ACK, 0, buf_head(&v), v.len);

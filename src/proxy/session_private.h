@@ -31,6 +31,9 @@
 #define ACK_BYTES 512u                     /* acknowledge the link when this much has come ... */
 #define ACK_INTERVAL_NS (5u * 1000000)     /* ... at most every 5 ms ... */
 #define ACK_DELAY_NS (50u * 1000000)       /* ... or 50 ms after the first byte not acknowledged */
+#define ACK_OF_ACKS 128u                   /* input of ACK frames alone: acknowledged only at this
+                                            * much (below the pacer's least window, so the peer's
+                                            * window never waits on it), never on a timer */
 #define SMALL_QUEUE 1024u                  /* a channel with this little queued is served first */
 #define MEM_DEFAULT (64u << 20)            /* session_config.max_memory when 0 */
 #define MEM_BASE (8u << 20)                /* of the bound: the process itself (code, libraries, tables) */
@@ -114,6 +117,7 @@ struct session {
     uint64_t ack_sent;            /* the link bytes read that our last ACK reported */
     uint64_t ack_sent_ns;
     uint64_t ack_first_ns;        /* when the first byte not yet acknowledged came, or 0 */
+    bool ack_worthy;              /* a frame other than ACK came since our last ACK */
     struct buf xc_scratch;        /* one message's encoding, or one DATA frame's decoding */
     struct observer *observer;    /* display side: our own X connection; NULL if none */
     bool observer_tried;

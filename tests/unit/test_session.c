@@ -594,6 +594,29 @@ static void session_tests(void)
         rig_stop(&r);
         rig_speed = CODEC_SPEED_AUTO;
     }
+    STEST("That an idle link goes quiet: ACK frames alone are not acknowledged on a timer") {
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        int c = client_ready(&r, 0);
+        struct buf got = { 0 };
+        uint8_t focus[4] = { 43, 0, 1, 0 }, reply[32] = { 1, 0, 1, 0 };
+        ask_server(&r, c, 0, focus, 4, reply, &got);
+        /* Each side acknowledges what came (50 ms on), then nothing more crosses. */
+        for (int i = 0; i < 4; i++) {
+            fake_now += 60000000;
+            pump(&r, 4);
+        }
+        uint64_t out_app = session_stats(r.app)->link_frames_out, out_disp = session_stats(r.disp)->link_frames_out;
+        for (int i = 0; i < 10; i++) {
+            fake_now += 60000000;
+            pump(&r, 4);
+        }
+        CHECK_EQ(session_stats(r.app)->link_frames_out, out_app);
+        CHECK_EQ(session_stats(r.disp)->link_frames_out, out_disp);
+        buf_free(&got);
+        close(c);
+        rig_stop(&r);
+    }
     STEST("That sessions with different secrets never open a channel") {
         struct rig r;
         rig_start(&r, (const uint8_t *)"aaaaaaaaaaaaaaaaaaaa", (const uint8_t *)"bbbbbbbbbbbbbbbbbbbb");
