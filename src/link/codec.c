@@ -10,11 +10,15 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "link/smallcoder.h"
 
 #define TUNE_BYTES (256u * 1024)     /* input between two looks at the level */
 #define TUNE_HOLD_NS 5000000000ull   /* 5 s between level changes: each re-primes a frame */
 #define LEVEL_MIN 1
 #define LEVEL_AUTO_MAX 6
+#define CHUNK_ZSTD 0u                /* chunk kinds (PROTOCOL.md 2.4): bytes of the zstd stream */
+#define CHUNK_SMALL 1u               /* ... one write through the small coder */
+#define CHUNK_MAX_ZSTD (1u << 30)    /* a larger zstd chunk is corrupt (a write is at most a few MiB) */
 
 /* One direction: what went through it (the last bytes, for priming and the cache) and the
  * stable copy the current zstd frame was primed with (zstd reads it while the frame lasts). */
@@ -41,6 +45,11 @@ struct codec {
     enum codec_speed speed;
     uint64_t rate_Bps;
     uint64_t tune_in, tune_out, tune_ns, last_change_ns;
+    /* Chunks (codec_use_small): small writes go through the small coder, the rest is zstd. */
+    struct sc_model *sc[2];
+    struct buf scratch;    /* one small write's code */
+    uint64_t rx_left;      /* zstd bytes left in the chunk being received */
+    bool rx_more;          /* zstd may hold output that did not fit the last call */
 };
 
 static const int speed_levels[] = {
@@ -95,7 +104,7 @@ int codec_window_log(const struct codec *c) { return c->window_log; }
 uint64_t codec_reserve(int window_log)
 {
     uint64_t w = 1ull << window_log;
-    return w + 3 * w + w + 2 * (w + w / 4 + w) + (2u << 20);
+    return w + 3 * w + w + 2 * (w + w / 4 + w) + (2u << 20) + 2 * sc_memory() + SC_MAX_CODE;
 }
 
 int codec_window_for(uint64_t bound)
@@ -110,8 +119,8 @@ uint64_t codec_memory(const struct codec *c)
 {
     uint64_t n = sizeof *c + ZSTD_sizeof_CCtx(c->cctx) + ZSTD_sizeof_DCtx(c->dctx);
     for (int d = 0; d < 2; d++)
-        n += c->h[d].hist_cap + c->h[d].prefix_len;
-    return n;
+        n += c->h[d].hist_cap + c->h[d].prefix_len + (c->sc[d] ? sc_memory() : 0);
+    return n + c->scratch.cap;
 }
 
 int codec_new_speed(struct codec **out, int level, enum codec_speed speed)
@@ -148,6 +157,16 @@ int codec_new_window(struct codec **out, int level, enum codec_speed speed, int 
 
 int codec_new(struct codec **out, int level) { return codec_new_speed(out, level, CODEC_SPEED_AUTO); }
 
+int codec_use_small(struct codec *c)
+{
+    if (c->h[CODEC_TX].total || c->h[CODEC_RX].total)
+        return -EINVAL;
+    for (int d = 0; d < 2; d++)
+        if (!c->sc[d] && sc_new(&c->sc[d]) < 0)
+            return -ENOMEM;
+    return 0;
+}
+
 void codec_free(struct codec *c)
 {
     if (!c)
@@ -157,7 +176,9 @@ void codec_free(struct codec *c)
     for (int d = 0; d < 2; d++) {
         free(c->h[d].hist);
         free(c->h[d].prefix);
+        sc_free(c->sc[d]);
     }
+    buf_free(&c->scratch);
     free(c);
 }
 
@@ -294,16 +315,20 @@ static int change_level(struct codec *c, struct buf *out)
     return prime_frame(c, CODEC_TX);
 }
 
-int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
+/* One write through the small coder: a chunk of its own. */
+static int compress_small(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
 {
-    uint64_t t0 = clock_ns();
-    size_t out0 = out->len;
-    int rc;
-    if (c->next_level != c->level && (rc = change_level(c, out)) < 0)
-        return rc;
-    if ((rc = hist_append(c, &c->h[CODEC_TX], p, n)) < 0)
-        return rc;
-    c->h[CODEC_TX].total += n;
+    buf_clear(&c->scratch);
+    int rc = sc_encode(c->sc[CODEC_TX], p, n, &c->scratch);
+    if (rc == 0)
+        rc = buf_put_varint(out, (uint64_t)c->scratch.len << 1 | CHUNK_SMALL);
+    if (rc == 0)
+        rc = buf_append(out, buf_head(&c->scratch), c->scratch.len);
+    return rc;
+}
+
+static int compress_zstd(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
+{
     ZSTD_inBuffer in = { p, n, 0 };
     for (;;) {
         size_t room = ZSTD_compressBound(n - in.pos) + 64;
@@ -316,8 +341,42 @@ int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
         if (ZSTD_isError(left))
             return -EIO;
         if (left == 0 && in.pos == n)
-            break;
+            return 0;
     }
+}
+
+int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
+{
+    uint64_t t0 = clock_ns();
+    size_t out0 = out->len;
+    int rc;
+    bool chunked = c->sc[CODEC_TX] != NULL;
+    if (chunked && n && n <= SC_MAX_INPUT) {
+        rc = compress_small(c, p, n, out);
+    } else {
+        /* A zstd chunk: its head (the size, unknown yet) takes at most 5 bytes. */
+        size_t at = out->len;
+        if (chunked && !buf_append_space(out, 5))
+            return -ENOMEM;
+        rc = c->next_level != c->level ? change_level(c, out) : 0;
+        if (rc == 0)
+            rc = compress_zstd(c, p, n, out);
+        if (rc == 0 && chunked) {
+            uint8_t head[10];
+            struct buf h = { .data = head, .cap = sizeof head };
+            size_t body = out->len - at - 5;
+            buf_put_varint(&h, (uint64_t)body << 1 | CHUNK_ZSTD);
+            uint8_t *base = out->data + out->off + at;
+            memmove(base + h.len, base + 5, body);
+            memcpy(base, head, h.len);
+            out->len -= 5 - h.len;
+        }
+    }
+    if (rc < 0)
+        return rc;
+    if ((rc = hist_append(c, &c->h[CODEC_TX], p, n)) < 0)
+        return rc;
+    c->h[CODEC_TX].total += n;
     uint64_t t1 = clock_ns();
     c->tune_in += n;
     c->tune_out += out->len - out0;
@@ -326,47 +385,104 @@ int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
     return 0;
 }
 
-int codec_decompress(struct codec *c, struct buf *in, struct buf *out, size_t max_out)
+/* Decodes zstd input, at most limit bytes of in, into out within *room. 1 when room ran
+ * out (zstd may hold more), 0 when that input is used, -EBADMSG or -ENOMEM. */
+static int decompress_zstd(struct codec *c, struct buf *in, uint64_t limit, struct buf *out, size_t *room)
 {
     struct half *h = &c->h[CODEC_RX];
-    uint8_t *dst = buf_append_space(out, max_out);
-    if (!dst)
-        return -ENOMEM;
-    ZSTD_inBuffer i = { buf_head(in), in->len, 0 };
-    ZSTD_outBuffer o = { dst, max_out, 0 };
+    ZSTD_inBuffer i = { buf_head(in), in->len < limit ? in->len : (size_t)limit, 0 };
     int rc = 0;
     for (;;) {
         if (h->need_prime && i.pos < i.size) {
             /* The history now ends where the sender's did when it began the next frame. */
-            if (hist_append(c, h, dst, o.pos) < 0 || prime_frame(c, CODEC_RX) < 0) {
+            if (prime_frame(c, CODEC_RX) < 0) {
                 rc = -ENOMEM;
                 break;
             }
-            h->total += o.pos;
-            dst += o.pos;
-            o.dst = dst;
-            o.size -= o.pos;
-            o.pos = 0;
             h->need_prime = false;
         }
+        uint8_t *dst = buf_append_space(out, *room);
+        if (!dst) {
+            rc = -ENOMEM;
+            break;
+        }
+        ZSTD_outBuffer o = { dst, *room, 0 };
         size_t r = ZSTD_decompressStream(c->dctx, &o, &i);
+        out->len -= *room - o.pos;
         if (ZSTD_isError(r)) {
             rc = -EBADMSG;
             break;
         }
+        if (hist_append(c, h, dst, o.pos) < 0) {
+            rc = -ENOMEM;
+            break;
+        }
+        h->total += o.pos;
+        *room -= o.pos;
         if (r == 0)
             h->need_prime = true;
-        if (o.pos == o.size) { /* full: there may be more for this input */
+        if (!*room) { /* full: there may be more for this input */
             rc = 1;
             break;
         }
         if (i.pos == i.size)
             break;
     }
-    if (rc >= 0 && hist_append(c, h, dst, o.pos) < 0)
-        rc = -ENOMEM;
-    h->total += o.pos;
-    out->len -= o.size - o.pos;
     buf_consume(in, i.pos);
+    if (c->sc[CODEC_RX])
+        c->rx_left -= i.pos;
+    c->rx_more = rc == 1;
     return rc;
+}
+
+/* A small chunk's code, whole in in after its head of hlen bytes: its bytes go to out. */
+static int decompress_small(struct codec *c, struct buf *in, size_t hlen, size_t len, struct buf *out, size_t *room)
+{
+    struct half *h = &c->h[CODEC_RX];
+    size_t before = out->len;
+    int rc = sc_decode(c->sc[CODEC_RX], buf_head(in) + hlen, len, out);
+    if (rc < 0)
+        return rc;
+    size_t n = out->len - before;
+    if (hist_append(c, h, buf_head(out) + before, n) < 0)
+        return -ENOMEM;
+    h->total += n;
+    *room -= n;
+    buf_consume(in, hlen + len);
+    return 0;
+}
+
+int codec_decompress(struct codec *c, struct buf *in, struct buf *out, size_t max_out)
+{
+    size_t room = max_out;
+    if (!c->sc[CODEC_RX]) /* one zstd stream */
+        return decompress_zstd(c, in, SIZE_MAX, out, &room);
+    while (in->len || c->rx_more) {
+        if (c->rx_left || c->rx_more) {
+            int rc = decompress_zstd(c, in, c->rx_left, out, &room);
+            if (rc)
+                return rc;
+            continue;
+        }
+        struct rd r = rd_make(buf_head(in), in->len, false);
+        uint64_t head;
+        int rc = rd_varint(&r, &head);
+        if (rc == -EAGAIN)
+            break;
+        uint64_t len = head >> 1;
+        if (rc < 0 || (head & 1 ? len > SC_MAX_CODE : !len || len > CHUNK_MAX_ZSTD))
+            return -EBADMSG;
+        if (!(head & 1)) {
+            c->rx_left = len;
+            buf_consume(in, r.pos);
+            continue;
+        }
+        if (rd_left(&r) < len)
+            break;
+        if (room < SC_MAX_INPUT)
+            return 1;
+        if ((rc = decompress_small(c, in, r.pos, (size_t)len, out, &room)) < 0)
+            return rc;
+    }
+    return 0;
 }

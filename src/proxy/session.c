@@ -186,6 +186,10 @@ static void link_process_input(struct session *s)
             /* What follows the handshake is compressed. */
             buf_append(&s->wire_rx, buf_head(&s->link_rx), s->link_rx.len);
             buf_clear(&s->link_rx);
+            if ((s->hs.caps & CAP_SMALL) && codec_use_small(s->codec) < 0) {
+                session_end(s, false, "%s", "out of memory");
+                return;
+            }
         }
         if (cache_prime(s, warm, sizeof warm) < 0) {
             log_error("link: cannot load the agreed compression dictionary from %s", s->dict->dir);
@@ -711,6 +715,8 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
     uint32_t caps = cfg->compress_level ? CAP_ZSTD | cache_open(s) : 0;
     if (cfg->compress_level && !cfg->no_xcodec)
         caps |= CAP_XCODEC;
+    if (cfg->compress_level)
+        caps |= CAP_SMALL;
     int rc = hs_init(&s->hs, cfg->role, cfg->secret, cfg->secret_len, caps);
     if (s->dict)
         s->hs.offer_self = s->dict->offer;

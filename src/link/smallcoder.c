@@ -1,0 +1,238 @@
+/* smallcoder.c -- context mixing and a carry-less binary arithmetic coder for small link
+ * writes (smallcoder.h). Workload: a write of 5-256 bytes at a time, tens to hundreds a
+ * second (pointer motion, line drawing, replies); bulk goes to zstd. Integer only: both
+ * ends must compute the same probabilities bit for bit. */
+#include "link/smallcoder.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SC_INPUTS 5          /* contexts mixed per bit */
+#define SC_TABLE_BITS 15     /* slots per context table: 2^15 */
+#define SC_COUNT_LIMIT 60    /* a slot adapts at 1/(n+1.5) until it has seen this many bits */
+#define SC_MIX_RATE 6        /* the mixer's learning rate */
+#define SC_MIX_START 19661   /* each context's first weight: 0.3 in 16.16 */
+#define SC_SLOT_START 0x80000000u /* probability 1/2, no bits seen */
+
+/* Probability (12 bits) of a logistic value d/256, at d = -2048 + 128 i: round(4096 / (1 + e^(-i/2 + 8))). */
+static const int16_t squash_at[33] = {
+    1, 2, 4, 6, 10, 17, 27, 45, 74, 120, 194, 311, 488, 747, 1102, 1546, 2048,
+    2550, 2994, 3349, 3608, 3785, 3902, 3976, 4022, 4051, 4069, 4079, 4086, 4090, 4092, 4094, 4095,
+};
+
+struct sc_model {
+    uint32_t slot[SC_INPUTS][1u << SC_TABLE_BITS]; /* 22-bit probability of a 1, 10-bit count */
+    int32_t weight[256][SC_INPUTS + 1];              /* per partial byte: the contexts and a bias */
+    int16_t stretch[4096];                           /* the inverse of squash */
+    int32_t rate[SC_COUNT_LIMIT + 1];                /* 65536 / (n + 1.5) */
+    uint8_t prev[SC_MAX_INPUT + 1];                  /* the last write, length byte first */
+    size_t prev_len;
+};
+
+/* Floor division by 2^k of a signed value: C leaves >> of negatives to the compiler. */
+static int64_t asr(int64_t x, unsigned k) { return x >= 0 ? x >> k : -((-x - 1) >> k) - 1; }
+
+static int squash(int d)
+{
+    if (d > 2047)
+        d = 2047;
+    if (d < -2047)
+        d = -2047;
+    int i = (d + 2048) >> 7, w = (d + 2048) & 127;
+    return (squash_at[i] * (128 - w) + squash_at[i + 1] * w + 64) >> 7;
+}
+
+size_t sc_memory(void) { return sizeof(struct sc_model); }
+
+int sc_new(struct sc_model **out)
+{
+    struct sc_model *m = malloc(sizeof *m);
+    if (!m)
+        return -ENOMEM;
+    for (int i = 0; i < SC_INPUTS; i++)
+        for (size_t j = 0; j < (1u << SC_TABLE_BITS); j++)
+            m->slot[i][j] = SC_SLOT_START;
+    for (int c = 0; c < 256; c++) {
+        for (int i = 0; i < SC_INPUTS; i++)
+            m->weight[c][i] = SC_MIX_START;
+        m->weight[c][SC_INPUTS] = 0;
+    }
+    int pi = 0;
+    for (int d = -2047; d <= 2047; d++) {
+        int v = squash(d);
+        for (int j = pi; j <= v; j++)
+            m->stretch[j] = (int16_t)d;
+        pi = v + 1;
+    }
+    for (int j = pi; j < 4096; j++)
+        m->stretch[j] = 2047;
+    for (int n = 0; n <= SC_COUNT_LIMIT; n++)
+        m->rate[n] = 131072 / (2 * n + 3);
+    m->prev_len = 0;
+    *out = m;
+    return 0;
+}
+
+void sc_free(struct sc_model *m) { free(m); }
+
+static uint32_t mix32(uint32_t h)
+{
+    h ^= h >> 16;
+    h *= 0x7feb352du;
+    h ^= h >> 15;
+    h *= 0x846ca68bu;
+    return h ^ (h >> 16);
+}
+
+static uint32_t ctx_hash(uint32_t tag, uint32_t a, uint32_t b, uint32_t c)
+{
+    return mix32(tag * 0x01000193u ^ mix32(a + 0x9e3779b9u * (b + 0x85ebca6bu * (c + 1))));
+}
+
+/* The contexts of byte i of seq (the length byte is byte 0). */
+static void contexts(const struct sc_model *m, const uint8_t *seq, size_t i, uint32_t ctx[SC_INPUTS])
+{
+    uint32_t p1 = i ? seq[i - 1] : 256, p2 = i > 1 ? seq[i - 2] : 256, p3 = i > 2 ? seq[i - 3] : 256;
+    uint32_t col = i < m->prev_len ? m->prev[i] : 256, pos = i < 63 ? (uint32_t)i : 63;
+    ctx[0] = ctx_hash(1, col, pos, 0);   /* the same place in the last write */
+    ctx[1] = ctx_hash(2, p1, pos < 15 ? pos : 15, 0);
+    ctx[2] = ctx_hash(3, p1, p2, 0);
+    ctx[3] = ctx_hash(4, p1, p2, p3);
+    ctx[4] = ctx_hash(5, col, p1, 0);
+}
+
+struct bitstep {
+    uint32_t *slot[SC_INPUTS];
+    int st[SC_INPUTS + 1];
+    int p; /* 12-bit probability of a 1 */
+};
+
+static void predict(struct sc_model *m, const uint32_t ctx[SC_INPUTS], unsigned c0, struct bitstep *b)
+{
+    const int32_t *w = m->weight[c0];
+    int64_t dot = 0;
+    for (int i = 0; i < SC_INPUTS; i++) {
+        uint32_t h = (ctx[i] + c0) * 0x9e3779b1u;
+        b->slot[i] = &m->slot[i][h >> (32 - SC_TABLE_BITS)];
+        b->st[i] = m->stretch[*b->slot[i] >> 20];
+        dot += (int64_t)w[i] * b->st[i];
+    }
+    b->st[SC_INPUTS] = 256;
+    dot += (int64_t)w[SC_INPUTS] * 256;
+    int p = squash((int)asr(dot, 16));
+    b->p = p < 1 ? 1 : p > 4095 ? 4095 : p;
+}
+
+static void update(struct sc_model *m, unsigned c0, const struct bitstep *b, int bit)
+{
+    int32_t *w = m->weight[c0];
+    int32_t err = ((bit << 12) - b->p) * SC_MIX_RATE;
+    for (int i = 0; i <= SC_INPUTS; i++)
+        w[i] += (int32_t)asr((int64_t)b->st[i] * err + 512, 10);
+    for (int i = 0; i < SC_INPUTS; i++) {
+        uint32_t s = *b->slot[i], n = s & 1023;
+        int32_t p = (int32_t)(s >> 10), target = bit ? (1 << 22) - 1 : 0;
+        p += (int32_t)asr((int64_t)(target - p) * m->rate[n], 16);
+        if (n < SC_COUNT_LIMIT)
+            n++;
+        *b->slot[i] = (uint32_t)p << 10 | n;
+    }
+}
+
+/* The carry-less coder: [x1, x2] narrows per bit; equal leading bytes are settled. */
+struct ac {
+    uint32_t x1, x2, x;
+    uint8_t *out;          /* encoding */
+    const uint8_t *in;     /* decoding: bytes past the end read as zeros */
+    size_t pos, len;
+};
+
+static void ac_settle(struct ac *a)
+{
+    while (((a->x1 ^ a->x2) & 0xff000000u) == 0) {
+        if (a->out)
+            a->out[a->pos++] = (uint8_t)(a->x2 >> 24);
+        else
+            a->x = a->x << 8 | (a->pos < a->len ? a->in[a->pos] : 0), a->pos++;
+        a->x1 <<= 8;
+        a->x2 = a->x2 << 8 | 255;
+    }
+}
+
+static int ac_bit(struct ac *a, int p, int bit)
+{
+    uint32_t mid = a->x1 + ((a->x2 - a->x1) >> 12) * (uint32_t)p;
+    if (!a->out)
+        bit = a->x <= mid;
+    if (bit)
+        a->x2 = mid;
+    else
+        a->x1 = mid + 1;
+    ac_settle(a);
+    return bit;
+}
+
+/* Codes (or decodes, when a->out is NULL) byte i of seq. */
+static uint8_t code_byte(struct sc_model *m, struct ac *a, uint8_t *seq, size_t i)
+{
+    uint32_t ctx[SC_INPUTS];
+    contexts(m, seq, i, ctx);
+    unsigned c0 = 1;
+    for (int k = 7; k >= 0; k--) {
+        struct bitstep b;
+        predict(m, ctx, c0, &b);
+        int bit = ac_bit(a, b.p, (seq[i] >> k) & 1);
+        update(m, c0, &b, bit);
+        c0 = c0 << 1 | (unsigned)bit;
+    }
+    return seq[i] = (uint8_t)c0;
+}
+
+static void remember(struct sc_model *m, const uint8_t *seq, size_t n)
+{
+    memcpy(m->prev, seq, n);
+    m->prev_len = n;
+}
+
+int sc_encode(struct sc_model *m, const uint8_t *p, size_t n, struct buf *out)
+{
+    if (!n || n > SC_MAX_INPUT)
+        return -EINVAL;
+    uint8_t seq[SC_MAX_INPUT + 1];
+    seq[0] = (uint8_t)(n - 1);
+    memcpy(seq + 1, p, n);
+    uint8_t *dst = buf_append_space(out, SC_MAX_CODE);
+    if (!dst)
+        return -ENOMEM;
+    struct ac a = { .x1 = 0, .x2 = 0xffffffffu, .out = dst };
+    for (size_t i = 0; i <= n; i++)
+        code_byte(m, &a, seq, i);
+    /* The shortest ending that the decoder, reading zeros past it, finds inside [x1, x2]. */
+    if (a.x1 & 0x00ffffffu)
+        dst[a.pos++] = (uint8_t)((a.x1 >> 24) + 1);
+    else if (a.x1)
+        dst[a.pos++] = (uint8_t)(a.x1 >> 24);
+    while (a.pos && !dst[a.pos - 1]) /* zeros at the end are implied */
+        a.pos--;
+    out->len -= SC_MAX_CODE - a.pos;
+    remember(m, seq, n + 1);
+    return 0;
+}
+
+int sc_decode(struct sc_model *m, const uint8_t *code, size_t len, struct buf *out)
+{
+    if (len > SC_MAX_CODE || (len && !code[len - 1]))
+        return -EBADMSG;
+    struct ac a = { .x1 = 0, .x2 = 0xffffffffu, .in = code, .len = len };
+    for (int k = 0; k < 4; k++)
+        a.x = a.x << 8 | (a.pos < len ? code[a.pos] : 0), a.pos++;
+    uint8_t seq[SC_MAX_INPUT + 1];
+    size_t n = (size_t)code_byte(m, &a, seq, 0) + 1;
+    for (size_t i = 1; i <= n; i++)
+        code_byte(m, &a, seq, i);
+    remember(m, seq, n + 1);
+    if (len > a.pos) /* bytes no decoding reached: not an encoder's */
+        return -EBADMSG;
+    return buf_append(out, seq + 1, n) < 0 ? -ENOMEM : 0;
+}
