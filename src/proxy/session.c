@@ -599,21 +599,25 @@ static void schedule_channels(struct session *s)
 }
 
 /* Tells the peer how many of its link bytes we have read: when ACK_BYTES have come
- * (at most every ACK_INTERVAL_NS; at once for eight times that), or ACK_DELAY_NS after
- * the first byte not yet acknowledged. An ACK costs a few bytes on the way back, so a trickle of input is
- * acknowledged in lumps; its lateness adds to the peer's round-trip samples. */
+ * (at most every ACK_INTERVAL_NS; at once for eight times that), with a write that goes
+ * anyway once ACK_FEW have come, or ACK_DELAY_NS after the first byte not yet acknowledged
+ * (ACK_FEW_DELAY_NS while fewer than ACK_FEW have come: no peer's window, at least
+ * PACER_MIN_WINDOW, waits on so few). An ACK costs a few bytes on the way back, so a
+ * trickle of input is acknowledged in lumps; its lateness adds to the peer's round-trip
+ * samples, of which the pacer keeps the least. */
 static void send_ack(struct session *s)
 {
     uint64_t pending = s->stats.link_bytes_in - s->ack_sent, now = s->now();
     /* Acknowledging ACKs on a timer made the two sides ping-pong forever on an idle link. */
-    if (!pending || (!s->ack_worthy && pending < ACK_OF_ACKS))
+    if (!pending || (!s->ack_worthy && pending < ACK_FEW))
         return;
     if (!s->ack_first_ns)
         s->ack_first_ns = now;
-    bool lump = pending >= ACK_BYTES || (pending >= ACK_BYTES / 4 && s->link_tx.len);
+    bool lump = pending >= ACK_BYTES || (pending >= ACK_FEW && s->link_tx.len);
+    uint64_t delay = pending < ACK_FEW ? ACK_FEW_DELAY_NS : ACK_DELAY_NS;
     if (pending < 8 * ACK_BYTES && !(lump && now - s->ack_sent_ns >= ACK_INTERVAL_NS) &&
-        now - s->ack_first_ns < ACK_DELAY_NS) {
-        uint64_t due = lump ? s->ack_sent_ns + ACK_INTERVAL_NS : s->ack_first_ns + ACK_DELAY_NS;
+        now - s->ack_first_ns < delay) {
+        uint64_t due = lump ? s->ack_sent_ns + ACK_INTERVAL_NS : s->ack_first_ns + delay;
         loop_wake_by(s->loop, clock_ns() + (due > now ? due - now : 0));
         return;
     }
