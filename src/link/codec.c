@@ -16,8 +16,6 @@
 #define TUNE_HOLD_NS 5000000000ull   /* 5 s between level changes: each re-primes a frame */
 #define LEVEL_MIN 1
 #define LEVEL_AUTO_MAX 6
-#define CHUNK_ZSTD 0u                /* chunk kinds (PROTOCOL.md 2.4): bytes of the zstd stream */
-#define CHUNK_SMALL 1u               /* ... one write through the small coder */
 #define CHUNK_MAX_ZSTD (1u << 30)    /* a larger zstd chunk is corrupt (a write is at most a few MiB) */
 
 /* One direction: what went through it (the last bytes, for priming and the cache) and the
@@ -318,13 +316,7 @@ static int change_level(struct codec *c, struct buf *out)
 /* One write through the small coder: a chunk of its own. */
 static int compress_small(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
 {
-    buf_clear(&c->scratch);
-    int rc = sc_encode(c->sc[CODEC_TX], p, n, &c->scratch);
-    if (rc == 0)
-        rc = buf_put_varint(out, (uint64_t)c->scratch.len << 1 | CHUNK_SMALL);
-    if (rc == 0)
-        rc = buf_append(out, buf_head(&c->scratch), c->scratch.len);
-    return rc;
+    return sc_encode(c->sc[CODEC_TX], p, n, out);
 }
 
 static int compress_zstd(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
@@ -354,23 +346,17 @@ int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
     if (chunked && n && n <= SC_MAX_INPUT) {
         rc = compress_small(c, p, n, out);
     } else {
-        /* A zstd chunk: its head (the size, unknown yet) takes at most 5 bytes. */
-        size_t at = out->len;
-        if (chunked && !buf_append_space(out, 5))
-            return -ENOMEM;
-        rc = c->next_level != c->level ? change_level(c, out) : 0;
+        /* A zstd chunk: its head says its size, so the block is made aside first. */
+        struct buf *z = chunked ? &c->scratch : out;
+        if (chunked)
+            buf_clear(z);
+        rc = c->next_level != c->level ? change_level(c, z) : 0;
         if (rc == 0)
-            rc = compress_zstd(c, p, n, out);
-        if (rc == 0 && chunked) {
-            uint8_t head[10];
-            struct buf h = { .data = head, .cap = sizeof head };
-            size_t body = out->len - at - 5;
-            buf_put_varint(&h, (uint64_t)body << 1 | CHUNK_ZSTD);
-            uint8_t *base = out->data + out->off + at;
-            memmove(base + h.len, base + 5, body);
-            memcpy(base, head, h.len);
-            out->len -= 5 - h.len;
-        }
+            rc = compress_zstd(c, p, n, z);
+        if (rc == 0 && chunked && z->len)
+            rc = sc_encode_zstd_head(c->sc[CODEC_TX], (uint32_t)z->len, out);
+        if (rc == 0 && chunked)
+            rc = buf_append(out, buf_head(z), z->len);
     }
     if (rc < 0)
         return rc;
@@ -435,20 +421,25 @@ static int decompress_zstd(struct codec *c, struct buf *in, uint64_t limit, stru
     return rc;
 }
 
-/* A small chunk's code, whole in in after its head of hlen bytes: its bytes go to out. */
-static int decompress_small(struct codec *c, struct buf *in, size_t hlen, size_t len, struct buf *out, size_t *room)
+/* The chunk head at in: a small write's bytes go to out, a zstd chunk's size to rx_left.
+ * 0, -EAGAIN (not all there yet), -EBADMSG or -ENOMEM. */
+static int decompress_chunk(struct codec *c, struct buf *in, struct buf *out, size_t *room)
 {
     struct half *h = &c->h[CODEC_RX];
-    size_t before = out->len;
-    int rc = sc_decode(c->sc[CODEC_RX], buf_head(in) + hlen, len, out);
+    size_t before = out->len, used;
+    uint32_t zstd_len;
+    int rc = sc_decode(c->sc[CODEC_RX], buf_head(in), in->len, out, &used, &zstd_len);
     if (rc < 0)
         return rc;
+    if (zstd_len > CHUNK_MAX_ZSTD)
+        return -EBADMSG;
     size_t n = out->len - before;
     if (hist_append(c, h, buf_head(out) + before, n) < 0)
         return -ENOMEM;
     h->total += n;
     *room -= n;
-    buf_consume(in, hlen + len);
+    c->rx_left = zstd_len;
+    buf_consume(in, used);
     return 0;
 }
 
@@ -464,24 +455,12 @@ int codec_decompress(struct codec *c, struct buf *in, struct buf *out, size_t ma
                 return rc;
             continue;
         }
-        struct rd r = rd_make(buf_head(in), in->len, false);
-        uint64_t head;
-        int rc = rd_varint(&r, &head);
+        if (room < SC_MAX_INPUT) /* a small chunk may give that much */
+            return room == max_out ? -EINVAL : 1;
+        int rc = decompress_chunk(c, in, out, &room);
         if (rc == -EAGAIN)
             break;
-        uint64_t len = head >> 1;
-        if (rc < 0 || (head & 1 ? len > SC_MAX_CODE : !len || len > CHUNK_MAX_ZSTD))
-            return -EBADMSG;
-        if (!(head & 1)) {
-            c->rx_left = len;
-            buf_consume(in, r.pos);
-            continue;
-        }
-        if (rd_left(&r) < len)
-            break;
-        if (room < SC_MAX_INPUT)
-            return 1;
-        if ((rc = decompress_small(c, in, r.pos, (size_t)len, out, &room)) < 0)
+        if (rc < 0)
             return rc;
     }
     return 0;

@@ -54,7 +54,8 @@ int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
 /* Decompresses from in, appending at most max_out bytes to out and consuming the input it
  * used. Returns 1 if it stopped because of max_out (call again after using out), 0 when
  * all input is used, -EBADMSG on corrupt input. Bounding each step keeps a small
- * compressed message that expands hugely (a blank image) from ballooning memory. */
+ * compressed message that expands hugely (a blank image) from ballooning memory. With
+ * chunks (codec_use_small), max_out must be SC_MAX_INPUT at least (else -EINVAL). */
 int codec_decompress(struct codec *c, struct buf *in, struct buf *out, size_t max_out);
 
 /* Bytes that have gone through direction d's stream (not counting the prime). */

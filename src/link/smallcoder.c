@@ -26,9 +26,16 @@ struct sc_model {
     int32_t weight[256][SC_INPUTS + 1];              /* per partial byte: the contexts and a bias */
     int16_t stretch[4096];                           /* the inverse of squash */
     int32_t rate[SC_COUNT_LIMIT + 1];                /* 65536 / (n + 1.5) */
+    uint32_t kind_slot;                              /* is the next chunk a small write? */
     uint8_t prev[SC_MAX_INPUT + 1];                  /* the last write, length byte first */
     size_t prev_len;
+    /* Decoding: what a chunk changed, undone when it turns out not to be all there yet. */
+    struct sc_undo { uint32_t *at, old; } *undo;
+    size_t n_undo;
 };
+
+/* Model words one chunk may change: per bit five slots and six weights, plus the kind. */
+#define SC_UNDO_MAX (((SC_MAX_INPUT + 1) * 8 + 1) * (2 * SC_INPUTS + 1) + 1)
 
 /* Floor division by 2^k of a signed value: C leaves >> of negatives to the compiler. */
 static int64_t asr(int64_t x, unsigned k) { return x >= 0 ? x >> k : -((-x - 1) >> k) - 1; }
@@ -43,7 +50,14 @@ static int squash(int d)
     return (squash_at[i] * (128 - w) + squash_at[i + 1] * w + 64) >> 7;
 }
 
-size_t sc_memory(void) { return sizeof(struct sc_model); }
+size_t sc_memory(void) { return sizeof(struct sc_model) + SC_UNDO_MAX * sizeof(struct sc_undo); }
+
+static void set_word(struct sc_model *m, uint32_t *at, uint32_t v)
+{
+    if (m->undo)
+        m->undo[m->n_undo++] = (struct sc_undo){ at, *at };
+    *at = v;
+}
 
 int sc_new(struct sc_model **out)
 {
@@ -69,12 +83,20 @@ int sc_new(struct sc_model **out)
         m->stretch[j] = 2047;
     for (int n = 0; n <= SC_COUNT_LIMIT; n++)
         m->rate[n] = 131072 / (2 * n + 3);
+    m->kind_slot = SC_SLOT_START;
     m->prev_len = 0;
+    m->undo = NULL;
+    m->n_undo = 0;
     *out = m;
     return 0;
 }
 
-void sc_free(struct sc_model *m) { free(m); }
+void sc_free(struct sc_model *m)
+{
+    if (m)
+        free(m->undo);
+    free(m);
+}
 
 static uint32_t mix32(uint32_t h)
 {
@@ -124,20 +146,24 @@ static void predict(struct sc_model *m, const uint32_t ctx[SC_INPUTS], unsigned 
     b->p = p < 1 ? 1 : p > 4095 ? 4095 : p;
 }
 
+static void slot_learn(struct sc_model *m, uint32_t *slot, int bit)
+{
+    uint32_t s = *slot, n = s & 1023;
+    int32_t p = (int32_t)(s >> 10), target = bit ? (1 << 22) - 1 : 0;
+    p += (int32_t)asr((int64_t)(target - p) * m->rate[n], 16);
+    if (n < SC_COUNT_LIMIT)
+        n++;
+    set_word(m, slot, (uint32_t)p << 10 | n);
+}
+
 static void update(struct sc_model *m, unsigned c0, const struct bitstep *b, int bit)
 {
     int32_t *w = m->weight[c0];
     int32_t err = ((bit << 12) - b->p) * SC_MIX_RATE;
     for (int i = 0; i <= SC_INPUTS; i++)
-        w[i] += (int32_t)asr((int64_t)b->st[i] * err + 512, 10);
-    for (int i = 0; i < SC_INPUTS; i++) {
-        uint32_t s = *b->slot[i], n = s & 1023;
-        int32_t p = (int32_t)(s >> 10), target = bit ? (1 << 22) - 1 : 0;
-        p += (int32_t)asr((int64_t)(target - p) * m->rate[n], 16);
-        if (n < SC_COUNT_LIMIT)
-            n++;
-        *b->slot[i] = (uint32_t)p << 10 | n;
-    }
+        set_word(m, (uint32_t *)&w[i], (uint32_t)(w[i] + (int32_t)asr((int64_t)b->st[i] * err + 512, 10)));
+    for (int i = 0; i < SC_INPUTS; i++)
+        slot_learn(m, b->slot[i], bit);
 }
 
 /* The carry-less coder: [x1, x2] narrows per bit; equal leading bytes are settled. */
@@ -145,7 +171,7 @@ struct ac {
     uint32_t x1, x2, x;
     uint8_t *out;          /* encoding */
     const uint8_t *in;     /* decoding: bytes past the end read as zeros */
-    size_t pos, len;
+    size_t pos, len;       /* bytes settled (encoding) or read (decoding, 4 ahead) */
 };
 
 static void ac_settle(struct ac *a)
@@ -173,6 +199,22 @@ static int ac_bit(struct ac *a, int p, int bit)
     return bit;
 }
 
+/* The ending: the fewest leading bytes of a number whose every continuation lies in
+ * [x1, x2], so whatever follows the chunk (the next one) cannot change its decoding.
+ * Encoder and decoder both know x1, x2, so both know its length. */
+static unsigned ac_ending(const struct ac *a, uint8_t end[4])
+{
+    for (unsigned k = 1;; k++) {
+        unsigned shift = 32 - 8 * k;
+        uint64_t start = (((uint64_t)a->x1 + ((1ull << shift) - 1)) >> shift) << shift;
+        if (start + ((1ull << shift) - 1) <= a->x2) {
+            for (unsigned i = 0; i < k; i++)
+                end[i] = (uint8_t)(start >> (24 - 8 * i));
+            return k;
+        }
+    }
+}
+
 /* Codes (or decodes, when a->out is NULL) byte i of seq. */
 static uint8_t code_byte(struct sc_model *m, struct ac *a, uint8_t *seq, size_t i)
 {
@@ -195,44 +237,92 @@ static void remember(struct sc_model *m, const uint8_t *seq, size_t n)
     m->prev_len = n;
 }
 
-int sc_encode(struct sc_model *m, const uint8_t *p, size_t n, struct buf *out)
+/* The chunk's kind (adaptive), then a small write's bytes or a zstd chunk's length. */
+static int code_kind(struct sc_model *m, struct ac *a, int small)
 {
-    if (!n || n > SC_MAX_INPUT)
-        return -EINVAL;
-    uint8_t seq[SC_MAX_INPUT + 1];
-    seq[0] = (uint8_t)(n - 1);
-    memcpy(seq + 1, p, n);
+    int p = (int)(m->kind_slot >> 20);
+    small = ac_bit(a, p < 1 ? 1 : p > 4095 ? 4095 : p, small);
+    slot_learn(m, &m->kind_slot, small);
+    return small;
+}
+
+static uint32_t code_length(struct ac *a, uint32_t len)
+{
+    uint32_t v = 0;
+    for (int k = 31; k >= 0; k--)
+        v = v << 1 | (uint32_t)ac_bit(a, 2048, (int)(len >> k) & 1);
+    return v;
+}
+
+static int encode(struct sc_model *m, const uint8_t *p, size_t n, uint32_t zstd_len, struct buf *out)
+{
     uint8_t *dst = buf_append_space(out, SC_MAX_CODE);
     if (!dst)
         return -ENOMEM;
     struct ac a = { .x1 = 0, .x2 = 0xffffffffu, .out = dst };
-    for (size_t i = 0; i <= n; i++)
-        code_byte(m, &a, seq, i);
-    /* The shortest ending that the decoder, reading zeros past it, finds inside [x1, x2]. */
-    if (a.x1 & 0x00ffffffu)
-        dst[a.pos++] = (uint8_t)((a.x1 >> 24) + 1);
-    else if (a.x1)
-        dst[a.pos++] = (uint8_t)(a.x1 >> 24);
-    while (a.pos && !dst[a.pos - 1]) /* zeros at the end are implied */
-        a.pos--;
+    if (code_kind(m, &a, p != NULL)) {
+        uint8_t seq[SC_MAX_INPUT + 1];
+        seq[0] = (uint8_t)(n - 1);
+        memcpy(seq + 1, p, n);
+        for (size_t i = 0; i <= n; i++)
+            code_byte(m, &a, seq, i);
+        remember(m, seq, n + 1);
+    } else {
+        code_length(&a, zstd_len);
+    }
+    a.pos += ac_ending(&a, dst + a.pos);
     out->len -= SC_MAX_CODE - a.pos;
-    remember(m, seq, n + 1);
     return 0;
 }
 
-int sc_decode(struct sc_model *m, const uint8_t *code, size_t len, struct buf *out)
+int sc_encode(struct sc_model *m, const uint8_t *p, size_t n, struct buf *out)
 {
-    if (len > SC_MAX_CODE || (len && !code[len - 1]))
-        return -EBADMSG;
-    struct ac a = { .x1 = 0, .x2 = 0xffffffffu, .in = code, .len = len };
+    if (!n || n > SC_MAX_INPUT)
+        return -EINVAL;
+    return encode(m, p, n, 0, out);
+}
+
+int sc_encode_zstd_head(struct sc_model *m, uint32_t len, struct buf *out)
+{
+    return len ? encode(m, NULL, 0, len, out) : -EINVAL;
+}
+
+static void undo_all(struct sc_model *m)
+{
+    while (m->n_undo) {
+        struct sc_undo *u = &m->undo[--m->n_undo];
+        *u->at = u->old;
+    }
+}
+
+int sc_decode(struct sc_model *m, const uint8_t *in, size_t n, struct buf *out, size_t *used, uint32_t *zstd_len)
+{
+    if (!m->undo && !(m->undo = malloc(SC_UNDO_MAX * sizeof *m->undo)))
+        return -ENOMEM;
+    m->n_undo = 0;
+    struct ac a = { .x1 = 0, .x2 = 0xffffffffu, .in = in, .len = n };
     for (int k = 0; k < 4; k++)
-        a.x = a.x << 8 | (a.pos < len ? code[a.pos] : 0), a.pos++;
-    uint8_t seq[SC_MAX_INPUT + 1];
-    size_t n = (size_t)code_byte(m, &a, seq, 0) + 1;
-    for (size_t i = 1; i <= n; i++)
-        code_byte(m, &a, seq, i);
-    remember(m, seq, n + 1);
-    if (len > a.pos) /* bytes no decoding reached: not an encoder's */
-        return -EBADMSG;
-    return buf_append(out, seq + 1, n) < 0 ? -ENOMEM : 0;
+        a.x = a.x << 8 | (a.pos < n ? in[a.pos] : 0), a.pos++;
+    uint8_t seq[SC_MAX_INPUT + 1] = { 0 };
+    size_t len = 0;
+    *zstd_len = 0;
+    if (code_kind(m, &a, 0)) {
+        len = (size_t)code_byte(m, &a, seq, 0) + 1;
+        for (size_t i = 1; i <= len; i++)
+            code_byte(m, &a, seq, i);
+    } else {
+        *zstd_len = code_length(&a, 0);
+    }
+    uint8_t end[4];
+    size_t need = a.pos - 4 + ac_ending(&a, end);
+    if (need > n) { /* not all there yet: as if never seen */
+        undo_all(m);
+        return -EAGAIN;
+    }
+    m->n_undo = 0;
+    if (!len)
+        return *zstd_len ? (*used = need, 0) : -EBADMSG;
+    remember(m, seq, len + 1);
+    *used = need;
+    return buf_append(out, seq + 1, len) < 0 ? -ENOMEM : 0;
 }

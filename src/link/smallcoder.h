@@ -11,7 +11,7 @@
 #include "common/buf.h"
 
 #define SC_MAX_INPUT 256u   /* bytes of one write, at most */
-#define SC_MAX_CODE 8448u   /* code of one write, at most (a bit settles 4 bytes at worst) */
+#define SC_MAX_CODE 8448u   /* code of one chunk, at most (a bit settles 4 bytes at worst) */
 
 struct sc_model;
 
@@ -20,11 +20,16 @@ int sc_new(struct sc_model **out);
 void sc_free(struct sc_model *m);
 /* Bytes the model holds. */
 size_t sc_memory(void);
-/* Codes n bytes (1..SC_MAX_INPUT) and appends the code to out: 0, -EINVAL or -ENOMEM. */
+/* Appends one chunk (PROTOCOL.md 2.4) that carries n bytes (1..SC_MAX_INPUT): 0, -EINVAL
+ * or -ENOMEM. */
 int sc_encode(struct sc_model *m, const uint8_t *p, size_t n, struct buf *out);
-/* Decodes one write's code (code[0, len), len <= SC_MAX_CODE) and appends its bytes to out.
- * 0, -EBADMSG (a code no encoder makes) or -ENOMEM. Any other input decodes to some bytes:
- * the frames after it are checked as ever. */
-int sc_decode(struct sc_model *m, const uint8_t *code, size_t len, struct buf *out);
+/* Appends the head of a chunk of len (> 0) zstd bytes, which the caller appends next. */
+int sc_encode_zstd_head(struct sc_model *m, uint32_t len, struct buf *out);
+/* Decodes the chunk at in[0, n): a small write's bytes are appended to out, or *zstd_len
+ * says how many zstd bytes follow its head (0 for a small write); *used is the chunk's (or
+ * head's) size. 0; -EAGAIN when it is not all there yet (the model is as before: call
+ * again with more); -EBADMSG (a zstd chunk of 0 bytes) or -ENOMEM. Any other input
+ * decodes to something: the frames it makes are checked as ever. */
+int sc_decode(struct sc_model *m, const uint8_t *in, size_t n, struct buf *out, size_t *used, uint32_t *zstd_len);
 
 #endif
