@@ -246,6 +246,8 @@ int codec_prime(struct codec *c, enum codec_dir d, const uint8_t *p, size_t n)
 
 uint64_t codec_total(const struct codec *c, enum codec_dir d) { return c->h[d].total; }
 
+bool codec_primed(const struct codec *c, enum codec_dir d) { return c->h[d].hist_len > c->h[d].total; }
+
 int codec_history(const struct codec *c, enum codec_dir d, uint64_t end, const uint8_t **p, size_t *n)
 {
     const struct half *h = &c->h[d];

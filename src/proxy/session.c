@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/net.h"
+#include "link/dict_builtin.h"
 #include "link/transport.h"
 #include "proxy/session_private.h"
 
@@ -73,6 +74,26 @@ static int cache_prime(struct session *s, char *what, size_t cap)
                              dir == DICT_UP ? "up" : "down", n / 1024);
             break;
         }
+    }
+    return 0;
+}
+
+/* A direction the cache did not prime starts from the built-in dictionary (CAP_BUILTIN):
+ * the session start and a small program's first messages cost references, not bytes. */
+static int builtin_prime(struct session *s, char *what, size_t cap)
+{
+    if (!s->codec || !(s->hs.caps & CAP_BUILTIN))
+        return 0;
+    size_t used = strlen(what);
+    for (int d = CODEC_TX; d <= CODEC_RX; d++) {
+        if (codec_primed(s->codec, (enum codec_dir)d))
+            continue;
+        bool up = dir_of(s, (enum codec_dir)d) == DICT_UP;
+        int rc = codec_prime(s->codec, (enum codec_dir)d, up ? dict_builtin_up : dict_builtin_down,
+                             up ? dict_builtin_up_len : dict_builtin_down_len);
+        if (rc < 0)
+            return rc;
+        used += (size_t)snprintf(what + used, used < cap ? cap - used : 0, ", %s built-in", up ? "up" : "down");
     }
     return 0;
 }
@@ -194,6 +215,10 @@ static void link_process_input(struct session *s)
         if (cache_prime(s, warm, sizeof warm) < 0) {
             log_error("link: cannot load the agreed compression dictionary from %s", s->dict->dir);
             session_end(s, false, "%s", "compression cache failed");
+            return;
+        }
+        if (builtin_prime(s, warm, sizeof warm) < 0) {
+            session_end(s, false, "%s", "out of memory");
             return;
         }
         if (s->codec)
@@ -720,7 +745,7 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
     if (cfg->compress_level && !cfg->no_xcodec)
         caps |= CAP_XCODEC;
     if (cfg->compress_level)
-        caps |= CAP_SMALL;
+        caps |= CAP_SMALL | CAP_BUILTIN;
     int rc = hs_init(&s->hs, cfg->role, cfg->secret, cfg->secret_len, caps);
     if (s->dict)
         s->hs.offer_self = s->dict->offer;
