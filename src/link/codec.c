@@ -102,7 +102,7 @@ int codec_window_log(const struct codec *c) { return c->window_log; }
 uint64_t codec_reserve(int window_log)
 {
     uint64_t w = 1ull << window_log;
-    return w + 3 * w + w + 2 * (w + w / 4 + w) + (2u << 20) + 2 * sc_memory() + SC_MAX_CODE;
+    return w + 3 * w + w + 2 * (w + w / 4 + w) + (2u << 20) + sc_memory(false) + sc_memory(true) + SC_MAX_CODE;
 }
 
 int codec_window_for(uint64_t bound)
@@ -117,7 +117,7 @@ uint64_t codec_memory(const struct codec *c)
 {
     uint64_t n = sizeof *c + ZSTD_sizeof_CCtx(c->cctx) + ZSTD_sizeof_DCtx(c->dctx);
     for (int d = 0; d < 2; d++)
-        n += c->h[d].hist_cap + c->h[d].prefix_len + (c->sc[d] ? sc_memory() : 0);
+        n += c->h[d].hist_cap + c->h[d].prefix_len + (c->sc[d] ? sc_memory(d == CODEC_RX) : 0);
     return n + c->scratch.cap;
 }
 
@@ -155,13 +155,26 @@ int codec_new_window(struct codec **out, int level, enum codec_speed speed, int 
 
 int codec_new(struct codec **out, int level) { return codec_new_speed(out, level, CODEC_SPEED_AUTO); }
 
+/* The small coder's match model looks back into the prime too (its last bytes). */
+static void feed_prime(struct codec *c, enum codec_dir d)
+{
+    struct half *h = &c->h[d];
+    size_t n = h->hist_len < SC_FEED_PRIME ? h->hist_len : SC_FEED_PRIME;
+    if (!c->sc[d] || !n)
+        return;
+    sc_feed_start(c->sc[d], n);
+    sc_feed(c->sc[d], h->hist + h->hist_len - n, n);
+}
+
 int codec_use_small(struct codec *c)
 {
     if (c->h[CODEC_TX].total || c->h[CODEC_RX].total)
         return -EINVAL;
-    for (int d = 0; d < 2; d++)
+    for (int d = 0; d < 2; d++) {
         if (!c->sc[d] && sc_new(&c->sc[d]) < 0)
             return -ENOMEM;
+        feed_prime(c, (enum codec_dir)d);
+    }
     return 0;
 }
 
@@ -241,6 +254,8 @@ int codec_prime(struct codec *c, enum codec_dir d, const uint8_t *p, size_t n)
         n = c->prime_max;
     }
     int rc = hist_append(c, h, p, n);
+    if (rc == 0)
+        feed_prime(c, d);
     return rc ? rc : prime_frame(c, d);
 }
 
@@ -359,6 +374,10 @@ int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
             rc = sc_encode_zstd_head(c->sc[CODEC_TX], (uint32_t)z->len, out);
         if (rc == 0 && chunked)
             rc = buf_append(out, buf_head(z), z->len);
+        if (rc == 0 && chunked) {
+            sc_feed_start(c->sc[CODEC_TX], SC_FEED_MAX);
+            sc_feed(c->sc[CODEC_TX], p, n);
+        }
     }
     if (rc < 0)
         return rc;
@@ -405,6 +424,8 @@ static int decompress_zstd(struct codec *c, struct buf *in, uint64_t limit, stru
             rc = -ENOMEM;
             break;
         }
+        if (c->sc[CODEC_RX])
+            sc_feed(c->sc[CODEC_RX], dst, o.pos);
         h->total += o.pos;
         *room -= o.pos;
         if (r == 0)
@@ -441,6 +462,8 @@ static int decompress_chunk(struct codec *c, struct buf *in, struct buf *out, si
     h->total += n;
     *room -= n;
     c->rx_left = zstd_len;
+    if (zstd_len)
+        sc_feed_start(c->sc[CODEC_RX], SC_FEED_MAX);
     buf_consume(in, used);
     return 0;
 }

@@ -5,6 +5,7 @@
 #ifndef TINCAN_SMALLCODER_H
 #define TINCAN_SMALLCODER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,8 +19,15 @@ struct sc_model;
 /* 0 or -ENOMEM. */
 int sc_new(struct sc_model **out);
 void sc_free(struct sc_model *m);
-/* Bytes the model holds. */
-size_t sc_memory(void);
+/* Bytes a model holds, at most (a decoding one keeps a journal too). */
+size_t sc_memory(bool decoding);
+/* The history the match model looks back into: both ends feed the same bytes in the same
+ * order, between chunks. sc_feed_start(limit) begins a piece (a zstd chunk's bytes, or a
+ * prime), of which sc_feed then takes the first limit bytes, in any number of calls. */
+void sc_feed_start(struct sc_model *m, size_t limit);
+void sc_feed(struct sc_model *m, const uint8_t *p, size_t n);
+#define SC_FEED_MAX 16384u  /* what a zstd chunk gives the history, at most */
+#define SC_FEED_PRIME 131072u /* ... and a prime (its last bytes): the whole history */
 /* Appends one chunk (PROTOCOL.md 2.4) that carries n bytes (1..SC_MAX_INPUT): 0, -EINVAL
  * or -ENOMEM. */
 int sc_encode(struct sc_model *m, const uint8_t *p, size_t n, struct buf *out);
