@@ -4,7 +4,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include <sodium.h>
+
 #include "link/codec.h"
+#include "link/dict_builtin.h"
 #include "link/smallcoder.h"
 #include "test.h"
 
@@ -133,6 +136,30 @@ static void chunk_tests(void)
         buf_free(&out);
         buf_free(&sent);
         buf_free(&part);
+        codec_free(tx);
+        codec_free(rx);
+    }
+    TEST("That the built-in dictionaries are the bytes PROTOCOL.md 2.5 names") {
+        static const char *const want[2] = { "45338a7e7dedbff0caee39d6c37d72e5f9d48073c5d00ae219288cee03510061",
+                                             "38fcaaa0eae656585039991dbb5c741f430ce4a8dac1fd3d078f6d6f2f3f1d0c" };
+        const uint8_t *dict[2] = { dict_builtin_up, dict_builtin_down };
+        size_t len[2] = { dict_builtin_up_len, dict_builtin_down_len };
+        for (int d = 0; d < 2; d++) {
+            uint8_t h[crypto_hash_sha256_BYTES];
+            char hex[2 * sizeof h + 1];
+            crypto_hash_sha256(h, dict[d], len[d]);
+            sodium_bin2hex(hex, sizeof hex, h, sizeof h);
+            CHECK(!strcmp(hex, want[d]));
+        }
+    }
+    TEST("That a small write repeating the prime costs a fraction of its size") {
+        struct codec *tx, *rx;
+        small_pair(&tx, &rx, 3, dict_builtin_up, dict_builtin_up_len);
+        size_t wire_bytes = 0;
+        const uint8_t *p = dict_builtin_up + 20000; /* 200 bytes the prime holds */
+        CHECK_EQ(pass_through(tx, rx, p, 200, 200, &wire_bytes), 0);
+        CHECK(wire_bytes < 60);
+        printf("  200 bytes of the prime again: %zu bytes\n", wire_bytes);
         codec_free(tx);
         codec_free(rx);
     }
