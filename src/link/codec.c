@@ -17,6 +17,9 @@
 #define LEVEL_MIN 1
 #define LEVEL_AUTO_MAX 6
 #define CHUNK_MAX_ZSTD (1u << 30)    /* a larger zstd chunk is corrupt (a write is at most a few MiB) */
+#define REPRIME_IDLE_NS 1000000000ull /* a write after this long idle may start a new frame ... */
+#define REPRIME_AFTER (64u * 1024)   /* ... once this much zstd input has pushed the built-in
+                                      * dictionary out of the current frame's window */
 
 /* One direction: what went through it (the last bytes, for priming and the cache) and the
  * stable copy the current zstd frame was primed with (zstd reads it while the frame lasts). */
@@ -45,7 +48,12 @@ struct codec {
     uint64_t tune_in, tune_out, tune_ns, last_change_ns;
     /* Chunks (codec_use_small): small writes go through the small coder, the rest is zstd. */
     struct sc_model *sc[2];
-    struct buf scratch;    /* one small write's code */
+    struct buf scratch;    /* one zstd chunk's code */
+    const uint8_t *builtin[2]; /* CAP_BUILTIN: each frame's prefix starts with it (static) */
+    size_t builtin_len[2];
+    uint64_t frame_in;     /* zstd input of the current tx frame */
+    uint64_t last_write_ns;
+    bool reprime;          /* the next zstd write starts a new frame (after an idle time) */
     uint64_t rx_left;      /* zstd bytes left in the chunk being received */
     bool rx_more;          /* zstd may hold output that did not fit the last call */
 };
@@ -225,22 +233,28 @@ static int hist_append(const struct codec *c, struct half *h, const uint8_t *p, 
     return 0;
 }
 
-/* Starts a frame of direction d primed with the last window of its history.
- * Both ends do this at the same stream offset, so both hold the same prefix. */
+/* Starts a frame of direction d primed with the last window of its history (after the
+ * built-in dictionary, when there is one). Both ends do this at the same stream offset,
+ * so both hold the same prefix. */
 static int prime_frame(struct codec *c, enum codec_dir d)
 {
     struct half *h = &c->h[d];
     free(h->prefix);
     h->prefix = NULL;
     h->prefix_len = 0;
-    size_t n = h->hist_len < c->prime_max ? h->hist_len : c->prime_max;
-    if (!n)
+    size_t b = c->builtin_len[d] < c->prime_max ? c->builtin_len[d] : 0, room = c->prime_max - b;
+    size_t n = h->hist_len < room ? h->hist_len : room;
+    if (!n && !b)
         return 0;
-    if (!(h->prefix = malloc(n)))
+    if (!(h->prefix = malloc(b + n)))
         return -ENOMEM;
-    h->prefix_len = n;
-    memcpy(h->prefix, h->hist + h->hist_len - n, n);
-    size_t r = d == CODEC_TX ? ZSTD_CCtx_refPrefix(c->cctx, h->prefix, n) : ZSTD_DCtx_refPrefix(c->dctx, h->prefix, n);
+    h->prefix_len = b + n;
+    if (b)
+        memcpy(h->prefix, c->builtin[d], b);
+    if (n)
+        memcpy(h->prefix + b, h->hist + h->hist_len - n, n);
+    size_t r = d == CODEC_TX ? ZSTD_CCtx_refPrefix(c->cctx, h->prefix, b + n)
+                             : ZSTD_DCtx_refPrefix(c->dctx, h->prefix, b + n);
     return ZSTD_isError(r) ? -EIO : 0;
 }
 
@@ -261,7 +275,19 @@ int codec_prime(struct codec *c, enum codec_dir d, const uint8_t *p, size_t n)
 
 uint64_t codec_total(const struct codec *c, enum codec_dir d) { return c->h[d].total; }
 
-bool codec_primed(const struct codec *c, enum codec_dir d) { return c->h[d].hist_len > c->h[d].total; }
+int codec_set_builtin(struct codec *c, enum codec_dir d, const uint8_t *p, size_t n)
+{
+    if (c->h[d].total || c->builtin[d])
+        return -EINVAL;
+    c->builtin[d] = p;
+    c->builtin_len[d] = n;
+    if (c->sc[d]) { /* the small coder's history too (after a cached dictionary) */
+        size_t k = n < SC_FEED_PRIME ? n : SC_FEED_PRIME;
+        sc_feed_start(c->sc[d], k);
+        sc_feed(c->sc[d], p + n - k, k);
+    }
+    return prime_frame(c, d);
+}
 
 int codec_history(const struct codec *c, enum codec_dir d, uint64_t end, const uint8_t **p, size_t *n)
 {
@@ -309,8 +335,8 @@ static void tune(struct codec *c, uint64_t now_ns)
     }
 }
 
-/* Ends the current frame and starts one at the new level, primed with the history. */
-static int change_level(struct codec *c, struct buf *out)
+/* Ends the current frame and starts one at the next level, primed with the history. */
+static int new_frame(struct codec *c, struct buf *out)
 {
     ZSTD_inBuffer in = { NULL, 0, 0 };
     size_t left;
@@ -326,6 +352,8 @@ static int change_level(struct codec *c, struct buf *out)
     } while (left);
     ZSTD_CCtx_reset(c->cctx, ZSTD_reset_session_only);
     c->level = c->next_level;
+    c->frame_in = 0;
+    c->reprime = false;
     set_cparams(c);
     return prime_frame(c, CODEC_TX);
 }
@@ -357,6 +385,11 @@ static int compress_zstd(struct codec *c, const uint8_t *p, size_t n, struct buf
 int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
 {
     uint64_t t0 = clock_ns();
+    /* After an idle time (a new program may be starting), a frame whose window has lost the
+     * built-in dictionary makes way for one primed with it again. */
+    if (c->builtin[CODEC_TX] && c->frame_in >= REPRIME_AFTER && t0 - c->last_write_ns >= REPRIME_IDLE_NS)
+        c->reprime = true;
+    c->last_write_ns = t0;
     size_t out0 = out->len;
     int rc;
     bool chunked = c->sc[CODEC_TX] != NULL;
@@ -367,9 +400,10 @@ int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
         struct buf *z = chunked ? &c->scratch : out;
         if (chunked)
             buf_clear(z);
-        rc = c->next_level != c->level ? change_level(c, z) : 0;
+        rc = c->next_level != c->level || c->reprime ? new_frame(c, z) : 0;
         if (rc == 0)
             rc = compress_zstd(c, p, n, z);
+        c->frame_in += n;
         if (rc == 0 && chunked && z->len)
             rc = sc_encode_zstd_head(c->sc[CODEC_TX], (uint32_t)z->len, out);
         if (rc == 0 && chunked)

@@ -49,8 +49,10 @@ int codec_prime(struct codec *c, enum codec_dir d, const uint8_t *p, size_t n);
  * SC_MAX_INPUT bytes goes through the small coder, a larger one through zstd. Both sides
  * call it, before any data (both offered CAP_SMALL). 0, -EINVAL (too late) or -ENOMEM. */
 int codec_use_small(struct codec *c);
-/* Whether direction d was primed (codec_prime) with any bytes. */
-bool codec_primed(const struct codec *c, enum codec_dir d);
+/* CAP_BUILTIN: every zstd frame of direction d is primed with p[0, n) (static: not
+ * copied) before the history, and so is the small coder's history. Call after
+ * codec_use_small and codec_prime, before any data. 0, -EINVAL or -ENOMEM. */
+int codec_set_builtin(struct codec *c, enum codec_dir d, const uint8_t *p, size_t n);
 /* Compresses n bytes (one link write) and flushes: appends what decodes them all to out. */
 int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out);
 /* Decompresses from in, appending at most max_out bytes to out and consuming the input it

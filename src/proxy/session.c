@@ -78,22 +78,18 @@ static int cache_prime(struct session *s, char *what, size_t cap)
     return 0;
 }
 
-/* A direction the cache did not prime starts from the built-in dictionary (CAP_BUILTIN):
+/* Every zstd frame starts from the built-in dictionary, then the history (CAP_BUILTIN):
  * the session start and a small program's first messages cost references, not bytes. */
-static int builtin_prime(struct session *s, char *what, size_t cap)
+static int builtin_prime(struct session *s)
 {
     if (!s->codec || !(s->hs.caps & CAP_BUILTIN))
         return 0;
-    size_t used = strlen(what);
     for (int d = CODEC_TX; d <= CODEC_RX; d++) {
-        if (codec_primed(s->codec, (enum codec_dir)d))
-            continue;
         bool up = dir_of(s, (enum codec_dir)d) == DICT_UP;
-        int rc = codec_prime(s->codec, (enum codec_dir)d, up ? dict_builtin_up : dict_builtin_down,
-                             up ? dict_builtin_up_len : dict_builtin_down_len);
+        int rc = codec_set_builtin(s->codec, (enum codec_dir)d, up ? dict_builtin_up : dict_builtin_down,
+                                   up ? dict_builtin_up_len : dict_builtin_down_len);
         if (rc < 0)
             return rc;
-        used += (size_t)snprintf(what + used, used < cap ? cap - used : 0, ", %s built-in", up ? "up" : "down");
     }
     return 0;
 }
@@ -217,13 +213,13 @@ static void link_process_input(struct session *s)
             session_end(s, false, "%s", "compression cache failed");
             return;
         }
-        if (builtin_prime(s, warm, sizeof warm) < 0) {
+        if (builtin_prime(s) < 0) {
             session_end(s, false, "%s", "out of memory");
             return;
         }
         if (s->codec)
-            log_info("link up (protocol version %d, zstd level %d, %s)", LINK_PROTOCOL_VERSION, codec_level(s->codec),
-                     warm);
+            log_info("link up (protocol version %d, zstd level %d, %s%s)", LINK_PROTOCOL_VERSION, codec_level(s->codec),
+                     warm, s->hs.caps & CAP_BUILTIN ? ", built-in dictionary" : "");
         else
             log_info("link up (protocol version %d, uncompressed)", LINK_PROTOCOL_VERSION);
         hs_wipe(&s->hs);

@@ -163,6 +163,27 @@ static void chunk_tests(void)
         codec_free(tx);
         codec_free(rx);
     }
+    TEST("That a frame begun far into the stream starts from the built-in dictionary again") {
+        struct codec *tx, *rx;
+        codec_new_window(&tx, 3, CODEC_SPEED_AUTO, 21);
+        codec_new_window(&rx, 3, CODEC_SPEED_AUTO, 21);
+        codec_use_small(tx);
+        codec_use_small(rx);
+        CHECK_EQ(codec_set_builtin(tx, CODEC_TX, dict_builtin_down, dict_builtin_down_len), 0);
+        CHECK_EQ(codec_set_builtin(rx, CODEC_RX, dict_builtin_down, dict_builtin_down_len), 0);
+        size_t wire_bytes = 0, n = 3u << 20;
+        uint8_t *noise = malloc(n);
+        fill(noise, n, 11);
+        CHECK_EQ(pass_through(tx, rx, noise, n, 65536, &wire_bytes), 0); /* 2 MiB window: gone */
+        codec_set_level(tx, 4); /* a new frame, as after an idle time */
+        wire_bytes = 0;
+        CHECK_EQ(pass_through(tx, rx, dict_builtin_down + 100, 8000, 8000, &wire_bytes), 0);
+        CHECK(wire_bytes < 300);
+        printf("  8000 bytes of the built-in dictionary after 3 MiB: %zu bytes\n", wire_bytes);
+        free(noise);
+        codec_free(tx);
+        codec_free(rx);
+    }
     TEST("That a zstd chunk that does not decode is reported") {
         struct codec *rx;
         struct sc_model *m;
