@@ -17,9 +17,11 @@
 #define LEVEL_MIN 1
 #define LEVEL_AUTO_MAX 6
 #define CHUNK_MAX_ZSTD (1u << 30)    /* a larger zstd chunk is corrupt (a write is at most a few MiB) */
-#define REPRIME_IDLE_NS 1000000000ull /* a write after this long idle may start a new frame ... */
+#define REPRIME_IDLE_NS 300000000ull /* after this long without writes, a new frame ... */
 #define REPRIME_AFTER (64u * 1024)   /* ... once this much zstd input has pushed the built-in
-                                      * dictionary out of the current frame's window */
+                                      * dictionary out of the current frame's window ... */
+#define REPRIME_WRITE 4096u          /* ... at a write this large (priming costs about 15 ms at
+                                      * level 9 with a 2 MiB window: not for a small reply) */
 
 /* One direction: what went through it (the last bytes, for priming and the cache) and the
  * stable copy the current zstd frame was primed with (zstd reads it while the frame lasts). */
@@ -385,8 +387,8 @@ static int compress_zstd(struct codec *c, const uint8_t *p, size_t n, struct buf
 int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
 {
     uint64_t t0 = clock_ns();
-    /* After an idle time (a new program may be starting), a frame whose window has lost the
-     * built-in dictionary makes way for one primed with it again. */
+    /* After an idle time (a new program may be starting: the observer's facts come again),
+     * a frame whose window has lost the built-in dictionary makes way for one primed with it. */
     if (c->builtin[CODEC_TX] && c->frame_in >= REPRIME_AFTER && t0 - c->last_write_ns >= REPRIME_IDLE_NS)
         c->reprime = true;
     c->last_write_ns = t0;
@@ -400,7 +402,7 @@ int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
         struct buf *z = chunked ? &c->scratch : out;
         if (chunked)
             buf_clear(z);
-        rc = c->next_level != c->level || c->reprime ? new_frame(c, z) : 0;
+        rc = c->next_level != c->level || (c->reprime && n >= REPRIME_WRITE) ? new_frame(c, z) : 0;
         if (rc == 0)
             rc = compress_zstd(c, p, n, z);
         c->frame_in += n;
