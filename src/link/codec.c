@@ -10,11 +10,18 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "link/smallcoder.h"
 
 #define TUNE_BYTES (256u * 1024)     /* input between two looks at the level */
 #define TUNE_HOLD_NS 5000000000ull   /* 5 s between level changes: each re-primes a frame */
 #define LEVEL_MIN 1
 #define LEVEL_AUTO_MAX 6
+#define CHUNK_MAX_ZSTD (1u << 30)    /* a larger zstd chunk is corrupt (a write is at most a few MiB) */
+#define REPRIME_IDLE_NS 300000000ull /* after this long without writes, a new frame ... */
+#define REPRIME_AFTER (64u * 1024)   /* ... once this much zstd input has pushed the built-in
+                                      * dictionary out of the current frame's window ... */
+#define REPRIME_WRITE 4096u          /* ... at a write this large (priming costs about 15 ms at
+                                      * level 9 with a 2 MiB window: not for a small reply) */
 
 /* One direction: what went through it (the last bytes, for priming and the cache) and the
  * stable copy the current zstd frame was primed with (zstd reads it while the frame lasts). */
@@ -41,6 +48,16 @@ struct codec {
     enum codec_speed speed;
     uint64_t rate_Bps;
     uint64_t tune_in, tune_out, tune_ns, last_change_ns;
+    /* Chunks (codec_use_small): small writes go through the small coder, the rest is zstd. */
+    struct sc_model *sc[2];
+    struct buf scratch;    /* one zstd chunk's code */
+    const uint8_t *builtin[2]; /* CAP_BUILTIN: each frame's prefix starts with it (static) */
+    size_t builtin_len[2];
+    uint64_t frame_in;     /* zstd input of the current tx frame */
+    uint64_t last_write_ns;
+    bool reprime;          /* the next zstd write starts a new frame (after an idle time) */
+    uint64_t rx_left;      /* zstd bytes left in the chunk being received */
+    bool rx_more;          /* zstd may hold output that did not fit the last call */
 };
 
 static const int speed_levels[] = {
@@ -95,7 +112,7 @@ int codec_window_log(const struct codec *c) { return c->window_log; }
 uint64_t codec_reserve(int window_log)
 {
     uint64_t w = 1ull << window_log;
-    return w + 3 * w + w + 2 * (w + w / 4 + w) + (2u << 20);
+    return w + 3 * w + w + 2 * (w + w / 4 + w) + (2u << 20) + sc_memory(false) + sc_memory(true) + SC_MAX_CODE;
 }
 
 int codec_window_for(uint64_t bound)
@@ -110,8 +127,8 @@ uint64_t codec_memory(const struct codec *c)
 {
     uint64_t n = sizeof *c + ZSTD_sizeof_CCtx(c->cctx) + ZSTD_sizeof_DCtx(c->dctx);
     for (int d = 0; d < 2; d++)
-        n += c->h[d].hist_cap + c->h[d].prefix_len;
-    return n;
+        n += c->h[d].hist_cap + c->h[d].prefix_len + (c->sc[d] ? sc_memory(d == CODEC_RX) : 0);
+    return n + c->scratch.cap;
 }
 
 int codec_new_speed(struct codec **out, int level, enum codec_speed speed)
@@ -148,6 +165,29 @@ int codec_new_window(struct codec **out, int level, enum codec_speed speed, int 
 
 int codec_new(struct codec **out, int level) { return codec_new_speed(out, level, CODEC_SPEED_AUTO); }
 
+/* The small coder's match model looks back into the prime too (its last bytes). */
+static void feed_prime(struct codec *c, enum codec_dir d)
+{
+    struct half *h = &c->h[d];
+    size_t n = h->hist_len < SC_FEED_PRIME ? h->hist_len : SC_FEED_PRIME;
+    if (!c->sc[d] || !n)
+        return;
+    sc_feed_start(c->sc[d], n);
+    sc_feed(c->sc[d], h->hist + h->hist_len - n, n);
+}
+
+int codec_use_small(struct codec *c)
+{
+    if (c->h[CODEC_TX].total || c->h[CODEC_RX].total)
+        return -EINVAL;
+    for (int d = 0; d < 2; d++) {
+        if (!c->sc[d] && sc_new(&c->sc[d]) < 0)
+            return -ENOMEM;
+        feed_prime(c, (enum codec_dir)d);
+    }
+    return 0;
+}
+
 void codec_free(struct codec *c)
 {
     if (!c)
@@ -157,7 +197,9 @@ void codec_free(struct codec *c)
     for (int d = 0; d < 2; d++) {
         free(c->h[d].hist);
         free(c->h[d].prefix);
+        sc_free(c->sc[d]);
     }
+    buf_free(&c->scratch);
     free(c);
 }
 
@@ -193,22 +235,28 @@ static int hist_append(const struct codec *c, struct half *h, const uint8_t *p, 
     return 0;
 }
 
-/* Starts a frame of direction d primed with the last window of its history.
- * Both ends do this at the same stream offset, so both hold the same prefix. */
+/* Starts a frame of direction d primed with the last window of its history (after the
+ * built-in dictionary, when there is one). Both ends do this at the same stream offset,
+ * so both hold the same prefix. */
 static int prime_frame(struct codec *c, enum codec_dir d)
 {
     struct half *h = &c->h[d];
     free(h->prefix);
     h->prefix = NULL;
     h->prefix_len = 0;
-    size_t n = h->hist_len < c->prime_max ? h->hist_len : c->prime_max;
-    if (!n)
+    size_t b = c->builtin_len[d] < c->prime_max ? c->builtin_len[d] : 0, room = c->prime_max - b;
+    size_t n = h->hist_len < room ? h->hist_len : room;
+    if (!n && !b)
         return 0;
-    if (!(h->prefix = malloc(n)))
+    if (!(h->prefix = malloc(b + n)))
         return -ENOMEM;
-    h->prefix_len = n;
-    memcpy(h->prefix, h->hist + h->hist_len - n, n);
-    size_t r = d == CODEC_TX ? ZSTD_CCtx_refPrefix(c->cctx, h->prefix, n) : ZSTD_DCtx_refPrefix(c->dctx, h->prefix, n);
+    h->prefix_len = b + n;
+    if (b)
+        memcpy(h->prefix, c->builtin[d], b);
+    if (n)
+        memcpy(h->prefix + b, h->hist + h->hist_len - n, n);
+    size_t r = d == CODEC_TX ? ZSTD_CCtx_refPrefix(c->cctx, h->prefix, b + n)
+                             : ZSTD_DCtx_refPrefix(c->dctx, h->prefix, b + n);
     return ZSTD_isError(r) ? -EIO : 0;
 }
 
@@ -222,10 +270,26 @@ int codec_prime(struct codec *c, enum codec_dir d, const uint8_t *p, size_t n)
         n = c->prime_max;
     }
     int rc = hist_append(c, h, p, n);
+    if (rc == 0)
+        feed_prime(c, d);
     return rc ? rc : prime_frame(c, d);
 }
 
 uint64_t codec_total(const struct codec *c, enum codec_dir d) { return c->h[d].total; }
+
+int codec_set_builtin(struct codec *c, enum codec_dir d, const uint8_t *p, size_t n)
+{
+    if (c->h[d].total || c->builtin[d])
+        return -EINVAL;
+    c->builtin[d] = p;
+    c->builtin_len[d] = n;
+    if (c->sc[d]) { /* the small coder's history too (after a cached dictionary) */
+        size_t k = n < SC_FEED_PRIME ? n : SC_FEED_PRIME;
+        sc_feed_start(c->sc[d], k);
+        sc_feed(c->sc[d], p + n - k, k);
+    }
+    return prime_frame(c, d);
+}
 
 int codec_history(const struct codec *c, enum codec_dir d, uint64_t end, const uint8_t **p, size_t *n)
 {
@@ -273,8 +337,8 @@ static void tune(struct codec *c, uint64_t now_ns)
     }
 }
 
-/* Ends the current frame and starts one at the new level, primed with the history. */
-static int change_level(struct codec *c, struct buf *out)
+/* Ends the current frame and starts one at the next level, primed with the history. */
+static int new_frame(struct codec *c, struct buf *out)
 {
     ZSTD_inBuffer in = { NULL, 0, 0 };
     size_t left;
@@ -290,20 +354,20 @@ static int change_level(struct codec *c, struct buf *out)
     } while (left);
     ZSTD_CCtx_reset(c->cctx, ZSTD_reset_session_only);
     c->level = c->next_level;
+    c->frame_in = 0;
+    c->reprime = false;
     set_cparams(c);
     return prime_frame(c, CODEC_TX);
 }
 
-int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
+/* One write through the small coder: a chunk of its own. */
+static int compress_small(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
 {
-    uint64_t t0 = clock_ns();
-    size_t out0 = out->len;
-    int rc;
-    if (c->next_level != c->level && (rc = change_level(c, out)) < 0)
-        return rc;
-    if ((rc = hist_append(c, &c->h[CODEC_TX], p, n)) < 0)
-        return rc;
-    c->h[CODEC_TX].total += n;
+    return sc_encode(c->sc[CODEC_TX], p, n, out);
+}
+
+static int compress_zstd(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
+{
     ZSTD_inBuffer in = { p, n, 0 };
     for (;;) {
         size_t room = ZSTD_compressBound(n - in.pos) + 64;
@@ -316,8 +380,46 @@ int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
         if (ZSTD_isError(left))
             return -EIO;
         if (left == 0 && in.pos == n)
-            break;
+            return 0;
     }
+}
+
+int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
+{
+    uint64_t t0 = clock_ns();
+    /* After an idle time (a new program may be starting: the observer's facts come again),
+     * a frame whose window has lost the built-in dictionary makes way for one primed with it. */
+    if (c->builtin[CODEC_TX] && c->frame_in >= REPRIME_AFTER && t0 - c->last_write_ns >= REPRIME_IDLE_NS)
+        c->reprime = true;
+    c->last_write_ns = t0;
+    size_t out0 = out->len;
+    int rc;
+    bool chunked = c->sc[CODEC_TX] != NULL;
+    if (chunked && n && n <= SC_MAX_INPUT) {
+        rc = compress_small(c, p, n, out);
+    } else {
+        /* A zstd chunk: its head says its size, so the block is made aside first. */
+        struct buf *z = chunked ? &c->scratch : out;
+        if (chunked)
+            buf_clear(z);
+        rc = c->next_level != c->level || (c->reprime && n >= REPRIME_WRITE) ? new_frame(c, z) : 0;
+        if (rc == 0)
+            rc = compress_zstd(c, p, n, z);
+        c->frame_in += n;
+        if (rc == 0 && chunked && z->len)
+            rc = sc_encode_zstd_head(c->sc[CODEC_TX], (uint32_t)z->len, out);
+        if (rc == 0 && chunked)
+            rc = buf_append(out, buf_head(z), z->len);
+        if (rc == 0 && chunked) {
+            sc_feed_start(c->sc[CODEC_TX], SC_FEED_MAX);
+            sc_feed(c->sc[CODEC_TX], p, n);
+        }
+    }
+    if (rc < 0)
+        return rc;
+    if ((rc = hist_append(c, &c->h[CODEC_TX], p, n)) < 0)
+        return rc;
+    c->h[CODEC_TX].total += n;
     uint64_t t1 = clock_ns();
     c->tune_in += n;
     c->tune_out += out->len - out0;
@@ -326,47 +428,101 @@ int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
     return 0;
 }
 
-int codec_decompress(struct codec *c, struct buf *in, struct buf *out, size_t max_out)
+/* Decodes zstd input, at most limit bytes of in, into out within *room. 1 when room ran
+ * out (zstd may hold more), 0 when that input is used, -EBADMSG or -ENOMEM. */
+static int decompress_zstd(struct codec *c, struct buf *in, uint64_t limit, struct buf *out, size_t *room)
 {
     struct half *h = &c->h[CODEC_RX];
-    uint8_t *dst = buf_append_space(out, max_out);
-    if (!dst)
-        return -ENOMEM;
-    ZSTD_inBuffer i = { buf_head(in), in->len, 0 };
-    ZSTD_outBuffer o = { dst, max_out, 0 };
+    ZSTD_inBuffer i = { buf_head(in), in->len < limit ? in->len : (size_t)limit, 0 };
     int rc = 0;
     for (;;) {
         if (h->need_prime && i.pos < i.size) {
             /* The history now ends where the sender's did when it began the next frame. */
-            if (hist_append(c, h, dst, o.pos) < 0 || prime_frame(c, CODEC_RX) < 0) {
+            if (prime_frame(c, CODEC_RX) < 0) {
                 rc = -ENOMEM;
                 break;
             }
-            h->total += o.pos;
-            dst += o.pos;
-            o.dst = dst;
-            o.size -= o.pos;
-            o.pos = 0;
             h->need_prime = false;
         }
+        uint8_t *dst = buf_append_space(out, *room);
+        if (!dst) {
+            rc = -ENOMEM;
+            break;
+        }
+        ZSTD_outBuffer o = { dst, *room, 0 };
         size_t r = ZSTD_decompressStream(c->dctx, &o, &i);
+        out->len -= *room - o.pos;
         if (ZSTD_isError(r)) {
             rc = -EBADMSG;
             break;
         }
+        if (hist_append(c, h, dst, o.pos) < 0) {
+            rc = -ENOMEM;
+            break;
+        }
+        if (c->sc[CODEC_RX])
+            sc_feed(c->sc[CODEC_RX], dst, o.pos);
+        h->total += o.pos;
+        *room -= o.pos;
         if (r == 0)
             h->need_prime = true;
-        if (o.pos == o.size) { /* full: there may be more for this input */
+        if (!*room) { /* full: there may be more for this input */
             rc = 1;
             break;
         }
         if (i.pos == i.size)
             break;
     }
-    if (rc >= 0 && hist_append(c, h, dst, o.pos) < 0)
-        rc = -ENOMEM;
-    h->total += o.pos;
-    out->len -= o.size - o.pos;
     buf_consume(in, i.pos);
+    if (c->sc[CODEC_RX])
+        c->rx_left -= i.pos;
+    c->rx_more = rc == 1;
     return rc;
+}
+
+/* The chunk head at in: a small write's bytes go to out, a zstd chunk's size to rx_left.
+ * 0, -EAGAIN (not all there yet), -EBADMSG or -ENOMEM. */
+static int decompress_chunk(struct codec *c, struct buf *in, struct buf *out, size_t *room)
+{
+    struct half *h = &c->h[CODEC_RX];
+    size_t before = out->len, used;
+    uint32_t zstd_len;
+    int rc = sc_decode(c->sc[CODEC_RX], buf_head(in), in->len, out, &used, &zstd_len);
+    if (rc < 0)
+        return rc;
+    if (zstd_len > CHUNK_MAX_ZSTD)
+        return -EBADMSG;
+    size_t n = out->len - before;
+    if (hist_append(c, h, buf_head(out) + before, n) < 0)
+        return -ENOMEM;
+    h->total += n;
+    *room -= n;
+    c->rx_left = zstd_len;
+    if (zstd_len)
+        sc_feed_start(c->sc[CODEC_RX], SC_FEED_MAX);
+    buf_consume(in, used);
+    return 0;
+}
+
+int codec_decompress(struct codec *c, struct buf *in, struct buf *out, size_t max_out)
+{
+    size_t room = max_out;
+    if (!c->sc[CODEC_RX]) /* one zstd stream */
+        return decompress_zstd(c, in, SIZE_MAX, out, &room);
+    while (in->len || c->rx_more) {
+        if (c->rx_left || c->rx_more) {
+            int rc = decompress_zstd(c, in, c->rx_left, out, &room);
+            if (rc)
+                return rc;
+            continue;
+        }
+        if (room < SC_MAX_INPUT) /* a small chunk may give that much */
+            return room == max_out ? -EINVAL : 1;
+        int rc = decompress_chunk(c, in, out, &room);
+        if (rc == -EAGAIN)
+            break;
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
 }

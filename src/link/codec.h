@@ -45,12 +45,21 @@ void codec_free(struct codec *c);
 /* Primes direction d with the bytes that preceded the stream (a cached dictionary), before
  * any data has gone through it. Copies p. 0, -EINVAL (data already flowed) or -ENOMEM. */
 int codec_prime(struct codec *c, enum codec_dir d, const uint8_t *p, size_t n);
-/* Compresses n bytes and flushes: appends a self-contained block sequence to out. */
+/* From now on, both directions are chunks (PROTOCOL.md 2.4): a write of at most
+ * SC_MAX_INPUT bytes goes through the small coder, a larger one through zstd. Both sides
+ * call it, before any data (both offered CAP_SMALL). 0, -EINVAL (too late) or -ENOMEM. */
+int codec_use_small(struct codec *c);
+/* CAP_BUILTIN: every zstd frame of direction d is primed with p[0, n) (static: not
+ * copied) before the history, and so is the small coder's history. Call after
+ * codec_use_small and codec_prime, before any data. 0, -EINVAL or -ENOMEM. */
+int codec_set_builtin(struct codec *c, enum codec_dir d, const uint8_t *p, size_t n);
+/* Compresses n bytes (one link write) and flushes: appends what decodes them all to out. */
 int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out);
 /* Decompresses from in, appending at most max_out bytes to out and consuming the input it
  * used. Returns 1 if it stopped because of max_out (call again after using out), 0 when
  * all input is used, -EBADMSG on corrupt input. Bounding each step keeps a small
- * compressed message that expands hugely (a blank image) from ballooning memory. */
+ * compressed message that expands hugely (a blank image) from ballooning memory. With
+ * chunks (codec_use_small), max_out must be SC_MAX_INPUT at least (else -EINVAL). */
 int codec_decompress(struct codec *c, struct buf *in, struct buf *out, size_t max_out);
 
 /* Bytes that have gone through direction d's stream (not counting the prime). */

@@ -27,6 +27,8 @@ enum link_caps {
     CAP_ZSTD = 0x1,   /* everything after the handshake is a zstd stream in each direction */
     CAP_XCODEC = 0x2, /* DATA carries X messages in the structured encoding (PROTOCOL.md 5) */
     CAP_DICT = 0x4,   /* the handshake ends with DICT_OFFER: cached dictionaries to prime the streams */
+    CAP_SMALL = 0x8,  /* with CAP_ZSTD: the streams are chunks, small writes through their own coder */
+    CAP_BUILTIN = 0x10, /* with CAP_ZSTD: a stream no cached dictionary primes starts from the built-in one */
     CAP_SPARE = 0x20, /* the display side offers connections set up ahead (SPARE, PROTOCOL.md 3.5) */
 };
 

@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/net.h"
+#include "link/dict_builtin.h"
 #include "link/transport.h"
 #include "proxy/session_private.h"
 #include "proxy/spare.h"
@@ -74,6 +75,22 @@ static int cache_prime(struct session *s, char *what, size_t cap)
                              dir == DICT_UP ? "up" : "down", n / 1024);
             break;
         }
+    }
+    return 0;
+}
+
+/* Every zstd frame starts from the built-in dictionary, then the history (CAP_BUILTIN):
+ * the session start and a small program's first messages cost references, not bytes. */
+static int builtin_prime(struct session *s)
+{
+    if (!s->codec || !(s->hs.caps & CAP_BUILTIN))
+        return 0;
+    for (int d = CODEC_TX; d <= CODEC_RX; d++) {
+        bool up = dir_of(s, (enum codec_dir)d) == DICT_UP;
+        int rc = codec_set_builtin(s->codec, (enum codec_dir)d, up ? dict_builtin_up : dict_builtin_down,
+                                   up ? dict_builtin_up_len : dict_builtin_down_len);
+        if (rc < 0)
+            return rc;
     }
     return 0;
 }
@@ -196,15 +213,23 @@ static void link_process_input(struct session *s)
             /* What follows the handshake is compressed. */
             buf_append(&s->wire_rx, buf_head(&s->link_rx), s->link_rx.len);
             buf_clear(&s->link_rx);
+            if ((s->hs.caps & CAP_SMALL) && codec_use_small(s->codec) < 0) {
+                session_end(s, false, "%s", "out of memory");
+                return;
+            }
         }
         if (cache_prime(s, warm, sizeof warm) < 0) {
             log_error("link: cannot load the agreed compression dictionary from %s", s->dict->dir);
             session_end(s, false, "%s", "compression cache failed");
             return;
         }
+        if (builtin_prime(s) < 0) {
+            session_end(s, false, "%s", "out of memory");
+            return;
+        }
         if (s->codec)
-            log_info("link up (protocol version %d, zstd level %d, %s)", LINK_PROTOCOL_VERSION, codec_level(s->codec),
-                     warm);
+            log_info("link up (protocol version %d, zstd level %d, %s%s)", LINK_PROTOCOL_VERSION, codec_level(s->codec),
+                     warm, s->hs.caps & CAP_BUILTIN ? ", built-in dictionary" : "");
         else
             log_info("link up (protocol version %d, uncompressed)", LINK_PROTOCOL_VERSION);
         hs_wipe(&s->hs);
@@ -245,6 +270,8 @@ static void link_process_frames(struct session *s)
             return;
         }
         s->stats.link_frames_in++;
+        if (f.type != FRAME_ACK)
+            s->ack_worthy = true;
         buf_consume(&s->link_rx, (size_t)n);
     }
 }
@@ -452,6 +479,23 @@ static bool link_hold(struct session *s)
     return true;
 }
 
+/* Debug: one line per link write, its frames (type:channel:length) and what zstd made of
+ * them, to account for every byte on the link. */
+static void trace_write(const struct session *s, size_t wire_len)
+{
+    char line[1024];
+    size_t used = 0;
+    for (size_t at = 0; at < s->link_tx.len && used < sizeof line - 40;) {
+        struct frame f;
+        long n = frame_decode(buf_head(&s->link_tx) + at, s->link_tx.len - at, &f);
+        if (n <= 0)
+            break;
+        used += (size_t)snprintf(line + used, sizeof line - used, " %s:%u:%u", frame_type_name(f.type), f.channel, f.len);
+        at += (size_t)n;
+    }
+    log_debug("link write: %zu frame bytes -> %zu:%s", s->link_tx.len, wire_len, line);
+}
+
 static void link_write(struct session *s)
 {
     if (link_write_buf(s, &s->hs_tx) != 0 || s->state != SESSION_UP)
@@ -473,9 +517,12 @@ static void link_write(struct session *s)
     if (s->link_tx.len) { /* one flushed zstd block per write */
         codec_set_link_rate(s->codec, s->link_rate_Bps); /* for the automatic level */
         uint64_t t0 = clock_ns();
+        size_t wire0 = s->wire_tx.len;
         s->stats.frame_bytes_out += s->link_tx.len;
         int rc = codec_compress(s->codec, buf_head(&s->link_tx), s->link_tx.len, &s->wire_tx);
         s->stats.encode_ns += clock_ns() - t0;
+        if (log_get_level() >= LOG_DEBUG)
+            trace_write(s, s->wire_tx.len - wire0);
         buf_clear(&s->link_tx);
         if (rc < 0) {
             session_end(s, false, "%s", "cannot compress the link stream");
@@ -583,23 +630,30 @@ static void schedule_channels(struct session *s)
 }
 
 /* Tells the peer how many of its link bytes we have read: when ACK_BYTES have come
- * (at most every ACK_INTERVAL_NS; at once for eight times that), or ACK_DELAY_NS after
- * the first byte not yet acknowledged. An ACK costs a few bytes on the way back, so a trickle of input is
- * acknowledged in lumps; its lateness adds to the peer's round-trip samples. */
+ * (at most every ACK_INTERVAL_NS; at once for eight times that), with a write that goes
+ * anyway once ACK_FEW have come, or ACK_DELAY_NS after the first byte not yet acknowledged
+ * (ACK_FEW_DELAY_NS while fewer than ACK_FEW have come: no peer's window, at least
+ * PACER_MIN_WINDOW, waits on so few). An ACK costs a few bytes on the way back, so a
+ * trickle of input is acknowledged in lumps; its lateness adds to the peer's round-trip
+ * samples, of which the pacer keeps the least. */
 static void send_ack(struct session *s)
 {
-    uint64_t pending = s->stats.link_bytes_in - s->ack_sent, now = clock_ns();
-    if (!pending)
+    uint64_t pending = s->stats.link_bytes_in - s->ack_sent, now = s->now();
+    /* Acknowledging ACKs on a timer made the two sides ping-pong forever on an idle link. */
+    if (!pending || (!s->ack_worthy && pending < ACK_FEW))
         return;
     if (!s->ack_first_ns)
         s->ack_first_ns = now;
-    bool lump = pending >= ACK_BYTES || (pending >= ACK_BYTES / 4 && s->link_tx.len);
+    bool lump = pending >= ACK_BYTES || (pending >= ACK_FEW && s->link_tx.len);
+    uint64_t delay = pending < ACK_FEW ? ACK_FEW_DELAY_NS : ACK_DELAY_NS;
     if (pending < 8 * ACK_BYTES && !(lump && now - s->ack_sent_ns >= ACK_INTERVAL_NS) &&
-        now - s->ack_first_ns < ACK_DELAY_NS) {
-        loop_wake_by(s->loop, lump ? s->ack_sent_ns + ACK_INTERVAL_NS : s->ack_first_ns + ACK_DELAY_NS);
+        now - s->ack_first_ns < delay) {
+        uint64_t due = lump ? s->ack_sent_ns + ACK_INTERVAL_NS : s->ack_first_ns + delay;
+        loop_wake_by(s->loop, clock_ns() + (due > now ? due - now : 0));
         return;
     }
     s->ack_first_ns = 0;
+    s->ack_worthy = false;
     struct buf v = { 0 };
     buf_put_varint(&v, s->stats.link_bytes_in);
     frame_encode(&s->link_tx, FRAME_ACK, 0, buf_head(&v), v.len);
@@ -703,6 +757,8 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
         caps |= CAP_XCODEC;
     if (cfg->role == ROLE_DISPLAY ? cfg->observe : !cfg->no_local_answers)
         caps |= CAP_SPARE; /* the display side's connections of its own: the observer's and spares */
+    if (cfg->compress_level)
+        caps |= CAP_SMALL | CAP_BUILTIN;
     int rc = hs_init(&s->hs, cfg->role, cfg->secret, cfg->secret_len, caps);
     if (s->dict)
         s->hs.offer_self = s->dict->offer;

@@ -32,6 +32,10 @@
 #define ACK_BYTES 512u                     /* acknowledge the link when this much has come ... */
 #define ACK_INTERVAL_NS (5u * 1000000)     /* ... at most every 5 ms ... */
 #define ACK_DELAY_NS (50u * 1000000)       /* ... or 50 ms after the first byte not acknowledged */
+#define ACK_FEW 128u                       /* below this much (half the pacer's least window,
+                                            * so no peer's window waits on it): ... */
+#define ACK_FEW_DELAY_NS (500u * 1000000)  /* ... 500 ms after the first byte, and never when
+                                            * only ACK frames came */
 #define SMALL_QUEUE 1024u                  /* a channel with this little queued is served first */
 #define MEM_DEFAULT (64u << 20)            /* session_config.max_memory when 0 */
 #define MEM_BASE (8u << 20)                /* of the bound: the process itself (code, libraries, tables) */
@@ -138,6 +142,7 @@ struct session {
     uint64_t ack_sent;            /* the link bytes read that our last ACK reported */
     uint64_t ack_sent_ns;
     uint64_t ack_first_ns;        /* when the first byte not yet acknowledged came, or 0 */
+    bool ack_worthy;              /* a frame other than ACK came since our last ACK */
     struct buf xc_scratch;        /* one message's encoding, or one DATA frame's decoding */
     struct observer *observer;    /* display side: our own X connection; NULL if none */
     struct spare_state spare;     /* a connection set up ahead of the next client */

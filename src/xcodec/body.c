@@ -41,7 +41,7 @@ static void elems_start(const struct xc_body_model *bm, const uint8_t *rlast, bo
 static int elems_encode(const struct xc_body_model *bm, const uint8_t *body, uint32_t blen, bool msb,
                         const uint8_t *rlast, struct buf *out)
 {
-    uint16_t prev[6] = { 0 }, cur[6] = { 0 };
+    uint16_t prev[XC_BM_WORDS] = { 0 }, cur[XC_BM_WORDS] = { 0 };
     unsigned w = bm->words;
     elems_start(bm, rlast, msb, prev);
     if (buf_reserve(out, blen + blen / 2) < 0)
@@ -61,7 +61,7 @@ static int elems_encode(const struct xc_body_model *bm, const uint8_t *body, uin
 static int elems_decode(const struct xc_body_model *bm, uint8_t *dst, uint32_t blen, bool msb,
                         const uint8_t *rlast, struct rd *r)
 {
-    uint16_t prev[6] = { 0 }, cur[6] = { 0 };
+    uint16_t prev[XC_BM_WORDS] = { 0 }, cur[XC_BM_WORDS] = { 0 };
     unsigned w = bm->words;
     elems_start(bm, rlast, msb, prev);
     if (blen % (2u * w))

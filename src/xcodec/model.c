@@ -13,6 +13,12 @@ static const struct xc_body_model bm_segments = { XC_BM_ELEMS, 4, { 0xff, 0xff, 
 static const struct xc_body_model bm_rects = { XC_BM_ELEMS, 4, { 0xff, 0xff, 0xff, 0xff } };
 static const struct xc_body_model bm_arcs = { XC_BM_ELEMS, 6, { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } };
 static const struct xc_body_model bm_image = { XC_BM_IMAGE, 0, { 0 } };
+/* RENDER's TRAPEZOID as 16-bit words (32-bit FIXED values, two words each): top, bottom,
+ * left p1 x y, p2 x y, right p1 x y, p2 x y. Bottom and the lines' y follow top and
+ * bottom; p2.x follows p1.x; the rest follows the previous trapezoid. */
+static const struct xc_body_model bm_traps = {
+    XC_BM_ELEMS, 20, { 0xff, 0xff, 0, 1, 0xff, 0xff, 0, 1, 4, 5, 2, 3, 0xff, 0xff, 6, 7, 12, 13, 10, 11 }
+};
 
 /* Per core request: the fixed part coded as word deltas (0: the first 32 bytes), and the
  * model of what follows it. Model parameters, not protocol facts the generator knows. */
@@ -76,6 +82,12 @@ void xc_shape_of(const struct xc_model *m, uint8_t byte0, uint8_t minor, uint32_
         if (byte0 < 128 && core_req[byte0].head) {
             head = core_req[byte0].head;
             s->body = core_req[byte0].body;
+        } else if (byte0 >= 128 && minor == XC_EXT_TRAPEZOIDS) {
+            /* The extension's opcode is the server's choice: any minor 10 is taken for
+             * RENDER's Trapezoids (24 bytes, then trapezoids of 40); another extension's
+             * minor 10 loses nothing but perhaps compression (its body rarely fits). */
+            head = 24;
+            s->body = &bm_traps;
         }
         if (big) {
             head += 4; /* the fixed part moves 4 bytes on */

@@ -62,10 +62,12 @@ struct xc_shape {
 /* A model of a message body: elements of 16-bit fields, or image rows. */
 struct xc_body_model {
     uint8_t kind;     /* XC_BM_ELEMS or XC_BM_IMAGE */
-    uint8_t words;    /* fields per element */
-    uint8_t base[6];  /* per field: 0xff = same field of the previous element, else a field before it */
+    uint8_t words;    /* fields per element, at most XC_BM_WORDS */
+    uint8_t base[20]; /* per field: 0xff = same field of the previous element, else a field before it */
 };
 enum { XC_BM_ELEMS = 1, XC_BM_IMAGE = 2 };
+#define XC_BM_WORDS 20
+#define XC_EXT_TRAPEZOIDS 10 /* the minor of RENDER's Trapezoids (any extension's minor 10: below) */
 
 void xc_model_init(struct xc_model *m, enum xc_dir dir, bool msb);
 void xc_model_free(struct xc_model *m);

@@ -1,9 +1,14 @@
 /* test_codec.c -- the link's zstd stage: flushed blocks, bounded steps, corrupt input,
- * streams primed with a dictionary, level changes mid-stream, the kept history. */
+ * streams primed with a dictionary, level changes mid-stream, the kept history; chunks
+ * with small writes through the small coder. */
 #include <errno.h>
 #include <stdlib.h>
 
+#include <sodium.h>
+
 #include "link/codec.h"
+#include "link/dict_builtin.h"
+#include "link/smallcoder.h"
 #include "test.h"
 
 /* Bytes that compress poorly on their own (like pixels), different for each seed. */
@@ -41,8 +46,165 @@ static int pass_through(struct codec *tx, struct codec *rx, const uint8_t *p, si
     return bad;
 }
 
+/* A pair of chunked codecs (CAP_SMALL), primed alike when prime is given. */
+static void small_pair(struct codec **tx, struct codec **rx, int level, const uint8_t *prime, size_t n)
+{
+    codec_new(tx, level);
+    codec_new(rx, level);
+    if (prime) {
+        codec_prime(*tx, CODEC_TX, prime, n);
+        codec_prime(*rx, CODEC_RX, prime, n);
+    }
+    CHECK_EQ(codec_use_small(*tx), 0);
+    CHECK_EQ(codec_use_small(*rx), 0);
+}
+
+/* What a pointer event costs after its encoding: a frame of 11 bytes, two of them moving. */
+static size_t motion_write(uint8_t *w, int i)
+{
+    uint8_t m[11] = { 0x11, 1, 8, 6, 0x10, 2, 0x14, 0x0f, 0x14, (uint8_t)(2 + (i % 3 == 0)), (uint8_t)(i % 7) };
+    memcpy(w, m, sizeof m);
+    return sizeof m;
+}
+
+static void chunk_tests(void)
+{
+    TEST("That small writes go through the small coder, large ones through zstd, interleaved and in order") {
+        struct codec *tx, *rx;
+        small_pair(&tx, &rx, 3, NULL, 0);
+        static uint8_t all[1 << 20];
+        size_t total = 0, wire_bytes = 0;
+        for (int i = 0; i < 400; i++) {
+            size_t n = i % 10 == 9 ? 3000 + (size_t)i : i % 5 == 4 ? SC_MAX_INPUT : 1 + (size_t)(i * 7) % 40;
+            fill(all + total, n, (unsigned)i % 13);
+            if (i == 200)
+                codec_set_level(tx, 5); /* a new zstd frame between small chunks */
+            CHECK_EQ(pass_through(tx, rx, all + total, n, n, &wire_bytes), 0);
+            total += n;
+        }
+        CHECK_EQ(codec_total(rx, CODEC_RX), total);
+        /* Both ends keep the same history: small chunks are part of the stream. */
+        const uint8_t *a, *b;
+        size_t na, nb;
+        CHECK_EQ(codec_history(tx, CODEC_TX, total, &a, &na), 0);
+        CHECK_EQ(codec_history(rx, CODEC_RX, total, &b, &nb), 0);
+        CHECK(na == total && nb == total && !memcmp(a, all, total) && !memcmp(b, all, total));
+        codec_free(tx);
+        codec_free(rx);
+    }
+    TEST("That a steady stream of pointer events costs at most 3 bytes each once learnt") {
+        struct codec *tx, *rx;
+        small_pair(&tx, &rx, 9, NULL, 0);
+        size_t wire_bytes = 0, late = 0;
+        uint8_t w[16];
+        for (int i = 0; i < 300; i++) {
+            size_t before = wire_bytes, n = motion_write(w, i);
+            CHECK_EQ(pass_through(tx, rx, w, n, n, &wire_bytes), 0);
+            if (i >= 100)
+                late += wire_bytes - before;
+        }
+        CHECK(late <= 3 * 200);
+        printf("  300 motion writes: %zu bytes, the last 200: %zu\n", wire_bytes, late);
+        codec_free(tx);
+        codec_free(rx);
+    }
+    TEST("That chunks split anywhere by the transport decode the same") {
+        struct codec *tx, *rx;
+        uint8_t prime[300];
+        fill(prime, sizeof prime, 3);
+        small_pair(&tx, &rx, 3, prime, sizeof prime);
+        struct buf wire = { 0 }, out = { 0 }, sent = { 0 };
+        uint8_t p[5000];
+        for (int i = 0; i < 60; i++) {
+            size_t n = i % 4 == 3 ? sizeof p : 1 + (size_t)i * 3;
+            fill(p, n, (unsigned)i);
+            codec_compress(tx, p, n, &wire);
+            buf_append(&sent, p, n);
+        }
+        struct buf part = { 0 };
+        int rc = 0;
+        for (size_t at = 0; at < wire.len && rc >= 0; at += 7) { /* 7 bytes at a time */
+            size_t k = wire.len - at < 7 ? wire.len - at : 7;
+            buf_append(&part, buf_head(&wire) + at, k);
+            do
+                rc = codec_decompress(rx, &part, &out, 300); /* and small output steps */
+            while (rc == 1);
+        }
+        CHECK_EQ(rc, 0);
+        CHECK(out.len == sent.len && !memcmp(buf_head(&out), buf_head(&sent), sent.len));
+        buf_free(&wire);
+        buf_free(&out);
+        buf_free(&sent);
+        buf_free(&part);
+        codec_free(tx);
+        codec_free(rx);
+    }
+    TEST("That the built-in dictionaries are the bytes PROTOCOL.md 2.5 names") {
+        static const char *const want[2] = { "45338a7e7dedbff0caee39d6c37d72e5f9d48073c5d00ae219288cee03510061",
+                                             "38fcaaa0eae656585039991dbb5c741f430ce4a8dac1fd3d078f6d6f2f3f1d0c" };
+        const uint8_t *dict[2] = { dict_builtin_up, dict_builtin_down };
+        size_t len[2] = { dict_builtin_up_len, dict_builtin_down_len };
+        for (int d = 0; d < 2; d++) {
+            uint8_t h[crypto_hash_sha256_BYTES];
+            char hex[2 * sizeof h + 1];
+            crypto_hash_sha256(h, dict[d], len[d]);
+            sodium_bin2hex(hex, sizeof hex, h, sizeof h);
+            CHECK(!strcmp(hex, want[d]));
+        }
+    }
+    TEST("That a small write repeating the prime costs a fraction of its size") {
+        struct codec *tx, *rx;
+        small_pair(&tx, &rx, 3, dict_builtin_up, dict_builtin_up_len);
+        size_t wire_bytes = 0;
+        const uint8_t *p = dict_builtin_up + 20000; /* 200 bytes the prime holds */
+        CHECK_EQ(pass_through(tx, rx, p, 200, 200, &wire_bytes), 0);
+        CHECK(wire_bytes < 60);
+        printf("  200 bytes of the prime again: %zu bytes\n", wire_bytes);
+        codec_free(tx);
+        codec_free(rx);
+    }
+    TEST("That a frame begun far into the stream starts from the built-in dictionary again") {
+        struct codec *tx, *rx;
+        codec_new_window(&tx, 3, CODEC_SPEED_AUTO, 21);
+        codec_new_window(&rx, 3, CODEC_SPEED_AUTO, 21);
+        codec_use_small(tx);
+        codec_use_small(rx);
+        CHECK_EQ(codec_set_builtin(tx, CODEC_TX, dict_builtin_down, dict_builtin_down_len), 0);
+        CHECK_EQ(codec_set_builtin(rx, CODEC_RX, dict_builtin_down, dict_builtin_down_len), 0);
+        size_t wire_bytes = 0, n = 3u << 20;
+        uint8_t *noise = malloc(n);
+        fill(noise, n, 11);
+        CHECK_EQ(pass_through(tx, rx, noise, n, 65536, &wire_bytes), 0); /* 2 MiB window: gone */
+        codec_set_level(tx, 4); /* a new frame, as after an idle time */
+        wire_bytes = 0;
+        CHECK_EQ(pass_through(tx, rx, dict_builtin_down + 100, 8000, 8000, &wire_bytes), 0);
+        CHECK(wire_bytes < 300);
+        printf("  8000 bytes of the built-in dictionary after 3 MiB: %zu bytes\n", wire_bytes);
+        free(noise);
+        codec_free(tx);
+        codec_free(rx);
+    }
+    TEST("That a zstd chunk that does not decode is reported") {
+        struct codec *rx;
+        struct sc_model *m;
+        codec_new(&rx, 3);
+        codec_use_small(rx);
+        sc_new(&m);
+        struct buf in = { 0 }, out = { 0 };
+        uint8_t junk[4] = { 0xff, 0xff, 0xff, 0xff }; /* no zstd magic */
+        CHECK_EQ(sc_encode_zstd_head(m, sizeof junk, &in), 0);
+        buf_append(&in, junk, sizeof junk);
+        CHECK_EQ(codec_decompress(rx, &in, &out, 1 << 16), -EBADMSG);
+        buf_free(&in);
+        buf_free(&out);
+        sc_free(m);
+        codec_free(rx);
+    }
+}
+
 int main(void)
 {
+    chunk_tests();
     TEST("That every flushed block decompresses on its own, in order") {
         struct codec *tx, *rx;
         codec_new(&tx, 3);

@@ -269,6 +269,7 @@ static void session_tests(void)
                     sent += (size_t)w;
             }
             pump(&r, 2);
+            fake_now += 1000000; /* a ms a turn: ACK timers run on the sessions' clock */
             uint8_t tmp[8192]; /* the server reads slowly */
             ssize_t n = read(r.upstream[0], tmp, sizeof tmp);
             if (n > 0)
@@ -593,6 +594,29 @@ static void session_tests(void)
         close(c);
         rig_stop(&r);
         rig_speed = CODEC_SPEED_AUTO;
+    }
+    STEST("That an idle link goes quiet: ACK frames alone are not acknowledged on a timer") {
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        int c = client_ready(&r, 0);
+        struct buf got = { 0 };
+        uint8_t focus[4] = { 43, 0, 1, 0 }, reply[32] = { 1, 0, 1, 0 };
+        ask_server(&r, c, 0, focus, 4, reply, &got);
+        /* Each side acknowledges what came (at most 500 ms on), then nothing more crosses. */
+        for (int i = 0; i < 4; i++) {
+            fake_now += 600000000;
+            pump(&r, 4);
+        }
+        uint64_t out_app = session_stats(r.app)->link_frames_out, out_disp = session_stats(r.disp)->link_frames_out;
+        for (int i = 0; i < 10; i++) {
+            fake_now += 600000000;
+            pump(&r, 4);
+        }
+        CHECK_EQ(session_stats(r.app)->link_frames_out, out_app);
+        CHECK_EQ(session_stats(r.disp)->link_frames_out, out_disp);
+        buf_free(&got);
+        close(c);
+        rig_stop(&r);
     }
     STEST("That sessions with different secrets never open a channel") {
         struct rig r;

@@ -140,6 +140,8 @@ static void requests_of_every_kind(struct msgs *m, bool msb)
     req(m, msb, 139, 23, 28 + 16, NULL);       /* an extension request */
     req(m, msb, 139, 20, 28 + 300, NULL);
     req(m, msb, 139, 23, 28 + 16, NULL);
+    req(m, msb, 139, 10, 24 + 40 * 3, NULL);   /* RENDER Trapezoids (minor 10) */
+    req(m, msb, 139, 10, 24 + 40 * 3 + 4, NULL); /* minor 10 not of trapezoids */
     req(m, msb, 74, 0, 16 + 20, text);         /* PolyText8 */
     req(m, msb, 0, 0, 4, NULL);                /* opcode 0 (no such request) */
 }
@@ -249,6 +251,25 @@ int main(void)
         CHECK(round_trip(XC_REQUESTS, false, &r, 0, &size));
         CHECK(size <= 4 + 49 * 2);
         buf_free(&m.all); buf_free(&r.all);
+    }
+    TEST("That RENDER trapezoids that move a little are coded as small differences") {
+        struct msgs r = { 0 };
+        for (int i = 0; i < 20; i++) {
+            uint8_t t[20 + 40 * 2] = { 0 }; /* the request from byte 4 */
+            for (int k = 0; k < 2; k++) { /* a thin trapezoid 3 pixels high, moving right */
+                uint8_t *e = t + 20 + 40 * k;
+                int32_t x = (100 + 2 * i + 7 * k) << 16, top = (50 + 3 * k) << 16, bottom = top + (3 << 16);
+                int32_t v[10] = { top, bottom, x, top, x + 0x8000, bottom, x + (5 << 16), top, x + (5 << 16) + 0x8000, bottom };
+                for (int f = 0; f < 10; f++)
+                    st32(e + 4 * f, (uint32_t)v[f], false);
+            }
+            req(&r, false, 139, 10, 4 + sizeof t, t);
+        }
+        size_t size;
+        CHECK(round_trip(XC_REQUESTS, false, &r, 0, &size));
+        CHECK(size <= 20 * 56); /* mostly zero differences, which the link's coder squeezes */
+        printf("  20 requests of 2 trapezoids (104 bytes each): %zu bytes\n", size);
+        buf_free(&r.all);
     }
     TEST("That truncated streams yield only whole messages and wait for the rest") {
         struct msgs m = { 0 };

@@ -1,0 +1,465 @@
+/* smallcoder.c -- context mixing and a carry-less binary arithmetic coder for small link
+ * writes (smallcoder.h). Workload: a write of 5-256 bytes at a time, tens to hundreds a
+ * second (pointer motion, line drawing, replies); bulk goes to zstd. Integer only: both
+ * ends must compute the same probabilities bit for bit. */
+#include "link/smallcoder.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SC_INPUTS 5          /* contexts mixed per bit */
+#define SC_TABLE_BITS 14     /* slots per context table: 2^14 */
+#define SC_COUNT_LIMIT 60    /* a slot adapts at 1/(n+1.5) until it has seen this many bits */
+#define SC_MIX_RATE 6        /* the mixer's learning rate */
+#define SC_MIX_START 19661   /* each context's first weight: 0.3 in 16.16 */
+#define SC_SLOT_START 0x80000000u /* probability 1/2, no bits seen */
+#define SC_RING_BITS 17      /* the match model's history: the last 128 KiB of the direction */
+#define SC_MTAB_BITS 15      /* where each context of SC_MINLEN bytes was last seen */
+#define SC_MINLEN 5          /* bytes a match must have to be followed */
+#define SC_MAXLEN 31         /* match lengths beyond this count as this */
+
+
+/* Probability (12 bits) of a logistic value d/256, at d = -2048 + 128 i: round(4096 / (1 + e^(-i/2 + 8))). */
+static const int16_t squash_at[33] = {
+    1, 2, 4, 6, 10, 17, 27, 45, 74, 120, 194, 311, 488, 747, 1102, 1546, 2048,
+    2550, 2994, 3349, 3608, 3785, 3902, 3976, 4022, 4051, 4069, 4079, 4086, 4090, 4092, 4094, 4095,
+};
+
+struct sc_model {
+    uint32_t slot[SC_INPUTS][1u << SC_TABLE_BITS]; /* 22-bit probability of a 1, 10-bit count */
+    int32_t weight[512][SC_INPUTS + 2];              /* per partial byte and match state: the
+                                                      * contexts, the match and a bias */
+    int16_t stretch[4096];                           /* the inverse of squash */
+    int32_t rate[SC_COUNT_LIMIT + 1];                /* 65536 / (n + 1.5) */
+    uint32_t kind_slot;                              /* is the next chunk a small write? */
+    uint8_t prev[SC_MAX_INPUT + 1];                  /* the last write, length byte first */
+    size_t prev_len;
+    /* The match model: the direction's history (small writes, the start of zstd chunks, the
+     * prime), where the current context last occurred, and the byte that followed it. */
+    uint8_t ring[1u << SC_RING_BITS];
+    uint32_t mtab[1u << SC_MTAB_BITS];               /* (position + 1) after the context, 0: none */
+    uint32_t mslot[SC_MAXLEN + 1][2];                /* by match length and predicted bit */
+    uint64_t hpos;                                   /* history bytes so far */
+    uint64_t mptr;                                   /* the byte a match predicts next */
+    unsigned mlen;                                   /* its length, 0: no match */
+    size_t feed_left;                                /* of the zstd chunk being fed */
+    uint8_t pend[SC_MAX_INPUT];                      /* this write's bytes, history once committed */
+    size_t npend;
+    struct { uint32_t h, pos; } defer[SC_MAX_INPUT]; /* its contexts, in mtab once committed */
+    size_t ndefer;
+    /* Decoding: what a chunk changed, undone when it turns out not to be all there yet. */
+    struct sc_undo { uint32_t at, old; } *undo;         /* at: the word's index in the model */
+    size_t n_undo;
+};
+
+/* Model words one chunk may change: per bit five slots and six weights, plus the kind. */
+#define SC_UNDO_MAX (((SC_MAX_INPUT + 1) * 8 + 1) * (2 * SC_INPUTS + 3) + 1)
+
+/* Floor division by 2^k of a signed value: C leaves >> of negatives to the compiler. */
+static int64_t asr(int64_t x, unsigned k) { return x >= 0 ? x >> k : -((-x - 1) >> k) - 1; }
+
+static int squash(int d)
+{
+    if (d > 2047)
+        d = 2047;
+    if (d < -2047)
+        d = -2047;
+    int i = (d + 2048) >> 7, w = (d + 2048) & 127;
+    return (squash_at[i] * (128 - w) + squash_at[i + 1] * w + 64) >> 7;
+}
+
+size_t sc_memory(bool decoding)
+{
+    return sizeof(struct sc_model) + (decoding ? SC_UNDO_MAX * sizeof(struct sc_undo) : 0);
+}
+
+static void set_word(struct sc_model *m, uint32_t *at, uint32_t v)
+{
+    if (m->undo)
+        m->undo[m->n_undo++] = (struct sc_undo){ (uint32_t)(at - (uint32_t *)m), *at };
+    *at = v;
+}
+
+int sc_new(struct sc_model **out)
+{
+    struct sc_model *m = malloc(sizeof *m);
+    if (!m)
+        return -ENOMEM;
+    for (int i = 0; i < SC_INPUTS; i++)
+        for (size_t j = 0; j < (1u << SC_TABLE_BITS); j++)
+            m->slot[i][j] = SC_SLOT_START;
+    for (int c = 0; c < 512; c++) {
+        for (int i = 0; i < SC_INPUTS; i++)
+            m->weight[c][i] = SC_MIX_START;
+        m->weight[c][SC_INPUTS] = c < 256 ? 0 : 2 * SC_MIX_START; /* the match */
+        m->weight[c][SC_INPUTS + 1] = 0;
+    }
+    for (int l = 0; l <= SC_MAXLEN; l++)
+        m->mslot[l][0] = m->mslot[l][1] = SC_SLOT_START;
+    memset(m->ring, 0, sizeof m->ring);
+    memset(m->mtab, 0, sizeof m->mtab);
+    m->hpos = m->mptr = 0;
+    m->mlen = 0;
+    m->feed_left = m->npend = m->ndefer = 0;
+    int pi = 0;
+    for (int d = -2047; d <= 2047; d++) {
+        int v = squash(d);
+        for (int j = pi; j <= v; j++)
+            m->stretch[j] = (int16_t)d;
+        pi = v + 1;
+    }
+    for (int j = pi; j < 4096; j++)
+        m->stretch[j] = 2047;
+    for (int n = 0; n <= SC_COUNT_LIMIT; n++)
+        m->rate[n] = 131072 / (2 * n + 3);
+    m->kind_slot = SC_SLOT_START;
+    m->prev_len = 0;
+    m->undo = NULL;
+    m->n_undo = 0;
+    *out = m;
+    return 0;
+}
+
+void sc_free(struct sc_model *m)
+{
+    if (m)
+        free(m->undo);
+    free(m);
+}
+
+static uint32_t mix32(uint32_t h)
+{
+    h ^= h >> 16;
+    h *= 0x7feb352du;
+    h ^= h >> 15;
+    h *= 0x846ca68bu;
+    return h ^ (h >> 16);
+}
+
+static uint32_t ctx_hash(uint32_t tag, uint32_t a, uint32_t b, uint32_t c)
+{
+    return mix32(tag * 0x01000193u ^ mix32(a + 0x9e3779b9u * (b + 0x85ebca6bu * (c + 1))));
+}
+
+/* The contexts of byte i of seq (the length byte is byte 0). */
+static void contexts(const struct sc_model *m, const uint8_t *seq, size_t i, uint32_t ctx[SC_INPUTS])
+{
+    uint32_t p1 = i ? seq[i - 1] : 256, p2 = i > 1 ? seq[i - 2] : 256, p3 = i > 2 ? seq[i - 3] : 256;
+    uint32_t col = i < m->prev_len ? m->prev[i] : 256, pos = i < 63 ? (uint32_t)i : 63;
+    ctx[0] = ctx_hash(1, col, pos, 0);   /* the same place in the last write */
+    ctx[1] = ctx_hash(2, p1, pos < 15 ? pos : 15, 0);
+    ctx[2] = ctx_hash(3, p1, p2, 0);
+    ctx[3] = ctx_hash(4, p1, p2, p3);
+    ctx[4] = ctx_hash(5, col, p1, 0);
+}
+
+struct bitstep {
+    uint32_t *slot[SC_INPUTS + 1]; /* the last: the match's, or NULL */
+    int st[SC_INPUTS + 2];
+    unsigned set;                  /* the mixer's weight set */
+    int p;                         /* 12-bit probability of a 1 */
+};
+
+static uint8_t hist_at(const struct sc_model *m, uint64_t i)
+{
+    return i >= m->hpos ? m->pend[i - m->hpos] : m->ring[i & ((1u << SC_RING_BITS) - 1)];
+}
+
+/* Whether history position i still holds its byte (the ring has not gone round). */
+static bool hist_holds(const struct sc_model *m, uint64_t i, uint64_t end)
+{
+    return i < end && end - i <= (1u << SC_RING_BITS) - SC_MAX_INPUT;
+}
+
+static void predict(struct sc_model *m, const uint32_t ctx[SC_INPUTS], unsigned c0, int k, struct bitstep *b)
+{
+    b->slot[SC_INPUTS] = NULL;
+    b->st[SC_INPUTS] = 0;
+    if (m->mlen && !hist_holds(m, m->mptr, m->hpos + m->npend))
+        m->mlen = 0; /* the ring went round under a long match */
+    if (m->mlen) { /* the match still agrees with this byte's bits so far */
+        unsigned want = hist_at(m, m->mptr);
+        if (((want | 256u) >> (k + 1)) == c0) {
+            b->slot[SC_INPUTS] = &m->mslot[m->mlen][(want >> k) & 1];
+            b->st[SC_INPUTS] = m->stretch[*b->slot[SC_INPUTS] >> 20];
+        }
+    }
+    b->set = c0 | (b->slot[SC_INPUTS] ? 256u : 0);
+    const int32_t *w = m->weight[b->set];
+    int64_t dot = 0;
+    for (int i = 0; i < SC_INPUTS; i++) {
+        uint32_t h = (ctx[i] + c0) * 0x9e3779b1u;
+        b->slot[i] = &m->slot[i][h >> (32 - SC_TABLE_BITS)];
+        b->st[i] = m->stretch[*b->slot[i] >> 20];
+        dot += (int64_t)w[i] * b->st[i];
+    }
+    dot += (int64_t)w[SC_INPUTS] * b->st[SC_INPUTS];
+    b->st[SC_INPUTS + 1] = 256;
+    dot += (int64_t)w[SC_INPUTS + 1] * 256;
+    int p = squash((int)asr(dot, 16));
+    b->p = p < 1 ? 1 : p > 4095 ? 4095 : p;
+}
+
+static void slot_learn(struct sc_model *m, uint32_t *slot, int bit)
+{
+    uint32_t s = *slot, n = s & 1023;
+    int32_t p = (int32_t)(s >> 10), target = bit ? (1 << 22) - 1 : 0;
+    p += (int32_t)asr((int64_t)(target - p) * m->rate[n], 16);
+    if (n < SC_COUNT_LIMIT)
+        n++;
+    set_word(m, slot, (uint32_t)p << 10 | n);
+}
+
+static void update(struct sc_model *m, const struct bitstep *b, int bit)
+{
+    int32_t *w = m->weight[b->set];
+    int32_t err = ((bit << 12) - b->p) * SC_MIX_RATE;
+    for (int i = 0; i <= SC_INPUTS + 1; i++)
+        set_word(m, (uint32_t *)&w[i], (uint32_t)(w[i] + (int32_t)asr((int64_t)b->st[i] * err + 512, 10)));
+    for (int i = 0; i <= SC_INPUTS; i++)
+        if (b->slot[i])
+            slot_learn(m, b->slot[i], bit);
+}
+
+static uint32_t context_at(const struct sc_model *m, uint64_t end)
+{
+    uint32_t h = 0;
+    for (uint64_t i = end - SC_MINLEN; i < end; i++)
+        h = (h + hist_at(m, i) + 1) * 0x2f0b3c4du;
+    return h >> (32 - SC_MTAB_BITS);
+}
+
+/* After byte c of a small write: follow or lose the match; look for a new one. */
+static void match_after(struct sc_model *m, uint8_t c)
+{
+    if (m->mlen && hist_at(m, m->mptr) == c) {
+        m->mptr++;
+        m->mlen += m->mlen < SC_MAXLEN;
+    } else {
+        m->mlen = 0;
+    }
+    m->pend[m->npend++] = c;
+    uint64_t end = m->hpos + m->npend;
+    if (end < SC_MINLEN + 1)
+        return;
+    uint32_t h = context_at(m, end);
+    if (!m->mlen && m->mtab[h]) {
+        uint64_t cand = end - ((uint32_t)end - (m->mtab[h] - 1)); /* the last 32 bits name it */
+        unsigned len = 0;
+        while (len < SC_MAXLEN && cand > len && hist_holds(m, cand - 1 - len, end) &&
+               hist_at(m, cand - 1 - len) == hist_at(m, end - 1 - len))
+            len++;
+        if (len >= SC_MINLEN && hist_holds(m, cand, end)) {
+            m->mptr = cand;
+            m->mlen = len;
+        }
+    }
+    m->defer[m->ndefer].h = h;
+    m->defer[m->ndefer++].pos = (uint32_t)end + 1;
+}
+
+/* This write's bytes join the history. */
+static void match_commit(struct sc_model *m)
+{
+    for (size_t i = 0; i < m->npend; i++)
+        m->ring[(m->hpos + i) & ((1u << SC_RING_BITS) - 1)] = m->pend[i];
+    m->hpos += m->npend;
+    for (size_t i = 0; i < m->ndefer; i++)
+        m->mtab[m->defer[i].h] = m->defer[i].pos;
+    m->npend = m->ndefer = 0;
+}
+
+void sc_feed_start(struct sc_model *m, size_t limit) { m->feed_left = limit; }
+
+void sc_feed(struct sc_model *m, const uint8_t *p, size_t n)
+{
+    if (n > m->feed_left)
+        n = m->feed_left;
+    m->feed_left -= n;
+    for (size_t i = 0; i < n; i++) {
+        m->ring[m->hpos & ((1u << SC_RING_BITS) - 1)] = p[i];
+        m->hpos++;
+        if (m->hpos >= SC_MINLEN + 1)
+            m->mtab[context_at(m, m->hpos)] = (uint32_t)m->hpos + 1;
+    }
+    if (n)
+        m->mlen = 0;
+}
+
+/* The carry-less coder: [x1, x2] narrows per bit; equal leading bytes are settled. */
+struct ac {
+    uint32_t x1, x2, x;
+    uint8_t *out;          /* encoding */
+    const uint8_t *in;     /* decoding: bytes past the end read as zeros */
+    size_t pos, len;       /* bytes settled (encoding) or read (decoding, 4 ahead) */
+};
+
+static void ac_settle(struct ac *a)
+{
+    while (((a->x1 ^ a->x2) & 0xff000000u) == 0) {
+        if (a->out)
+            a->out[a->pos++] = (uint8_t)(a->x2 >> 24);
+        else
+            a->x = a->x << 8 | (a->pos < a->len ? a->in[a->pos] : 0), a->pos++;
+        a->x1 <<= 8;
+        a->x2 = a->x2 << 8 | 255;
+    }
+}
+
+static int ac_bit(struct ac *a, int p, int bit)
+{
+    uint32_t mid = a->x1 + ((a->x2 - a->x1) >> 12) * (uint32_t)p;
+    if (!a->out)
+        bit = a->x <= mid;
+    if (bit)
+        a->x2 = mid;
+    else
+        a->x1 = mid + 1;
+    ac_settle(a);
+    return bit;
+}
+
+/* The ending: the fewest leading bytes of a number whose every continuation lies in
+ * [x1, x2], so whatever follows the chunk (the next one) cannot change its decoding.
+ * Encoder and decoder both know x1, x2, so both know its length. */
+static unsigned ac_ending(const struct ac *a, uint8_t end[4])
+{
+    for (unsigned k = 1;; k++) {
+        unsigned shift = 32 - 8 * k;
+        uint64_t start = (((uint64_t)a->x1 + ((1ull << shift) - 1)) >> shift) << shift;
+        if (start + ((1ull << shift) - 1) <= a->x2) {
+            for (unsigned i = 0; i < k; i++)
+                end[i] = (uint8_t)(start >> (24 - 8 * i));
+            return k;
+        }
+    }
+}
+
+/* Codes (or decodes, when a->out is NULL) byte i of seq. */
+static uint8_t code_byte(struct sc_model *m, struct ac *a, uint8_t *seq, size_t i)
+{
+    uint32_t ctx[SC_INPUTS];
+    contexts(m, seq, i, ctx);
+    unsigned c0 = 1;
+    unsigned mlen = m->mlen;
+    if (!i) /* the length byte is no part of the history */
+        m->mlen = 0;
+    for (int k = 7; k >= 0; k--) {
+        struct bitstep b;
+        predict(m, ctx, c0, k, &b);
+        int bit = ac_bit(a, b.p, (seq[i] >> k) & 1);
+        update(m, &b, bit);
+        c0 = c0 << 1 | (unsigned)bit;
+    }
+    seq[i] = (uint8_t)c0;
+    if (i)
+        match_after(m, seq[i]);
+    else
+        m->mlen = mlen;
+    return seq[i];
+}
+
+static void remember(struct sc_model *m, const uint8_t *seq, size_t n)
+{
+    memcpy(m->prev, seq, n);
+    m->prev_len = n;
+}
+
+/* The chunk's kind (adaptive), then a small write's bytes or a zstd chunk's length. */
+static int code_kind(struct sc_model *m, struct ac *a, int small)
+{
+    int p = (int)(m->kind_slot >> 20);
+    small = ac_bit(a, p < 1 ? 1 : p > 4095 ? 4095 : p, small);
+    slot_learn(m, &m->kind_slot, small);
+    return small;
+}
+
+static uint32_t code_length(struct ac *a, uint32_t len)
+{
+    uint32_t v = 0;
+    for (int k = 31; k >= 0; k--)
+        v = v << 1 | (uint32_t)ac_bit(a, 2048, (int)(len >> k) & 1);
+    return v;
+}
+
+static int encode(struct sc_model *m, const uint8_t *p, size_t n, uint32_t zstd_len, struct buf *out)
+{
+    uint8_t *dst = buf_append_space(out, SC_MAX_CODE);
+    if (!dst)
+        return -ENOMEM;
+    struct ac a = { .x1 = 0, .x2 = 0xffffffffu, .out = dst };
+    if (code_kind(m, &a, p != NULL)) {
+        uint8_t seq[SC_MAX_INPUT + 1];
+        seq[0] = (uint8_t)(n - 1);
+        memcpy(seq + 1, p, n);
+        for (size_t i = 0; i <= n; i++)
+            code_byte(m, &a, seq, i);
+        remember(m, seq, n + 1);
+        match_commit(m);
+    } else {
+        code_length(&a, zstd_len);
+    }
+    a.pos += ac_ending(&a, dst + a.pos);
+    out->len -= SC_MAX_CODE - a.pos;
+    return 0;
+}
+
+int sc_encode(struct sc_model *m, const uint8_t *p, size_t n, struct buf *out)
+{
+    if (!n || n > SC_MAX_INPUT)
+        return -EINVAL;
+    return encode(m, p, n, 0, out);
+}
+
+int sc_encode_zstd_head(struct sc_model *m, uint32_t len, struct buf *out)
+{
+    return len ? encode(m, NULL, 0, len, out) : -EINVAL;
+}
+
+static void undo_all(struct sc_model *m)
+{
+    while (m->n_undo) {
+        struct sc_undo *u = &m->undo[--m->n_undo];
+        ((uint32_t *)m)[u->at] = u->old;
+    }
+}
+
+int sc_decode(struct sc_model *m, const uint8_t *in, size_t n, struct buf *out, size_t *used, uint32_t *zstd_len)
+{
+    if (!m->undo && !(m->undo = malloc(SC_UNDO_MAX * sizeof *m->undo)))
+        return -ENOMEM;
+    m->n_undo = 0;
+    uint64_t mptr = m->mptr;
+    unsigned mlen = m->mlen;
+    struct ac a = { .x1 = 0, .x2 = 0xffffffffu, .in = in, .len = n };
+    for (int k = 0; k < 4; k++)
+        a.x = a.x << 8 | (a.pos < n ? in[a.pos] : 0), a.pos++;
+    uint8_t seq[SC_MAX_INPUT + 1] = { 0 };
+    size_t len = 0;
+    *zstd_len = 0;
+    if (code_kind(m, &a, 0)) {
+        len = (size_t)code_byte(m, &a, seq, 0) + 1;
+        for (size_t i = 1; i <= len; i++)
+            code_byte(m, &a, seq, i);
+    } else {
+        *zstd_len = code_length(&a, 0);
+    }
+    uint8_t end[4];
+    size_t need = a.pos - 4 + ac_ending(&a, end);
+    if (need > n) { /* not all there yet: as if never seen */
+        undo_all(m);
+        m->npend = m->ndefer = 0;
+        m->mptr = mptr;
+        m->mlen = mlen;
+        return -EAGAIN;
+    }
+    m->n_undo = 0;
+    match_commit(m);
+    if (!len)
+        return *zstd_len ? (*used = need, 0) : -EBADMSG;
+    remember(m, seq, len + 1);
+    *used = need;
+    return buf_append(out, seq + 1, len) < 0 ? -ENOMEM : 0;
+}
