@@ -34,6 +34,7 @@ enum fact_kind {
     FACT_PROPERTY = 5,   /* varint root, varint property, u8 state; value: varint type, u8 format, varint length, data */
     FACT_KEYBOARD = 6,   /* u8 known; known: u8 min, max keycode, keysyms per keycode, u32le keysyms,
                           * u8 keycodes per modifier, 8 x that many keycodes */
+    FACT_FONT = 7,       /* u8 msb, varint name length, font name, varint length, QueryFont reply (learnt.h) */
 };
 
 #define FRAME_MAX_PAYLOAD (1u << 20)  /* 1 MiB: senders cut larger data into pieces */

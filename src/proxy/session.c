@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "common/net.h"
 #include "link/transport.h"
+#include "proxy/learnt.h"
 #include "proxy/session_private.h"
 
 static void link_pump(struct session *s);
@@ -683,6 +684,8 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
     stats_init(&s->stats);
     pacer_init(&s->pacer);
     s->idle_ns_at_start = loop_idle_ns(loop);
+    if (cfg->role == ROLE_DISPLAY && cfg->cache_dir && learnt_new(&s->learnt, cfg->cache_dir) < 0)
+        s->learnt = NULL; /* learn once: without it, fonts are learnt per session, that is all */
     uint32_t caps = cfg->compress_level ? CAP_ZSTD | cache_open(s) : 0;
     if (cfg->compress_level && !cfg->no_xcodec)
         caps |= CAP_XCODEC;
@@ -741,6 +744,10 @@ void session_free(struct session *s)
     free(s->dict);
     predict_free(s->predict);
     observer_free(s->observer);
+    if (s->learnt) {
+        learnt_save(s->learnt);
+        learnt_free(s->learnt);
+    }
     free(s);
 }
 

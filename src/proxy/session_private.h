@@ -117,6 +117,7 @@ struct session {
     struct buf xc_scratch;        /* one message's encoding, or one DATA frame's decoding */
     struct observer *observer;    /* display side: our own X connection; NULL if none */
     bool observer_tried;
+    struct learnt *learnt;        /* display side: questions remembered across sessions (learnt.h); NULL if none */
     /* Memory bound (DESIGN.md "Bounded memory"): bytes held in buffers, and the marks
      * between which reading X peers stops and starts again. */
     uint64_t mem_held, mem_peak, mem_high, mem_low;
