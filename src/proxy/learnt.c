@@ -155,8 +155,10 @@ bool learnt_note(struct learnt *l, uint8_t kind, const uint8_t *b, size_t len, c
         l->n++;
         l->bytes += LEARNT_ENTRY_HEADER + len;
     }
-    if (answer)
+    if (answer) {
         memcpy(e.answer, answer, LEARNT_ANSWER_SIZE);
+        e.known = true;
+    }
     l->q[0] = e;
     l->dirty = true;
     while (l->n > LEARNT_MAX_QUESTIONS || LEARNT_HEADER_SIZE + l->bytes > LEARNT_MAX_BYTES)
@@ -461,6 +463,9 @@ static void on_answer(void *ctx, uint32_t tag, const uint8_t *msg, uint32_t size
     } else if (predict_fact_reply(fact, a->q.kind == LEARNT_FONT ? FACT_FONT : FACT_EXCHANGE, false, a->q.bytes,
                                   a->q.len, reply, n) == 0) {
         l->told++;
+        int i = find(l, a->q.kind, a->q.bytes, a->q.len);
+        if (i >= 0)
+            l->q[i].known = true; /* the observer may reopen in this session: not told twice */
     }
     asked_done(l, a);
 }
@@ -492,8 +497,11 @@ void learnt_probe(struct learnt *l, struct observer *o)
     if (!l->n || !(l->asked = calloc(l->n, sizeof *l->asked)))
         return;
     for (uint32_t i = 0; i < l->n; i++) {
+        if (l->q[i].known)
+            continue;
         struct asked *a = &l->asked[l->n_asked];
         a->q = l->q[i];
+        a->q.known = false;
         if (!(a->q.bytes = malloc(a->q.len)))
             break;
         memcpy(a->q.bytes, l->q[i].bytes, a->q.len);
@@ -505,5 +513,6 @@ void learnt_probe(struct learnt *l, struct observer *o)
         else
             l->asked[k].done = true;
     }
-    log_debug("learnt questions: asking the server %u remembered from earlier sessions", l->asked_left);
+    if (l->asked_left)
+        log_debug("learnt questions: asking the server %u remembered from earlier sessions", l->asked_left);
 }

@@ -39,6 +39,7 @@ struct learnt_question {
     uint16_t len;
     uint8_t *bytes;                       /* owned */
     uint8_t answer[LEARNT_ANSWER_SIZE];   /* hash of the answer, sequence numbers zeroed */
+    bool known;                           /* both sides' predictors have the answer this session */
 };
 
 struct learnt;
@@ -59,7 +60,8 @@ void learnt_set_identity(struct learnt *l, const uint8_t id[LEARNT_ID_SIZE]);
 /* Replaces the questions by a file's; 0, or -EBADMSG (corrupt, truncated, foreign: nothing changes). */
 int learnt_parse(struct learnt *l, const uint8_t *file, size_t n);
 int learnt_encode(const struct learnt *l, struct buf *out);   /* 0 or -ENOMEM */
-/* Adds a question (or moves it first) with its answer's hash; answer NULL: only if known.
+/* Adds a question (or moves it first) with its answer's hash, learnt this session by both
+ * sides (so not to be told again); answer NULL: only moves a question already there.
  * The least recently used are dropped beyond the bounds. Returns whether it is kept. */
 bool learnt_note(struct learnt *l, uint8_t kind, const uint8_t *bytes, size_t len,
                  const uint8_t answer[LEARNT_ANSWER_SIZE]);
