@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "link/frame.h"
 #include "proxy/learnt.h"
 #include "test.h"
 
@@ -327,6 +328,37 @@ int main(void)
         predict_questions_free(&pq);
         predict_free(p);
         learnt_free(l);
+    }
+
+    TEST("That a FONT fact lets the app side answer QueryFont of a font opened by that name, and only that") {
+        struct predictor *p;
+        predict_new(&p);
+        struct predict_questions pq = { 0 };
+        uint8_t reply[40] = { 1, 0, 0, 0, 2, 0, 0, 0, 42 };
+        struct buf fact = { 0 };
+        CHECK_EQ(predict_fact_reply(&fact, FACT_FONT, false, (const uint8_t *)"fixed", 5, reply, sizeof reply), 0);
+        CHECK_EQ(predict_on_fact(p, buf_head(&fact), fact.len), 0);
+        fact.data[fact.off + fact.len - 40] = 7; /* a reply that is not one: refused */
+        CHECK(predict_on_fact(p, buf_head(&fact), fact.len) != 0);
+        uint8_t open[20] = { 45, 0, 5, 0, 1, 0, 0x40, 0, 5, 0, 0, 0, 'f', 'i', 'x', 'e', 'd' };
+        uint8_t query[8] = { 47, 0, 2, 0, 1, 0, 0x40, 0 };
+        struct msg_class cls = { .kind = MSG_REQUEST, .major = 45 };
+        predict_track(p, &pq, &cls, open, sizeof open, false);
+        cls.major = 47;
+        struct buf out = { 0 };
+        CHECK(predict_answer(p, &pq, &cls, query, sizeof query, 9, false, &out));
+        CHECK(out.len == sizeof reply && ld16(buf_head(&out) + 2, false) == 9 && buf_head(&out)[8] == 42);
+        buf_clear(&out);
+        open[12] = 'F'; /* another name: not known */
+        cls.major = 45;
+        predict_track(p, &pq, &cls, open, sizeof open, false);
+        cls.major = 47;
+        CHECK(!predict_answer(p, &pq, &cls, query, sizeof query, 10, false, &out));
+        CHECK(!predict_answer(p, &pq, &cls, query, sizeof query, 10, true, &out)); /* nor to an MSB client */
+        buf_free(&out);
+        buf_free(&fact);
+        predict_questions_free(&pq);
+        predict_free(p);
     }
 
     char cmd[600];
