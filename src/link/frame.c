@@ -9,6 +9,7 @@ static bool frame_type_known(uint8_t t)
     switch (t) {
     case FRAME_AUTH_NONCE: case FRAME_AUTH_PROOF: case FRAME_DICT_OFFER: case FRAME_OPEN: case FRAME_DATA:
     case FRAME_CLOSE: case FRAME_WINDOW: case FRAME_PREDICTED: case FRAME_FACT: case FRAME_ACK: case FRAME_GOODBYE:
+    case FRAME_SPARE:
         return true;
     }
     return false;
@@ -27,6 +28,7 @@ const char *frame_type_name(uint8_t t)
     case FRAME_PREDICTED: return "PREDICTED";
     case FRAME_FACT: return "FACT";
     case FRAME_ACK: return "ACK";
+    case FRAME_SPARE: return "SPARE";
     case FRAME_GOODBYE: return "GOODBYE";
     }
     return "unknown";
@@ -73,8 +75,11 @@ int frame_encode(struct buf *out, uint8_t type, uint32_t channel, const void *pa
 int frame_open_parse(const struct frame *f, struct frame_open *o)
 {
     struct rd r = rd_make(f->payload, f->len, false);
-    if (rd_u8(&r, &o->msb) || rd_u16(&r, &o->major) || rd_u16(&r, &o->minor) || o->msb > 1)
+    uint64_t spare = 0;
+    if (rd_u8(&r, &o->msb) || rd_u16(&r, &o->major) || rd_u16(&r, &o->minor) || o->msb > 1 ||
+        (rd_left(&r) && rd_varint(&r, &spare)) || rd_left(&r) || spare > UINT32_MAX)
         return -EBADMSG;
+    o->spare = (uint32_t)spare;
     return 0;
 }
 
@@ -107,8 +112,11 @@ int frame_fact_window_encode(struct buf *out, uint32_t channel, const struct fra
 
 int frame_open_encode(struct buf *out, uint32_t channel, const struct frame_open *o)
 {
-    uint8_t p[FRAME_OPEN_SIZE] = { o->msb };
+    uint8_t p[FRAME_OPEN_SIZE + 5] = { o->msb };
     st16(p + 1, o->major, false);
     st16(p + 3, o->minor, false);
-    return frame_encode(out, FRAME_OPEN, channel, p, sizeof p);
+    size_t n = FRAME_OPEN_SIZE;
+    for (uint32_t v = o->spare; v; v >>= 7) /* the varint, when there is a spare */
+        p[n++] = (uint8_t)((v & 0x7f) | (v >> 7 ? 0x80 : 0));
+    return frame_encode(out, FRAME_OPEN, channel, p, n);
 }

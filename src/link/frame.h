@@ -21,6 +21,7 @@ enum frame_type {
     FRAME_PREDICTED = 0x14,   /* app -> display: request (varint sequence number) answered at the app side */
     FRAME_FACT = 0x15,        /* display -> app: what the app side needs to answer locally (below) */
     FRAME_ACK = 0x16,         /* channel 0; varint: link bytes read from the peer so far */
+    FRAME_SPARE = 0x17,       /* channel 0, display -> app: a connection set up ahead (spare.h) */
     FRAME_GOODBYE = 0x20,     /* channel 0; the session ends cleanly; payload: varint stream bytes received */
 };
 
@@ -34,7 +35,10 @@ enum fact_kind {
     FACT_PROPERTY = 5,   /* varint root, varint property, u8 state; value: varint type, u8 format, varint length, data */
     FACT_KEYBOARD = 6,   /* u8 known; known: u8 min, max keycode, keysyms per keycode, u32le keysyms,
                           * u8 keycodes per modifier, 8 x that many keycodes */
-    FACT_FONT = 7,       /* u8 msb, varint name length, font name, varint length, QueryFont reply (learnt.h) */
+    FACT_ATOM_CENSUS = 7, /* varint next: every atom below it has been told (docs/PROTOCOL.md 3.2) */
+    FACT_COLORS = 8,     /* a TrueColor default colormap checked against the server, and colour names */
+    FACT_FONTS = 9,      /* repeated: u8 name length, name: fonts that open */
+    FACT_FONT = 13,      /* u8 msb, varint name length, font name, varint length, QueryFont reply (learnt.h) */
 };
 
 #define FRAME_MAX_PAYLOAD (1u << 20)  /* 1 MiB: senders cut larger data into pieces */
@@ -61,8 +65,9 @@ const char *frame_type_name(uint8_t type);
 struct frame_open {
     uint8_t msb;
     uint16_t major, minor;
+    uint32_t spare;          /* the spare connection the client took, or 0 (then not sent) */
 };
-#define FRAME_OPEN_SIZE 5
+#define FRAME_OPEN_SIZE 5    /* without the spare */
 int frame_open_parse(const struct frame *f, struct frame_open *o);
 int frame_open_encode(struct buf *out, uint32_t channel, const struct frame_open *o);
 

@@ -27,6 +27,7 @@ enum link_caps {
     CAP_ZSTD = 0x1,   /* everything after the handshake is a zstd stream in each direction */
     CAP_XCODEC = 0x2, /* DATA carries X messages in the structured encoding (PROTOCOL.md 5) */
     CAP_DICT = 0x4,   /* the handshake ends with DICT_OFFER: cached dictionaries to prime the streams */
+    CAP_SPARE = 0x8,  /* the display side offers connections set up ahead (SPARE, PROTOCOL.md 3.5) */
 };
 
 struct handshake {

@@ -13,6 +13,7 @@
 #include "common/net.h"
 #include "proxy/learnt.h"
 #include "proxy/session_private.h"
+#include "proxy/spare.h"
 #include "x11/xdisplay.h"
 
 struct channel *channel_find(struct session *s, uint32_t id)
@@ -20,6 +21,10 @@ struct channel *channel_find(struct session *s, uint32_t id)
     struct channel *ch = s->by_slot[id % MAX_CHANNELS];
     return ch && ch->id == id && !ch->dead ? ch : NULL;
 }
+
+static int frame_input(struct channel *ch, struct buf *in, const uint8_t *p, size_t n, struct buf *out,
+                       bool requests, enum stat_dir dir);
+static long frame_span(struct channel *ch, const uint8_t *p, size_t n, struct buf *out, bool requests, enum stat_dir dir);
 
 /* ---------------------------------------------------------------- channels */
 
@@ -37,6 +42,7 @@ struct channel *channel_new(struct session *s, uint32_t id, int fd)
     ch->send_credit = FRAME_CHANNEL_WINDOW;
     xstream_init(&ch->xs, !is_app(s));
     expose_init(&ch->ex);
+    ownwin_init(&ch->own, !is_app(s));
     ch->next = s->channels;
     s->channels = ch;
     s->by_slot[id % MAX_CHANNELS] = ch;
@@ -70,20 +76,15 @@ static void channel_free(struct channel *ch)
     free(ch->drops.q);
     predict_questions_free(&ch->pq);
     expose_free(&ch->ex);
+    ownwin_free(&ch->own);
     xenc_free(ch->enc);
     xdec_free(ch->dec);
     buf_free(&ch->dec_in);
     if (s->observer)
         observer_forget_channel(s->observer, ch->id);
     s->n_channels--;
-    if (!s->n_channels && s->observer) {
-        /* No client left: neither is our own connection (a new window opens it again). */
-        observer_free(s->observer);
-        s->observer = NULL;
-        s->observer_tried = false;
-        if (s->learnt)
-            learnt_save(s->learnt); /* a quiet moment: what this session learnt is kept even if it is killed */
-    }
+    if (!s->n_channels && s->learnt)
+        learnt_save(s->learnt); /* a quiet moment: what this session learnt is kept even if it is killed */
     free(ch);
 }
 
@@ -195,6 +196,10 @@ static int app_accept_setup(struct channel *ch)
         return -ENOMEM;
     }
     struct frame_open o = { .msb = rq.msb, .major = rq.major, .minor = rq.minor };
+    /* A connection the display side set up ahead answers at once (spare.h). */
+    struct buf setup = { 0 };
+    if (!s->cfg.no_local_answers && spare_fits(s, rq.msb, rq.major, rq.minor))
+        o.spare = spare_take(s, &setup);
     frame_open_encode(&s->link_tx, ch->id, &o);
     s->stats.link_frames_out++;
     xstream_on_setup_request(&ch->xs, rq.msb);
@@ -203,16 +208,33 @@ static int app_accept_setup(struct channel *ch)
     buf_consume(&ch->from_x, (size_t)n);
     ch->phase = CH_OPEN;
     ch->on_link = true;
+    if (o.spare) {
+        s->stats.answered_locally++;
+        s->stats.setups_answered++;
+        ch->last_answered = 1; /* the setup's answer did not cross the link */
+        if (ch->dec)
+            xdec_setup_seen(ch->dec);
+        int rc = frame_input(ch, &ch->from_link, buf_head(&setup), setup.len, &ch->to_x, false, STAT_TO_X);
+        buf_free(&setup);
+        if (rc) {
+            channel_drop(ch, "the spare connection's setup reply is unreadable");
+            return rc;
+        }
+        channel_update_interest(ch);
+    }
+    buf_free(&setup);
     return 0;
 }
 
 /* App side: the client has the answer to its latest request (of class cls, size bytes)
  * from us: PREDICTED tells the display side to drop the server's. */
-static void answered_here(struct channel *ch, const struct msg_class *cls, uint32_t size)
+static void answered_here(struct channel *ch, const struct msg_class *cls, uint32_t size, bool atom_none)
 {
     struct session *s = ch->s;
     struct buf seq = { 0 };
     buf_put_varint(&seq, ch->xs.seq_sent);
+    if (atom_none) /* the display side cannot tell this answer from its own facts */
+        buf_append(&seq, &(uint8_t){ 1 }, 1);
     frame_encode(&s->link_tx, FRAME_PREDICTED, ch->id, buf_head(&seq), seq.len);
     buf_free(&seq);
     s->stats.link_frames_out++;
@@ -230,7 +252,8 @@ static bool answer_locally(struct channel *ch, const struct msg_class *cls, cons
     if (s->cfg.no_local_answers || ch->last_unpredicted > ch->xs.seq_done)
         return false;
     struct buf reply = { 0 };
-    if (!predict_answer(s->predict, &ch->pq, cls, msg, size, (uint16_t)ch->xs.seq_sent, ch->xs.msb, &reply))
+    if (!predict_answer(s->predict, &ch->pq, cls, msg, size, (uint16_t)ch->xs.seq_sent, ch->xs.msb, &reply) &&
+        !ownwin_answer(&ch->own, s->predict, cls, msg, size, (uint16_t)ch->xs.seq_sent, ch->xs.msb, false, &reply))
         return false;
     /* Through xstream as if from the server, so this side learns from it as the other does.
      * Usually one reply; ListFontsWithInfo's answer is several: all are framed first. */
@@ -245,10 +268,11 @@ static bool answer_locally(struct channel *ch, const struct msg_class *cls, cons
         if (ok && at + m.size < reply.len)
             stats_count(&s->stats, &rcls, STAT_TO_X, m.size);
     }
+    bool atom_none = ok && predict_is_atom_none(&rcls, buf_head(&reply), reply.len, ch->xs.msb);
     buf_free(&reply);
     if (!ok)
         return false;
-    answered_here(ch, &rcls, m.size); /* counts the last reply; the loop, the others */
+    answered_here(ch, &rcls, m.size, atom_none); /* counts the last reply; the loop, the others */
     return true;
 }
 
@@ -273,7 +297,7 @@ static bool answer_noexpose(struct channel *ch, const struct msg_class *cls, con
     if (buf_append(&ch->to_x, ev, sizeof ev) < 0)
         return false;
     struct msg_class ecls = { .kind = MSG_EVENT, .major = XEV_NO_EXPOSE, .name = "NoExpose", .query_ext = -1 };
-    answered_here(ch, &ecls, sizeof ev);
+    answered_here(ch, &ecls, sizeof ev, false);
     return true;
 }
 
@@ -322,7 +346,8 @@ static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct x
             log_debug("channel %u: request %u maps a window", ch->id, seq); /* for round-trip counts */
         expose_on_request(&ch->ex, cls, body, body_len, seq, ch->xs.msb);
         if (!answer_locally(ch, cls, msg, rq->size)) {
-            if (!predict_quiet(s->predict, &ch->pq, cls, msg, rq->size, ch->xs.msb))
+            if (!predict_quiet(s->predict, &ch->pq, cls, msg, rq->size, ch->xs.msb) ||
+                ownwin_may_fail(&ch->own, cls, msg, rq->size, ch->xs.msb))
                 ch->last_unpredicted = seq;
             if (!answer_noexpose(ch, cls, msg, rq))
                 predict_ask(&ch->pq, cls, msg, rq->size, seq, ch->xs.msb);
@@ -339,7 +364,11 @@ static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct x
             uint8_t *ev = buf_append_space(&d->expected, 32);
             if (ev)
                 expose_build_noexpose(ev, (uint16_t)seq, ld32(body + 4, ch->xs.msb), cls->major, ch->xs.msb);
-        } else if (d && !predict_answer(s->predict, &ch->pq, cls, msg, rq->size, (uint16_t)seq, ch->xs.msb, &d->expected))
+        } else if (d && d->atom_none) {
+            predict_atom_none_reply(&d->expected, (uint16_t)seq, ch->xs.msb);
+        } else if (d && !predict_answer(s->predict, &ch->pq, cls, msg, rq->size, (uint16_t)seq, ch->xs.msb, &d->expected) &&
+                   !(d->own_window = ownwin_answer(&ch->own, s->predict, cls, msg, rq->size, (uint16_t)seq, ch->xs.msb,
+                                                   true, &d->expected)))
             log_error("channel %u: request %u was answered at the app side, but this side knows no answer "
                       "(please report this)", ch->id, seq);
         /* The client has its answer already and may act on it (BigReqEnable, extension
@@ -349,6 +378,7 @@ static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct x
     }
     /* Both sides, answered or not: later handshakes and QueryFonts depend on it. */
     predict_track(s->predict, &ch->pq, cls, msg, rq->size, ch->xs.msb);
+    ownwin_on_request(&ch->own, cls, msg, rq->size, ch->xs.msb);
     size_t at = out->len;
     rc = buf_append(out, msg, rq->size);
     return rc ? rc : encode_tail(ch, out, at);
@@ -367,6 +397,13 @@ static bool predicted_reply(struct channel *ch, const struct xw_server_msg *m, c
     }
     for (uint32_t i = 0; m->kind == XW_KIND_ERROR && i < ch->drops.len; i++) {
         const struct dropped_reply *d = &ch->drops.q[(ch->drops.head + i) % ch->drops.cap];
+        if (d->seq != ch->xs.seq_done && !d->event && d->own_window) {
+            /* Likely another client's doing (it destroyed the client's window): a miss, 3.4. */
+            ch->s->stats.ownwin_missed++;
+            log_info("channel %u: the server's error for request %u (%s) came after request %u about the client's "
+                     "own window was answered at the app side", ch->id, ch->xs.seq_done, cls->name ? cls->name : "?", d->seq);
+            break;
+        }
         if (d->seq != ch->xs.seq_done && !d->event) {
             /* A quiet request failed after a later one was answered: the client saw them out of order. */
             log_error("channel %u: the server's error for request %u (%s) came after request %u was answered at "
@@ -400,7 +437,24 @@ static bool predicted_reply(struct channel *ch, const struct xw_server_msg *m, c
         buf_consume(&ch->drops.q[ch->drops.head].expected, size);
         return true;
     }
-    if (m->kind != XW_KIND_REPLY || e->len != size || memcmp(buf_head(e), msg, size) != 0)
+    if (ch->drops.q[ch->drops.head].own_window && (m->kind != XW_KIND_REPLY || e->len != size ||
+                                                   memcmp(buf_head(e), msg, size) != 0)) {
+        /* Another client changed the window while the answer was on its way (PROTOCOL.md
+         * 3.4): the client keeps the answer it has; the server's is dropped. */
+        ch->s->stats.ownwin_missed++;
+        log_info("channel %u: request %u (%s) about the client's own window was answered at the app side, but "
+                 "the server's %s differs (the window changed meanwhile)", ch->id, ch->xs.seq_done,
+                 cls->name ? cls->name : "?", m->kind == XW_KIND_REPLY ? "reply" : "error");
+        drop_pop(ch);
+        return true;
+    }
+    if (ch->drops.q[ch->drops.head].atom_none && m->kind == XW_KIND_REPLY && e->len == size &&
+        memcmp(buf_head(e), msg, size) != 0) {
+        /* Another client made the atom while the census crossed the link (docs/PROTOCOL.md 3.2). */
+        ch->s->stats.atom_none_missed++;
+        log_info("channel %u: request %u (InternAtom) was answered None at the app side, but the atom existed "
+                 "(made by another client meanwhile)", ch->id, ch->xs.seq_done);
+    } else if (m->kind != XW_KIND_REPLY || e->len != size || memcmp(buf_head(e), msg, size) != 0)
         log_error("channel %u: the server's %s to request %u (%s) differs from the answer given at the app side "
                   "(please report this)", ch->id, m->kind == XW_KIND_REPLY ? "reply" : "error", ch->xs.seq_done,
                   cls->name ? cls->name : "?");
@@ -434,6 +488,7 @@ static int on_server_msg(struct channel *ch, const uint8_t *msg, const struct xw
     else if (m->kind == XW_KIND_SETUP) {
         predict_learn_setup(s->predict, out->data + out->off + at, out->len - at, ch->xs.msb);
         predict_learn_connection(&ch->pq, out->data + out->off + at, out->len - at, ch->xs.msb);
+        ownwin_learn_setup(&ch->own, out->data + out->off + at, out->len - at, ch->xs.msb);
     }
     if (is_app(s) && m->has_seq && ch->xs.seq_done < ch->seq_floor) {
         /* An event from before a locally answered request: only answered requests lie
@@ -641,13 +696,21 @@ int channel_on_open(struct session *s, const struct frame *f)
         return -EBADMSG;
     if (channel_find(s, f->channel))
         return -EBADMSG;
-    int fd = s->cfg.connect_upstream ? s->cfg.connect_upstream(s->cfg.connect_ctx) : xdisplay_connect(&s->cfg.upstream);
-    if (fd >= 0 && !s->observer && s->cfg.observe && !s->observer_tried) {
-        /* Opened with the first client (an X client of its own: it takes a client slot),
-         * after that client's connection (the server numbers clients in the order it accepts
-         * them, so the first client's resource ids are those it gets directly). */
-        s->observer_tried = true; /* once: without it, the app side answers less, that is all */
-        observer_start(s, &s->observer);
+    struct buf setup = { 0 };
+    int fd = -ENOENT;
+    if (o.spare) {
+        /* The client already has this connection's setup reply (spare.h). */
+        if (spare_claim(s, o.spare, &fd, &setup) < 0) {
+            const char *why = "the X connection prepared for this client closed";
+            log_warn("channel %u: %s", f->channel, why);
+            frame_encode(&s->link_tx, FRAME_CLOSE, f->channel, why, strlen(why));
+            s->stats.link_frames_out++;
+            buf_free(&setup);
+            spare_open(s);
+            return 0;
+        }
+    } else {
+        fd = s->cfg.connect_upstream ? s->cfg.connect_upstream(s->cfg.connect_ctx) : xdisplay_connect(&s->cfg.upstream);
     }
     struct channel *ch = fd >= 0 ? channel_new(s, f->channel, fd) : NULL;
     if (!ch) {
@@ -668,10 +731,26 @@ int channel_on_open(struct session *s, const struct frame *f)
     }
     ch->on_link = true;
     ch->phase = CH_OPEN;
+    if (s->observer)
+        observer_on_channel_open(s->observer, ch); /* ahead of the setup reply */
     net_set_nonblock(fd);
     xstream_on_setup_request(&ch->xs, o.msb);
     if (loop_watch(s->loop, &ch->w, fd, LOOP_READ | LOOP_WRITE, on_x_event, ch) < 0) {
         channel_drop(ch, "cannot watch the X server socket");
+        return 0;
+    }
+    if (o.spare) {
+        /* Through the stream as if just read, so this side learns what the app side did;
+         * its bytes are not sent again. */
+        long used = frame_span(ch, buf_head(&setup), setup.len, &ch->to_link, false, STAT_FROM_X);
+        buf_clear(&ch->to_link);
+        ch->urgent = false;
+        buf_free(&setup);
+        if (used < 0) {
+            channel_drop(ch, "the spare connection's setup reply is unreadable");
+            return 0;
+        }
+        spare_open(s); /* ready for the next client */
         return 0;
     }
     /* While the observer's first probes are unanswered, the setup request waits: the facts
@@ -720,10 +799,12 @@ int channel_on_fact(struct session *s, const struct frame *f)
 {
     if (f->channel == 0) /* session-wide facts (docs/PROTOCOL.md 3.2) */
         return !is_app(s) ? -EBADMSG : s->predict ? predict_on_fact(s->predict, f->payload, f->len) : 0;
+    struct channel *ch = channel_find(s, f->channel);
+    if (is_app(s) && ownwin_is_fact(f->payload, f->len)) /* the client's own windows (3.4) */
+        return ownwin_on_fact(ch ? &ch->own : NULL, f->payload, f->len);
     struct frame_fact_window w;
     if (!is_app(s) || frame_fact_window_parse(f, &w) < 0)
         return -EBADMSG;
-    struct channel *ch = channel_find(s, f->channel);
     if (ch)
         expose_on_fact(&ch->ex, w.window, w.clean, w.width, w.height, w.as_of);
     return 0;
@@ -812,7 +893,9 @@ int channel_on_predicted(struct session *s, const struct frame *f)
 {
     struct rd r = rd_make(f->payload, f->len, false);
     uint64_t seq;
-    if (is_app(s) || rd_varint(&r, &seq) < 0 || rd_left(&r) || seq > UINT32_MAX)
+    uint8_t note = 0;
+    if (is_app(s) || rd_varint(&r, &seq) < 0 || (rd_left(&r) && rd_u8(&r, &note) < 0) || rd_left(&r) ||
+        seq > UINT32_MAX || note > 1)
         return -EBADMSG;
     struct channel *ch = channel_find(s, f->channel);
     if (!ch)
@@ -829,7 +912,8 @@ int channel_on_predicted(struct session *s, const struct frame *f)
         ch->drops.head = 0;
         ch->drops.cap = cap;
     }
-    ch->drops.q[(ch->drops.head + ch->drops.len++) % ch->drops.cap] = (struct dropped_reply){ .seq = (uint32_t)seq };
+    ch->drops.q[(ch->drops.head + ch->drops.len++) % ch->drops.cap] =
+        (struct dropped_reply){ .seq = (uint32_t)seq, .atom_none = note == 1 };
     return 0;
 }
 

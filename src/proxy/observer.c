@@ -1,5 +1,6 @@
 /* observer.c -- the display side's own X connection: facts probed when it opens (the
- * server's extensions, atoms and handshake replies, sent as FACT frames on channel 0), and
+ * server's extensions, atoms, handshake replies, colours, fonts, sent as FACT frames on
+ * channel 0; new atoms looked for as clients connect and every 500 ms), and
  * window watches and confirmations for local NoExpose answers (observer.h, expose.h,
  * docs/PROTOCOL.md 3.2, 3.3).
  * Workload: a handful of windows per client, a few events per window change, one round
@@ -19,6 +20,7 @@
 #include "proxy/expose.h"
 #include "proxy/learnt.h"
 #include "proxy/session_private.h"
+#include "proxy/spare.h"
 #include "x11/xdisplay.h"
 #include "x11/xwire.h"
 #include "xproto_tables.h"
@@ -30,6 +32,7 @@
 #define PROBE_MAX_ATOMS 16384u       /* atoms asked for at most */
 #define PROBE_ATOM_BATCH 512u
 #define PROBE_FACT_BYTES (64u * 1024) /* atoms per FACT frame: about this many bytes */
+#define CENSUS_POLL_NS (500u * 1000000ull) /* atoms made by clients outside tincan: looked for this often */
 
 enum { EV_VISIBILITY = 15, EV_DESTROY = 17, EV_UNMAP = 18, EV_MAP = 19, EV_REPARENT = 21, EV_CONFIGURE = 22,
        EV_PROPERTY = 28, EV_MAPPING = 34 };
@@ -38,13 +41,17 @@ enum { OP_GET_KEYBOARD_MAPPING = 101, OP_GET_MODIFIER_MAPPING = 119 };
 #define PROBE_MAX_CHANGED 64u        /* root property changes remembered during the probes */
 enum { OP_REPARENT_WINDOW = 7, OP_MAP_WINDOW = 8, OP_MAP_SUBWINDOWS = 9 };
 enum { OP_CHANGE_WINDOW_ATTRIBUTES = 2, OP_GET_WINDOW_ATTRIBUTES = 3, OP_GET_GEOMETRY = 14, OP_GET_INPUT_FOCUS = 43 };
-#define WATCH_MASK (0x10000u | 0x20000u | 0x80000u) /* VisibilityChange, StructureNotify, SubstructureNotify */
+#define WATCH_MASK (0x10000u | 0x20000u | 0x80000u | PROPERTY_CHANGE_MASK) /* VisibilityChange, StructureNotify,
+                                                                           * SubstructureNotify, PropertyChange */
+#define SUBSTRUCTURE_REDIRECT_MASK 0x100000u
+enum { EV_GRAVITY = 24 };
 
-enum pending_kind { P_SELECT, P_ATTRS, P_GEOMETRY, P_SYNC, P_KEYMAP, P_MODMAP, P_PROBE, P_ASK };
+enum pending_kind { P_SELECT, P_ATTRS, P_GEOMETRY, P_SYNC, P_KEYMAP, P_MODMAP, P_PROBE, P_ROOT_ATTRS,
+                    P_SPARE_ROOT_ATTRS, P_SPARE_ROOT_GEOMETRY, P_ASK };
 /* P_PROBE's steps (pending.tag): ListExtensions, QueryExtension, GetAtomName, a handshake,
  * ListProperties and GetProperty of the root. */
-enum probe_step { S_LIST, S_QE, S_ATOM, S_HS, S_PROPS, S_PROP };
-#define PROBE_SLOTS 13               /* handshake probes (probes[] below) */
+enum probe_step { S_LIST, S_QE, S_ATOM, S_HS, S_PROPS, S_PROP, S_COLOR, S_FONT, S_FONTS_DONE, S_POLL, S_XKB_MAP };
+#define PROBE_SLOTS 14               /* handshake probes (probes[] below) */
 
 struct pending {
     uint32_t seq;
@@ -61,6 +68,7 @@ struct owin {
     int8_t visibility;        /* -1 unknown, else VisibilityNotify's state (0 = unobscured) */
     bool watching;            /* the watch is in place (geometry known) */
     bool unsent;              /* waiting for the client's CreateWindow to be written */
+    bool toplevel;            /* its parent is a root: a window manager may manage it */
     uint8_t tries;
     uint16_t width, height;
     uint8_t n_kids;
@@ -84,6 +92,9 @@ struct observer {
     struct idmap by_id;       /* window -> index + 1 */
     bool broken;
     uint32_t root;            /* screen 0's root: its properties are watched */
+    uint32_t root_masks;      /* its all-event-masks, as last read (observer_check_root) */
+    uint8_t root_redirect;    /* OWNWIN_REDIRECT_*: whether a window manager redirects the root's children */
+    bool own_unwatched;       /* the app side was told that the clients' windows are no longer watched */
     bool props_watched;       /* facts about root properties may have been sent */
     uint8_t min_keycode, max_keycode;
     bool kb_fetching;         /* the mappings are being asked for again after a MappingNotify */
@@ -107,7 +118,28 @@ struct observer {
         uint32_t props_left;
         bool keyboard;        /* the keyboard's mappings are asked as part of it */
         unsigned n_ext, n_atoms, n_hs, n_props;
+        uint32_t atom_bad;    /* the first atom number the server said BadAtom to */
+        uint32_t colormap;    /* a TrueColor default colormap whose arithmetic is being checked */
+        struct buf color_reqs; /* the colour requests sent, one after another */
+        uint32_t colors_left;
+        bool colors_bad;      /* an answer differed from the arithmetic */
+        struct buf colors;    /* the FACT_COLORS payload being filled */
+        uint32_t font_base;   /* resource ids for the fonts opened */
+        uint32_t fonts_bad;   /* bit k: fonts[k] did not open */
+        unsigned n_colors, n_fonts;
     } probe;
+    struct {                  /* XKEYBOARD: its GetMap reply is a fact while the keyboard stays */
+        uint8_t major, event; /* its opcode and first event (0: not present) */
+        struct buf key;       /* UseExtension and GetMap, as probed: the fact's key */
+        uint32_t generation;  /* keyboard changes seen: an older GetMap answer is stale */
+    } xkb;
+    struct {                  /* the atom census, kept current by polls (docs/PROTOCOL.md 3.2) */
+        uint32_t next;        /* the first atom number not yet seen; 0: no census */
+        uint32_t told;        /* the census last told */
+        bool polling;
+        uint64_t due_ns;      /* the next poll */
+        bool hooked;          /* the before-sleep hook is in place */
+    } census;
     struct held {             /* clients whose setup request waits for the probes */
         uint32_t channel;
         struct frame_open open;
@@ -116,9 +148,11 @@ struct observer {
 };
 
 static void observer_event(struct watch *w, unsigned events);
+static void watch_root(struct observer *o);
 static void probe_start(struct observer *o);
 static void probe_finish(struct observer *o);
 static void send_session_fact(struct observer *o, struct buf *payload);
+static void census_hook(void *data);
 static void ask_answer(struct observer *o, const struct pending *p, const uint8_t *msg, bool error);
 static bool ask_more(const struct pending *p, const uint8_t *msg, bool error);
 
@@ -170,6 +204,7 @@ int observer_start(struct session *s, struct observer **out)
     if (!o)
         return -ENOMEM;
     o->s = s;
+    o->root_redirect = OWNWIN_REDIRECT_UNKNOWN;
     idmap_init(&o->by_id, OBSERVER_MAX_WINDOWS);
     o->fd = s->cfg.connect_upstream ? s->cfg.connect_upstream(s->cfg.connect_ctx) : xdisplay_connect(&s->cfg.upstream);
     int rc = o->fd < 0 ? o->fd : 0;
@@ -195,6 +230,9 @@ int observer_start(struct session *s, struct observer **out)
                 !rd_skip(&r, 4) && !rd_u8(&r, &o->min_keycode) && !rd_u8(&r, &o->max_keycode) &&
                 !rd_skip(&r, 4 + vendor_len + xw_pad4(vendor_len) + 8u * n_formats) && rd_u32(&r, &o->root))
                 o->root = 0;
+            if (s->predict) /* the same server as the clients': its TrueColor maps, checked by the probes */
+                predict_learn_setup(s->predict, buf_head(&o->rx), (size_t)n, false);
+            o->probe.font_base = ld32(buf_head(&o->rx) + 12, false);
             if (s->learnt)
                 learnt_on_setup(s->learnt, &s->cfg.upstream, buf_head(&o->rx), (size_t)n);
             buf_consume(&o->rx, (size_t)n);
@@ -210,6 +248,8 @@ int observer_start(struct session *s, struct observer **out)
         rc = loop_watch(s->loop, &o->w, o->fd, LOOP_READ, observer_event, o);
     if (!rc && s->predict)
         probe_start(o);
+    if (!rc)
+        watch_root(o);
     if (rc) {
         log_warn("observer: cannot open its own X connection (%s): NoExpose is not answered at the app side",
                  strerror(-rc));
@@ -250,8 +290,13 @@ void observer_free(struct observer *o)
     free(o->kb_keymap);
     buf_free(&o->probe.names);
     buf_free(&o->probe.atoms);
+    buf_free(&o->probe.color_reqs);
+    buf_free(&o->probe.colors);
+    buf_free(&o->xkb.key);
     for (size_t k = 0; k < PROBE_SLOTS; k++)
         buf_free(&o->probe.keys[k]);
+    if (o->census.hooked)
+        loop_remove_before_sleep(o->s->loop, census_hook, o);
     free(o->held);
     free(o->wins);
     idmap_free(&o->by_id);
@@ -331,11 +376,14 @@ static void send_request(struct observer *o, uint8_t major, const uint32_t *word
 static const struct {
     const char *ext;
     uint8_t minor;
-    uint8_t body[20];
+    uint8_t body[24];
     uint8_t body_len;
 } probes[] = {
     { "BIG-REQUESTS", 0, { 0 }, 0 },                    /* Enable */
     { "XKEYBOARD", 0, { 1, 0, 0, 0 }, 4 },              /* UseExtension 1.0 (Xlib) */
+    /* GetMap of the core keyboard's types, symbols and modifier map (Xlib's XkbGetMap, as
+     * xterm asks it); asked again when the keyboard changes (PROBE_GET_MAP) */
+    { "XKEYBOARD", 8, { 0x00, 0x01, 7, 0 }, 24 },
     { "RENDER", 0, { 0, 0, 0, 0, 11, 0, 0, 0 }, 8 },    /* QueryVersion 0.11 (libXrender, xcb) */
     { "RENDER", 1, { 0 }, 0 },                          /* QueryPictFormats */
     { "XFIXES", 0, { 6, 0, 0, 0, 0, 0, 0, 0 }, 8 },     /* QueryVersion 6.0 (libXfixes) */
@@ -420,20 +468,179 @@ static void probe_atoms(struct observer *o)
     o->probe.atom_next = first + PROBE_ATOM_BATCH;
 }
 
-/* Every probe has been answered: the clients held back may have their setup requests go. */
-static void probe_finish(struct observer *o)
+/* Colour names clients commonly allocate by name (Xt's defaults, xcalc, xclock, ...). */
+static const char *const probe_color_names[] = { "black", "white", "red", "green", "blue", "yellow", "cyan",
+                                                 "magenta", "gray", "grey", "orange", "navy" };
+/* Fonts Xlib and Xt open without asking about them first (cursors; the default font). */
+static const char *const probe_font_names[] = { "cursor", "fixed" };
+
+static void probe_color_request(struct observer *o, uint8_t major, const uint8_t *body, uint16_t body_len)
 {
-    if (!o->probe.active)
+    size_t at = o->probe.color_reqs.len;
+    uint8_t *rq = buf_append_space(&o->probe.color_reqs, 4u + body_len);
+    if (!rq) {
+        o->probe.colors_bad = true;
         return;
-    o->probe.active = false;
-    send_session_fact(o, &o->probe.atoms);
-    buf_free(&o->probe.atoms);
-    buf_free(&o->probe.names);
-    for (size_t k = 0; k < N_PROBES; k++)
-        buf_free(&o->probe.keys[k]);
-    log_debug("observer: told the app side %u extensions, %u atoms, %u handshake replies, %u root properties in %.1f ms",
-              o->probe.n_ext, o->probe.n_atoms, o->probe.n_hs, o->probe.n_props,
-              (double)(clock_ns() - o->probe.start_ns) / 1e6);
+    }
+    rq[0] = major;
+    rq[1] = 0;
+    st16(rq + 2, (uint16_t)((4u + body_len) / 4), false);
+    memcpy(rq + 4, body, body_len);
+    o->probe.colors_left++;
+    probe_send(o, major, 0, body, body_len, S_COLOR, (uint32_t)at);
+}
+
+/* The TrueColor arithmetic (predict.c) checked against the server on its default colormap,
+ * where AllocColor and QueryColors allocate nothing; and the common colour names looked up. */
+static void probe_colors(struct observer *o)
+{
+    uint32_t all = 0, cmap = predict_truecolor_colormap(o->s->predict, &all);
+    if (!cmap)
+        return;
+    o->probe.colormap = cmap;
+    static const uint16_t rgb[][3] = { { 0, 0, 0 }, { 0xffff, 0xffff, 0xffff }, { 0xff00, 0x5300, 0 },
+                                       { 0x1234, 0x8765, 0xfedc }, { 0x7fff, 0x8000, 0x0101 } };
+    uint8_t b[8 + 260];
+    for (size_t i = 0; i < sizeof rgb / sizeof *rgb; i++) {
+        memset(b, 0, 12);
+        st32(b, cmap, false);
+        for (int c = 0; c < 3; c++)
+            st16(b + 4 + 2 * c, rgb[i][c], false);
+        probe_color_request(o, 84 /* AllocColor */, b, 12);
+    }
+    const uint32_t pixels[] = { 0, all, all & 0x55555555u, all & 0x0f0f0f0fu, all & 0xf0f0f0f0u };
+    st32(b, cmap, false);
+    for (size_t i = 0; i < sizeof pixels / sizeof *pixels; i++)
+        st32(b + 4 + 4 * i, pixels[i], false);
+    probe_color_request(o, 91 /* QueryColors */, b, 4 + 4 * sizeof pixels / sizeof *pixels);
+    for (size_t i = 0; i < sizeof probe_color_names / sizeof *probe_color_names; i++) {
+        uint16_t len = (uint16_t)strlen(probe_color_names[i]);
+        memset(b, 0, sizeof b);
+        st32(b, cmap, false);
+        st16(b + 4, len, false);
+        memcpy(b + 8, probe_color_names[i], len);
+        probe_color_request(o, 92 /* LookupColor */, b, (uint16_t)(8 + len + xw_pad4(len)));
+    }
+}
+
+static void probe_color_answer(struct observer *o, const struct pending *p, const uint8_t *msg, uint32_t size,
+                               bool error)
+{
+    const uint8_t *rq = buf_head(&o->probe.color_reqs) + p->window;
+    uint32_t rq_size = 4u * ld16(rq + 2, false);
+    bool lookup = rq[0] == 92;
+    if (error && lookup) {
+        /* the server does not know the name: not told */
+    } else if (error || !predict_color_check(o->s->predict, rq, rq_size, msg, size)) {
+        o->probe.colors_bad = true;
+        log_info("observer: the server's answer to a colour request (%u) is not the TrueColor arithmetic: colours "
+                 "are asked of the server until a real answer matches", rq[0]);
+    } else if (lookup) {
+        const uint16_t exact[3] = { ld16(msg + 8, false), ld16(msg + 10, false), ld16(msg + 12, false) };
+        predict_fact_color_name(&o->probe.colors, (const char *)rq + 12, ld16(rq + 8, false), exact);
+        o->probe.n_colors++;
+    }
+    if (--o->probe.colors_left)
+        return;
+    struct buf fact = { 0 };
+    if (!o->probe.colors_bad && predict_fact_colors(o->s->predict, &fact, o->probe.colormap) == 0 &&
+        buf_append(&fact, buf_head(&o->probe.colors), o->probe.colors.len) == 0)
+        send_session_fact(o, &fact);
+    buf_free(&fact);
+}
+
+/* Fonts opened (and closed) on this connection: OpenFont of them is quiet for clients. */
+static void probe_fonts(struct observer *o)
+{
+    for (uint32_t k = 0; k < sizeof probe_font_names / sizeof *probe_font_names; k++) {
+        uint8_t b[8 + 256] = { 0 };
+        uint32_t fid = o->probe.font_base + 1 + k;
+        uint16_t len = (uint16_t)strlen(probe_font_names[k]);
+        st32(b, fid, false);
+        st16(b + 4, len, false);
+        memcpy(b + 8, probe_font_names[k], len);
+        /* no answer when it opens; an error names it */
+        send_bytes(o, 45 /* OpenFont */, 0, b, (uint16_t)(8 + len + xw_pad4(len)),
+                   (struct pending){ .kind = P_PROBE, .tag = S_FONT, .window = k });
+        send_request(o, 46 /* CloseFont */, &fid, 1, (struct pending){ .kind = P_SELECT });
+    }
+    probe_send(o, 43 /* GetInputFocus: after the errors, if any */, 0, NULL, 0, S_FONTS_DONE, 0);
+}
+
+static void probe_fonts_done(struct observer *o)
+{
+    struct buf fact = { 0 };
+    for (uint32_t k = 0; k < sizeof probe_font_names / sizeof *probe_font_names; k++)
+        if (!(o->probe.fonts_bad >> k & 1)) {
+            predict_fact_font(&fact, probe_font_names[k], strlen(probe_font_names[k]));
+            o->probe.n_fonts++;
+        }
+    send_session_fact(o, &fact);
+    buf_free(&fact);
+}
+
+/* The keyboard's GetMap reply is now a fact: keep its key to ask again, and have the server
+ * say when the keyboard changes. Core MappingNotify is not enough: once a connection has
+ * used XKEYBOARD, the server sends it only for the map components the connection selected. */
+static void xkb_watch(struct observer *o, const uint8_t *key, size_t key_len)
+{
+    buf_clear(&o->xkb.key);
+    if (buf_append(&o->xkb.key, key, key_len) < 0)
+        return;
+    /* SelectEvents on the core keyboard: NewKeyboardNotify and MapNotify, every detail */
+    const uint8_t select[12] = { 0x00, 0x01, 3, 0, 0, 0, 3, 0, 0xff, 0, 0xff, 0 };
+    send_bytes(o, o->xkb.major, 1, select, sizeof select, (struct pending){ .kind = P_SELECT });
+}
+
+/* GetMap as probed, again (after a change); an answer older than the latest change is dropped. */
+static void xkb_ask_map(struct observer *o)
+{
+    const uint8_t *key = buf_head(&o->xkb.key);
+    size_t len = o->xkb.key.len;
+    if (!len || !o->s->predict)
+        return;
+    uint32_t at = 4u * ld16(key + 2, false); /* UseExtension first, then GetMap */
+    if (at + 4 > len)
+        return;
+    send_bytes(o, key[at], key[at + 1], key + at + 4, (uint16_t)(len - at - 4),
+               (struct pending){ .kind = P_PROBE, .tag = S_XKB_MAP, .channel = o->xkb.generation });
+}
+
+static void xkb_map_answer(struct observer *o, const struct pending *p, const uint8_t *msg, uint32_t size, bool error)
+{
+    if (error || p->channel != o->xkb.generation)
+        return; /* the keyboard changed again meanwhile: a newer answer comes */
+    struct buf fact = { 0 };
+    predict_fact_exchange(&fact, false, buf_head(&o->xkb.key), o->xkb.key.len, msg, size);
+    send_session_fact(o, &fact);
+    buf_free(&fact);
+}
+
+/* The keyboard changed (core MappingNotify, or XKEYBOARD's MapNotify or NewKeyboardNotify):
+ * what the app side knows of it is forgotten, then asked again. */
+static void keyboard_changed(struct observer *o)
+{
+    if (!o->s->predict)
+        return;
+    struct buf fact = { 0 };
+    predict_fact_keyboard(&fact, false, 0, 0, 0, NULL, 0, NULL); /* also forgets GetMap replies */
+    send_session_fact(o, &fact);
+    buf_free(&fact);
+    log_debug("observer: the keyboard mapping changed: asking again");
+    if (!o->kb_fetching) {
+        /* Asked after the change: the answers say the new mappings. */
+        o->kb_fetching = true;
+        uint32_t kb = o->min_keycode | (uint32_t)(o->max_keycode - o->min_keycode + 1) << 8;
+        send_request(o, OP_GET_KEYBOARD_MAPPING, &kb, 1, (struct pending){ .kind = P_KEYMAP });
+        send_request(o, OP_GET_MODIFIER_MAPPING, NULL, 0, (struct pending){ .kind = P_MODMAP });
+    }
+    o->xkb.generation++;
+    xkb_ask_map(o);
+}
+
+/* Clients held back until the facts are told. */
+static void release_held(struct observer *o)
+{
     uint32_t n = o->n_held;
     o->n_held = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -441,6 +648,102 @@ static void probe_finish(struct observer *o)
         if (ch)
             channel_send_setup(ch, &o->held[i].open);
     }
+    spare_offer(o->s);
+}
+
+bool observer_probing(const struct observer *o)
+{
+    return o->probe.active && !o->broken;
+}
+
+bool observer_check_root(struct observer *o)
+{
+    if (!o->root || o->broken)
+        return false;
+    send_request(o, OP_GET_WINDOW_ATTRIBUTES, &o->root, 1,
+                 (struct pending){ .kind = P_SPARE_ROOT_ATTRS, .window = o->root });
+    send_request(o, OP_GET_GEOMETRY, &o->root, 1, (struct pending){ .kind = P_SPARE_ROOT_GEOMETRY, .window = o->root });
+    return !o->broken;
+}
+
+/* Looks for atoms made since the last look (by clients outside tincan; atoms made through
+ * tincan are learnt from their replies too): GetAtomName of the next numbers, a round trip
+ * on the display's machine, until BadAtom. */
+static void census_poll(struct observer *o)
+{
+    if (o->broken || !o->census.next || o->census.polling || o->probe.active)
+        return;
+    o->census.polling = true;
+    o->census.due_ns = clock_ns() + CENSUS_POLL_NS;
+    uint32_t id = o->census.next;
+    send_request(o, 17 /* GetAtomName */, &id, 1, (struct pending){ .kind = P_PROBE, .tag = S_POLL, .window = id });
+}
+
+static void census_answer(struct observer *o, const struct pending *p, const uint8_t *msg, uint32_t size, bool error)
+{
+    if (!error && (uint32_t)ld16(msg + 8, false) + 32 <= size && p->window == o->census.next) {
+        struct buf fact = { 0 };
+        predict_fact_atom(&fact, p->window, (const char *)msg + 32, ld16(msg + 8, false));
+        send_session_fact(o, &fact);
+        buf_free(&fact);
+        log_debug("observer: atom %u was made by another client", p->window);
+        o->census.next = p->window + 1;
+        uint32_t id = o->census.next;
+        send_request(o, 17, &id, 1, (struct pending){ .kind = P_PROBE, .tag = S_POLL, .window = id });
+        return;
+    }
+    o->census.polling = false;
+    if (o->census.next != o->census.told) {
+        struct buf fact = { 0 };
+        predict_fact_census(&fact, o->census.next);
+        send_session_fact(o, &fact);
+        buf_free(&fact);
+        o->census.told = o->census.next;
+    }
+    release_held(o);
+}
+
+static void census_hook(void *data)
+{
+    struct observer *o = data;
+    if (o->broken || !o->census.next)
+        return;
+    uint64_t now = clock_ns();
+    if (!o->census.polling && now >= o->census.due_ns)
+        census_poll(o);
+    loop_wake_by(o->s->loop, o->census.polling ? now + CENSUS_POLL_NS : o->census.due_ns);
+}
+
+/* Every probe has been answered: the clients held back may have their setup requests go. */
+static void probe_finish(struct observer *o)
+{
+    if (!o->probe.active) {
+        if (o->broken)
+            o->census.polling = false;
+        if (!o->census.polling)
+            release_held(o);
+        return;
+    }
+    o->probe.active = false;
+    send_session_fact(o, &o->probe.atoms);
+    if (o->probe.atom_bad && !o->broken) {
+        /* Every atom below the first BadAtom has been told. */
+        o->census.next = o->census.told = o->probe.atom_bad;
+        o->census.due_ns = clock_ns() + CENSUS_POLL_NS;
+        struct buf fact = { 0 };
+        predict_fact_census(&fact, o->census.next);
+        send_session_fact(o, &fact);
+        buf_free(&fact);
+    }
+    buf_free(&o->probe.atoms);
+    buf_free(&o->probe.names);
+    for (size_t k = 0; k < N_PROBES; k++)
+        buf_free(&o->probe.keys[k]);
+    log_debug("observer: told the app side %u extensions, %u atoms, %u handshake replies, %u root properties, "
+              "%u colour names%s, %u fonts in %.1f ms", o->probe.n_ext, o->probe.n_atoms, o->probe.n_hs,
+              o->probe.n_props, o->probe.n_colors, o->probe.colormap && !o->probe.colors_bad ? " (TrueColor checked)" : "",
+              o->probe.n_fonts, (double)(clock_ns() - o->probe.start_ns) / 1e6);
+    release_held(o);
 }
 
 /* The extension names: the server's list, those it lacks that xcb-proto names, and a few more. */
@@ -493,7 +796,7 @@ static void probe_handshakes(struct observer *o)
         while (f > 0 && !strcmp(probes[f - 1].ext, probes[k].ext))
             f--;
         uint16_t units = (uint16_t)(1 + (probes[k].body_len + 3) / 4);
-        uint8_t rq[24] = { o->probe.majors[k], probes[k].minor };
+        uint8_t rq[28] = { o->probe.majors[k], probes[k].minor };
         st16(rq + 2, units, false);
         memcpy(rq + 4, probes[k].body, probes[k].body_len);
         buf_append(&o->probe.keys[f], rq, 4u * units); /* the key of probe k: a prefix of this */
@@ -506,6 +809,22 @@ static void probe_answer(struct observer *o, const struct pending *p, const uint
     uint32_t size = error ? 32 : 32 + 4 * ld32(msg + 4, false);
     struct buf fact = { 0 };
     switch ((enum probe_step)p->tag) {
+    case S_FONT:                /* an error: the font does not open (not counted as outstanding) */
+        if (error && p->window < 32)
+            o->probe.fonts_bad |= 1u << p->window;
+        return;
+    case S_POLL:                /* not part of the probes at start */
+        census_answer(o, p, msg, size, error);
+        return;
+    case S_XKB_MAP:
+        xkb_map_answer(o, p, msg, size, error);
+        return;
+    case S_COLOR:
+        probe_color_answer(o, p, msg, size, error);
+        break;
+    case S_FONTS_DONE:
+        probe_fonts_done(o);
+        break;
     case S_LIST:
         if (!error)
             probe_extensions(o, msg, size);
@@ -522,6 +841,10 @@ static void probe_answer(struct observer *o, const struct pending *p, const uint
             for (size_t k = 0; k < N_PROBES; k++)
                 if (reply[8] && strlen(probes[k].ext) == len && !memcmp(probes[k].ext, name, len))
                     o->probe.majors[k] = reply[9];
+            if (reply[8] && len == 9 && !memcmp(name, "XKEYBOARD", 9)) {
+                o->xkb.major = reply[9];
+                o->xkb.event = reply[10];
+            }
             predict_fact_extension(&fact, name, len, reply);
             send_session_fact(o, &fact);
             o->probe.n_ext++;
@@ -531,6 +854,8 @@ static void probe_answer(struct observer *o, const struct pending *p, const uint
         break;
     }
     case S_ATOM:
+        if (error && (!o->probe.atom_bad || p->window < o->probe.atom_bad))
+            o->probe.atom_bad = p->window;
         if (error || o->probe.atoms_end) {
             o->probe.atoms_end = true; /* BadAtom: past the last atom */
         } else if ((uint32_t)ld16(msg + 8, false) + 32 <= size) {
@@ -557,6 +882,8 @@ static void probe_answer(struct observer *o, const struct pending *p, const uint
             predict_fact_exchange(&fact, false, buf_head(&o->probe.keys[f]), key_len, msg, size);
             send_session_fact(o, &fact);
             o->probe.n_hs++;
+            if (!strcmp(probes[k].ext, "XKEYBOARD") && probes[k].minor == 8)
+                xkb_watch(o, buf_head(&o->probe.keys[f]), key_len);
         }
         break;
     }
@@ -619,6 +946,10 @@ static void probe_start(struct observer *o)
     o->probe.atom_next = 1;
     probe_send(o, 99 /* ListExtensions */, 0, NULL, 0, S_LIST, 0);
     probe_atoms(o); /* atoms are numbered from 1 without gaps: ask until the first BadAtom */
+    probe_colors(o);
+    probe_fonts(o);
+    if (loop_add_before_sleep(o->s->loop, census_hook, o) == 0)
+        o->census.hooked = true;
     if (o->root) {
         /* Watch the root's properties first, then read them. */
         uint32_t select[3] = { o->root, 0x800 /* CWEventMask */, PROPERTY_CHANGE_MASK };
@@ -642,8 +973,13 @@ static void probe_start(struct observer *o)
 
 bool observer_hold_setup(struct observer *o, uint32_t channel_id, const struct frame_open *open)
 {
-    if (!o->probe.active || o->broken)
+    if (o->broken)
         return false;
+    if (!o->probe.active) {
+        census_poll(o); /* atoms made since the last look are told before this client's setup reply */
+        if (!o->census.polling)
+            return false;
+    }
     struct held *n = o->n_held == o->cap_held ? realloc(o->held, (o->cap_held * 2 + 4) * sizeof *n) : o->held;
     if (!n)
         return false;
@@ -666,6 +1002,145 @@ static struct owin *win_find(struct observer *o, uint32_t id)
 static bool win_clean(const struct owin *w)
 {
     return w->watching && w->visibility == 0 && !w->n_kids && !w->kids_overflow;
+}
+
+/* ---------------------------------------------------------------- the clients' own windows (ownwin.h) */
+
+/* A FACT about a client's own windows, on its channel. */
+static void send_own_fact(struct observer *o, struct channel *ch, const struct buf *payload)
+{
+    if (!ch || !ch->on_link || ch->x_closed || ch->peer_closed || !payload->len)
+        return;
+    frame_encode(&o->s->link_tx, FRAME_FACT, ch->id, buf_head(payload), payload->len);
+    o->s->stats.link_frames_out++;
+}
+
+/* Tells ch what the observer selects on its windows and whether the root is redirected. */
+static void send_watch_fact(struct observer *o, struct channel *ch)
+{
+    uint32_t mask = o->broken ? 0 : WATCH_MASK;
+    struct buf fact = { 0 };
+    ownwin_fact_watch(&fact, mask, o->root, o->root_redirect);
+    ch->own.observer_mask = mask; /* this side's counting follows what it said */
+    ch->own.watched_root = o->root;
+    ch->own.root_redirect = o->root_redirect;
+    send_own_fact(o, ch, &fact);
+    buf_free(&fact);
+}
+
+void observer_on_channel_open(struct observer *o, struct channel *ch)
+{
+    send_watch_fact(o, ch);
+}
+
+/* The root's event masks say whether a window manager holds SubstructureRedirect: asked when
+ * the observer opens and again with each new top-level's watch. */
+static void watch_root(struct observer *o)
+{
+    if (o->root)
+        send_request(o, OP_GET_WINDOW_ATTRIBUTES, &o->root, 1, (struct pending){ .kind = P_ROOT_ATTRS });
+}
+
+static void on_root_attributes(struct observer *o, const uint8_t *msg, bool error)
+{
+    uint8_t now = error ? OWNWIN_REDIRECT_UNKNOWN
+                        : (ld32(msg + 32, false) & SUBSTRUCTURE_REDIRECT_MASK) ? OWNWIN_REDIRECT_YES : OWNWIN_REDIRECT_NO;
+    if (now == o->root_redirect)
+        return;
+    log_debug("observer: the root's children are %s", now == OWNWIN_REDIRECT_NO ? "not redirected (no window manager)"
+                                                     : "redirected, or may be (a window manager)");
+    o->root_redirect = now;
+    for (struct channel *ch = o->s->channels; ch; ch = ch->next)
+        if (!ch->dead)
+            send_watch_fact(o, ch);
+}
+
+/* The observer stopped watching: the app side stops answering about any client's windows. */
+static void own_unwatch_all(struct observer *o)
+{
+    if (o->own_unwatched)
+        return;
+    o->own_unwatched = true;
+    for (struct channel *ch = o->s->channels; ch; ch = ch->next)
+        if (!ch->dead) {
+            send_watch_fact(o, ch);
+            if (ch->watches_pending) { /* no watch will be in place: what waits for one goes on */
+                ch->watches_pending = 0;
+                channel_resume_requests(ch);
+            }
+        }
+}
+
+/* Another client changed what of a client's window (OWNWIN_GEOMETRY...), or its properties. */
+static void own_foreign(struct observer *o, struct channel *ch, uint32_t window, uint8_t what, bool props)
+{
+    struct buf fact = { 0 };
+    props |= (what & OWNWIN_PROPERTIES) != 0;
+    what &= OWNWIN_GEOMETRY | OWNWIN_ATTRIBUTES;
+    if (what) {
+        ownwin_fact_window(&fact, window, what);
+        send_own_fact(o, ch, &fact);
+    }
+    if (props) {
+        buf_clear(&fact);
+        ownwin_fact_property(&fact, window, 0);
+        send_own_fact(o, ch, &fact);
+    }
+    buf_free(&fact);
+    if (what || props)
+        log_debug("observer: window 0x%x of channel %u changed by another client:%s%s%s", window, ch->id,
+                  what & OWNWIN_GEOMETRY ? " geometry" : "", what & OWNWIN_ATTRIBUTES ? " attributes" : "",
+                  props ? " properties" : "");
+}
+
+/* A window of ch the observer cannot watch: nothing about it is answered at the app side. */
+static void own_unwatchable(struct observer *o, struct channel *ch, uint32_t window)
+{
+    if (ch)
+        own_foreign(o, ch, window,
+                    ownwin_event_foreign(&ch->own, window, OWNWIN_GEOMETRY | OWNWIN_ATTRIBUTES | OWNWIN_PROPERTIES), false);
+}
+
+/* The observer's events on a client's window that may come from another client. */
+static void own_event(struct observer *o, struct owin *w, uint8_t code, const uint8_t *ev)
+{
+    struct channel *ch = channel_find(o->s, w->channel);
+    uint32_t window = ld32(ev + 8, false);
+    if (!ch || (code != EV_PROPERTY && window != w->id))
+        return; /* about a child: its own watch reports it */
+    switch (code) {
+    case EV_PROPERTY: {
+        uint32_t atom = window;
+        if (ownwin_event_property(&ch->own, w->id, &atom)) {
+            struct buf fact = { 0 };
+            ownwin_fact_property(&fact, w->id, atom);
+            send_own_fact(o, ch, &fact);
+            buf_free(&fact);
+            log_debug("observer: property %u of window 0x%x (channel %u) changed by another client", atom, w->id, ch->id);
+        }
+        break;
+    }
+    case EV_CONFIGURE:
+        if (ownwin_event_configure(&ch->own, w->id))
+            own_foreign(o, ch, w->id, OWNWIN_GEOMETRY, false);
+        break;
+    case EV_MAP:
+    case EV_UNMAP:
+        if (ownwin_event_map(&ch->own, w->id))
+            own_foreign(o, ch, w->id, OWNWIN_ATTRIBUTES, false);
+        break;
+    case EV_REPARENT:
+        own_foreign(o, ch, w->id, ownwin_event_foreign(&ch->own, w->id, OWNWIN_GEOMETRY | OWNWIN_ATTRIBUTES), false);
+        break;
+    case EV_GRAVITY: /* the client's own resizes left such children unknown already */
+        own_foreign(o, ch, w->id, ownwin_event_foreign(&ch->own, w->id, OWNWIN_GEOMETRY), false);
+        break;
+    case EV_DESTROY: /* the client's own DestroyWindow has left the model already */
+        own_unwatchable(o, ch, w->id);
+        break;
+    default:
+        break;
+    }
 }
 
 /* Tells the app side about w if what it knows has changed (or always, when forced). */
@@ -712,6 +1187,8 @@ static void watch_done(struct observer *o, uint32_t channel_id)
 
 static void send_watch(struct observer *o, struct owin *w)
 {
+    if (w->toplevel)
+        watch_root(o); /* a window manager may have come since */
     uint32_t select[3] = { w->id, 0x800 /* CWEventMask */, WATCH_MASK };
     send_request(o, OP_CHANGE_WINDOW_ATTRIBUTES, select, 3, (struct pending){ .kind = P_SELECT, .window = w->id });
     send_request(o, OP_GET_WINDOW_ATTRIBUTES, &w->id, 1, (struct pending){ .kind = P_ATTRS, .window = w->id });
@@ -723,11 +1200,15 @@ void observer_on_request(struct observer *o, struct channel *ch, const struct ms
 {
     if (expose_is_structural(cls))
         ch->struct_seq = seq;
-    /* CreateWindow: wid, parent, x, y, width, height, border, class, visual, ... */
-    if (o->broken || cls->ext || cls->major != XOP_CREATE_WINDOW || len < 24 || ld16(b + 18, msb) == 2 /* InputOnly */ ||
-        o->n_wins >= OBSERVER_MAX_WINDOWS)
+    /* CreateWindow: wid, parent, x, y, width, height, border, class, visual, ... InputOnly
+     * windows too: their properties and geometry may be answered at the app side. */
+    if (o->broken || cls->ext || cls->major != XOP_CREATE_WINDOW || len < 24)
         return;
     uint32_t id = ld32(b, msb);
+    if (o->n_wins >= OBSERVER_MAX_WINDOWS) {
+        own_unwatchable(o, ch, id);
+        return;
+    }
     log_debug("observer: channel %u creates window 0x%x (class %u)", ch->id, id, ld16(b + 18, msb));
     if (win_find(o, id))
         return;
@@ -737,7 +1218,8 @@ void observer_on_request(struct observer *o, struct channel *ch, const struct ms
         return;
     e->a = o->n_wins;
     struct owin *w = &o->wins[o->n_wins++];
-    *w = (struct owin){ .id = id, .channel = ch->id, .visibility = -1, .unsent = true };
+    *w = (struct owin){ .id = id, .channel = ch->id, .visibility = -1, .unsent = true,
+                        .toplevel = ld32(b + 4, msb) == o->root };
     ch->watches_pending++;
 }
 
@@ -754,8 +1236,20 @@ void observer_on_x_drained(struct observer *o, struct channel *ch)
 
 bool observer_must_hold(const struct observer *o, const struct channel *ch, uint8_t major)
 {
-    /* Until the watch is in place, a map could make the window visible unseen. */
-    return ch->watches_pending && (major == OP_REPARENT_WINDOW || major == OP_MAP_WINDOW || major == OP_MAP_SUBWINDOWS);
+    /* Until the watch is in place, a map could make the window visible unseen, and the events
+     * of the client's own changes would not reach us to be told from another client's (the
+     * display side counts them as they are written); GetWindowAttributes would not yet see
+     * our selection, which the app side's answer includes. */
+    if (!ch->watches_pending || o->broken)
+        return false;
+    switch (major) {
+    case OP_REPARENT_WINDOW: case OP_MAP_WINDOW: case OP_MAP_SUBWINDOWS: case 10: case 11: /* Unmap(Sub)Window */
+    case 12: case 18: case 19: case 20: case 114: /* ConfigureWindow, Change/Delete/GetProperty, RotateProperties */
+    case OP_GET_WINDOW_ATTRIBUTES:
+        return true;
+    default:
+        return false;
+    }
 }
 
 void observer_on_progress(struct observer *o, struct channel *ch)
@@ -810,26 +1304,15 @@ static void on_event(struct observer *o, const uint8_t *ev)
             o->changed_overflow = true;
         return;
     }
-    if (code == EV_MAPPING && ev[4] != 2 /* Pointer */) {
-        if (o->s->predict && predict_keyboard_known(o->s->predict)) {
-            struct buf fact = { 0 };
-            predict_fact_keyboard(&fact, false, 0, 0, 0, NULL, 0, NULL);
-            send_session_fact(o, &fact);
-            buf_free(&fact);
-            log_debug("observer: the keyboard mapping changed: asking again");
-        }
-        if (!o->kb_fetching && o->s->predict) {
-            /* Asked after the change: the answers say the new mappings. */
-            o->kb_fetching = true;
-            uint32_t kb = o->min_keycode | (uint32_t)(o->max_keycode - o->min_keycode + 1) << 8;
-            send_request(o, OP_GET_KEYBOARD_MAPPING, &kb, 1, (struct pending){ .kind = P_KEYMAP });
-            send_request(o, OP_GET_MODIFIER_MAPPING, NULL, 0, (struct pending){ .kind = P_MODMAP });
-        }
+    if ((code == EV_MAPPING && ev[4] != 2 /* Pointer */) ||
+        (o->xkb.event && code == o->xkb.event && ev[1] <= 1 /* NewKeyboardNotify, MapNotify */)) {
+        keyboard_changed(o);
         return;
     }
     struct owin *w = win_find(o, event); /* the window we selected on: Visibility's own, or the parent's */
     if (!w)
         return;
+    own_event(o, w, code, ev); /* before a DestroyNotify removes w */
     switch (code) {
     case EV_VISIBILITY:
         w->visibility = (int8_t)ev[8];
@@ -872,11 +1355,21 @@ static void on_event(struct observer *o, const uint8_t *ev)
 
 static void on_answer(struct observer *o, const struct pending *p, const uint8_t *msg, bool error)
 {
-    struct owin *w = p->kind == P_SYNC || p->kind == P_KEYMAP || p->kind == P_MODMAP || p->kind == P_PROBE
-                         ? NULL : win_find(o, p->window);
+    struct owin *w = p->kind == P_SYNC || p->kind == P_KEYMAP || p->kind == P_MODMAP || p->kind == P_PROBE ||
+                             p->kind >= P_ROOT_ATTRS ? NULL : win_find(o, p->window);
     switch (p->kind) {
     case P_ASK:
         ask_answer(o, p, msg, error);
+        break;
+    case P_ROOT_ATTRS:
+        on_root_attributes(o, msg, error);
+        break;
+    case P_SPARE_ROOT_ATTRS:
+        o->root_masks = error ? 0 : ld32(msg + 32, false);
+        break;
+    case P_SPARE_ROOT_GEOMETRY:
+        spare_check_root(o->s, p->window, error ? 0 : o->root_masks, error ? 0 : ld16(msg + 16, false),
+                         error ? 0 : ld16(msg + 18, false));
         break;
     case P_PROBE:
         probe_answer(o, p, msg, error);
@@ -917,10 +1410,18 @@ static void on_answer(struct observer *o, const struct pending *p, const uint8_t
                 send_watch(o, w); /* the client's CreateWindow is still on its way */
                 break;
             }
-            uint32_t channel = w->channel;
+            uint32_t channel = w->channel, id = w->id;
             win_remove(o, w);
+            own_unwatchable(o, channel_find(o->s, channel), id);
             watch_done(o, channel);
             break;
+        }
+        {
+            /* The client's changes wait for the watch: the server must agree with the model. */
+            struct channel *ch = channel_find(o->s, w->channel);
+            if (ch && ownwin_geometry_differs(&ch->own, w->id, (int16_t)ld16(msg + 12, false), (int16_t)ld16(msg + 14, false),
+                                              ld16(msg + 16, false), ld16(msg + 18, false), ld16(msg + 20, false)))
+                own_foreign(o, ch, w->id, ownwin_event_foreign(&ch->own, w->id, OWNWIN_GEOMETRY), false);
         }
         w->width = ld16(msg + 16, false);
         w->height = ld16(msg + 18, false);
@@ -1006,8 +1507,10 @@ static void observer_event(struct watch *w, unsigned events)
         flush_tx(o);
     if ((events & (LOOP_READ | LOOP_HUP)) && !o->broken)
         observer_read(o);
-    if (o->broken)
+    if (o->broken) {
         probe_finish(o); /* no more answers: the clients held back go on without them */
+        own_unwatch_all(o);
+    }
 }
 
 /* ---------------------------------------------------------------- questions of others (learnt.h) */

@@ -27,6 +27,11 @@ void observer_free(struct observer *o);
  * facts must reach the app side before its setup reply) and returns true; the observer
  * calls channel_send_setup when they are answered. */
 bool observer_hold_setup(struct observer *o, uint32_t channel_id, const struct frame_open *open);
+/* Whether the first probes are still unanswered (their facts must precede any setup reply). */
+bool observer_probing(const struct observer *o);
+/* Reads screen 0's root event masks and size; the answer goes to spare_check_root().
+ * False if it cannot ask. */
+bool observer_check_root(struct observer *o);
 /* A request of ch on its way to the server (body: after the request header). */
 void observer_on_request(struct observer *o, struct channel *ch, const struct msg_class *cls, const uint8_t *body,
                          uint32_t body_len, uint32_t seq, bool msb);
@@ -36,6 +41,8 @@ bool observer_must_hold(const struct observer *o, const struct channel *ch, uint
 void observer_on_x_drained(struct observer *o, struct channel *ch);
 /* The server has reported progress on ch (its seq_done moved). */
 void observer_on_progress(struct observer *o, struct channel *ch);
+/* A new channel: tells the app side what it watches of the client's own windows (ownwin.h). */
+void observer_on_channel_open(struct observer *o, struct channel *ch);
 /* ch is going away. */
 void observer_forget_channel(struct observer *o, uint32_t channel_id);
 

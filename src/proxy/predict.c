@@ -40,6 +40,12 @@
 #define OP_SET_MODIFIER_MAPPING 118
 #define OP_GET_MODIFIER_MAPPING 119
 #define PREDICT_MAX_COLORMAPS 16u  /* default colormaps of TrueColor screens */
+#define PREDICT_MAX_COLOR_NAMES 64u /* colour names the display side looked up */
+#define PREDICT_MAX_FONTS_OK 16u   /* font names the display side opened */
+#define OP_ALLOC_NAMED_COLOR 85
+#define OP_QUERY_COLORS 91
+#define OP_LOOKUP_COLOR 92
+#define PREDICT_MAX_QUERY_COLORS 4096u /* pixels in one QueryColors answered at most */
 
 struct atom {
     uint32_t atom;
@@ -55,6 +61,13 @@ struct truecolor_map {
     uint32_t red_mask, green_mask, blue_mask;
     uint8_t bits_per_rgb, depth;
     bool verified, broken;
+};
+
+/* A colour name the display side looked up (LookupColor), with its exact value. */
+struct color_name {
+    uint8_t len;
+    char name[255];               /* lower case: the server compares without case */
+    uint16_t rgb[3];
 };
 
 /* A reply known from its question: EX_REQ, keyed by request bytes (an extension's: the
@@ -95,6 +108,15 @@ struct predictor {
     size_t ex_bytes;
     struct truecolor_map cmaps[PREDICT_MAX_COLORMAPS];
     uint32_t n_cmaps;
+    struct color_name colors[PREDICT_MAX_COLOR_NAMES];
+    uint32_t n_colors;
+    struct {
+        uint8_t len;
+        char name[255];
+    } fonts_ok[PREDICT_MAX_FONTS_OK]; /* fonts the display side opened */
+    uint32_t n_fonts_ok;
+    uint32_t census_next;          /* every atom below it was told (FACT_ATOM_CENSUS); 0: no census */
+    uint32_t max_atom;             /* the largest atom known */
     bool setup_learnt;
     struct {
         bool known;
@@ -157,6 +179,17 @@ static void atom_add(struct predictor *p, uint32_t id, const char *name, size_t 
     for (i = hash_id(id) & (p->slots - 1); p->by_id[i]; i = (i + 1) & (p->slots - 1))
         ;
     p->by_id[i] = e;
+    if (id > p->max_atom)
+        p->max_atom = id;
+    while (p->census_next && atom_by_id(p, p->census_next))
+        p->census_next++; /* learnt in order: the census still covers them all */
+}
+
+/* Whether the atoms known are exactly 1..census_next-1 and nothing beyond: then a name
+ * not among them has no atom (as of the display side's last look, docs/PROTOCOL.md 3.2). */
+static bool census_current(const struct predictor *p)
+{
+    return p->census_next > 1 && p->max_atom < p->census_next && p->n_atoms == p->census_next - 1;
 }
 
 int predict_new(struct predictor **out)
@@ -285,7 +318,7 @@ static const struct {
     const char *ext;
     uint8_t minor;
 } handshakes[] = {
-    { "BIG-REQUESTS", 0 }, { "XKEYBOARD", 0 }, { "RENDER", 0 }, { "RENDER", 1 }, { "XFIXES", 0 }, { "SHAPE", 0 },
+    { "BIG-REQUESTS", 0 }, { "XKEYBOARD", 0 }, { "XKEYBOARD", 8 /* GetMap: from facts only */ }, { "RENDER", 0 }, { "RENDER", 1 }, { "XFIXES", 0 }, { "SHAPE", 0 },
     { "Composite", 0 }, { "DAMAGE", 0 }, { "SYNC", 0 }, { "RANDR", 0 }, { "Generic Event Extension", 0 },
     { "XInputExtension", 1 }, { "XInputExtension", 47 }, { "MIT-SCREEN-SAVER", 0 }, { "DPMS", 0 }, { "XTEST", 0 },
     { "XINERAMA", 0 }, { "DOUBLE-BUFFER", 0 }, { "RECORD", 0 }, { "Present", 0 }, { "XC-MISC", 0 },
@@ -297,6 +330,53 @@ bool predict_is_handshake(const char *ext, uint8_t minor)
         if (handshakes[i].minor == minor && !strcmp(handshakes[i].ext, ext))
             return true;
     return false;
+}
+
+static bool xkb_get_map(const struct msg_class *cls)
+{
+    return cls->ext && cls->minor == 8 && !strcmp(cls->ext, "XKEYBOARD");
+}
+
+/* Bytes the server ignores are not part of a key: Xlib leaves GetMap's last two unset. */
+static void clear_pad(const struct msg_class *cls, uint8_t *req, uint32_t size)
+{
+    if (xkb_get_map(cls) && size == 28)
+        req[26] = req[27] = 0;
+}
+
+/* Where the GetMap request a key ends with starts (of this major opcode, or of any when
+ * major is 0), or 0 when it does not end with one: such replies hold the keyboard's mapping.
+ * (A GetMap is never first: UseExtension comes before it.) */
+static uint32_t exchange_get_map_at(const struct exchange *e, uint8_t major)
+{
+    uint32_t at = 0, last = 0;
+    while (at + 4 <= e->key_len) {
+        uint32_t n = 4u * ld16(e->key + at + 2, e->msb);
+        if (!n || n > e->key_len - at)
+            return 0;
+        last = at;
+        at += n;
+    }
+    bool get_map = e->kind == EX_REQ && at == e->key_len && last && e->key[last] >= 128 &&
+                   (!major || e->key[last] == major) && e->key[last + 1] == 8 && e->key[0] == e->key[last];
+    return get_map ? last : 0;
+}
+
+/* The keyboard is changing: its GetMap replies are no longer known (both sides, in step). */
+static void forget_keyboard(struct predictor *p)
+{
+    p->kb.known = false;
+    for (uint32_t i = 0; i < p->n_ex;) {
+        struct exchange *e = &p->ex[i];
+        if (exchange_get_map_at(e, 0)) {
+            p->ex_bytes -= e->key_len + e->reply_len;
+            free(e->key);
+            free(e->reply);
+            *e = p->ex[--p->n_ex];
+        } else {
+            i++;
+        }
+    }
 }
 
 /* The key of an extension request: the connection's earlier requests of the extension,
@@ -318,6 +398,7 @@ static uint8_t *handshake_key(const struct predict_questions *pq, const struct m
     if (hl)
         memcpy(key, h->bytes, hl);
     memcpy(key + hl, req, size);
+    clear_pad(cls, key + hl, size);
     *key_len = hl + size;
     return key;
 }
@@ -416,7 +497,7 @@ void predict_track(struct predictor *p, struct predict_questions *pq, const stru
     /* The keyboard's mappings change: not known until the display side says them again. */
     if ((!cls->ext && (cls->major == OP_CHANGE_KEYBOARD_MAPPING || cls->major == OP_SET_MODIFIER_MAPPING)) ||
         (cls->ext && !strcmp(cls->ext, "XKEYBOARD") && (cls->minor == 9 /* SetMap */ || cls->minor == 23 /* GetKbdByName */)))
-        p->kb.known = false;
+        forget_keyboard(p);
     if (!cls->ext && (cls->major == OP_CHANGE_PROPERTY || cls->major == OP_DELETE_PROPERTY ||
                       cls->major == OP_GET_PROPERTY || cls->major == OP_ROTATE_PROPERTIES))
         track_property_change(p, cls, req, size, msb);
@@ -430,6 +511,7 @@ void predict_track(struct predictor *p, struct predict_questions *pq, const stru
             return;
         if (predict_is_handshake(cls->ext, cls->minor) && h->len + size <= PREDICT_MAX_HISTORY) {
             memcpy(h->bytes + h->len, req, size);
+            clear_pad(cls, h->bytes + h->len, size);
             h->len = (uint8_t)(h->len + size);
         } else {
             h->tainted = true; /* anything else may change what later handshakes answer */
@@ -481,6 +563,8 @@ void predict_ask(struct predict_questions *pq, const struct msg_class *cls, cons
     const char *name;
     const struct predict_font *f;
     if (cls->ext) {
+        if (xkb_get_map(cls))
+            return; /* the keyboard may have changed since: only the display side's facts are kept */
         if (!(q.name = (char *)handshake_key(pq, cls, req, size, &q.name_len)))
             return;
         q.major = req[0];
@@ -534,6 +618,8 @@ void predict_ask(struct predict_questions *pq, const struct msg_class *cls, cons
 
 /* ---------------------------------------------------------------- AllocColor, TrueColor */
 
+static uint8_t *reply_header(struct buf *out, uint16_t seq, bool msb, size_t extra);
+
 static struct truecolor_map *cmap_find(const struct predictor *p, uint32_t colormap)
 {
     for (uint32_t i = 0; i < p->n_cmaps; i++)
@@ -554,16 +640,26 @@ static unsigned mask_shift(uint32_t mask)
  * bits_per_rgb bits (miResolveColor), then the nearest of the map's entries is taken
  * (FindBestPixel; the first of equals wins); entry i holds i scaled to 16 bits and
  * rounded to bits_per_rgb the same way (miInitializeColormap). */
+static uint16_t resolve(const struct truecolor_map *m, uint16_t v)
+{
+    return (uint16_t)(((uint32_t)(v >> (16u - m->bits_per_rgb)) * 65535u) / ((1u << m->bits_per_rgb) - 1));
+}
+
+/* Entry i of a component's map (miInitializeColormap): what QueryColors says of it. */
+static uint16_t entry_value(const struct truecolor_map *m, uint32_t mask, uint32_t i)
+{
+    uint32_t limc = mask >> mask_shift(mask);
+    return resolve(m, (uint16_t)((i * 65535u) / limc));
+}
+
 static void component(const struct truecolor_map *m, uint32_t mask, uint16_t want, uint32_t *pixel, uint16_t *got)
 {
-    unsigned shift = 16u - m->bits_per_rgb;
-    uint32_t lim = (1u << m->bits_per_rgb) - 1;
     uint32_t limc = mask >> mask_shift(mask);
-    uint32_t v = ((uint32_t)(want >> shift) * 65535u) / lim;
+    uint32_t v = resolve(m, want);
     uint32_t best = 0, best_value = 0;
     uint64_t best_d = UINT64_MAX;
     for (uint32_t i = 0; i <= limc; i++) {
-        uint32_t e = ((((i * 65535u) / limc) >> shift) * 65535u) / lim;
+        uint32_t e = entry_value(m, mask, i);
         int64_t d = (int64_t)e - (int64_t)v;
         if ((uint64_t)(d * d) < best_d) {
             best_d = (uint64_t)(d * d);
@@ -640,6 +736,116 @@ void predict_learn_setup(struct predictor *p, const uint8_t *setup, size_t size,
             }
         }
     }
+}
+
+/* The colormap a colour request names, when its answer is arithmetic: a TrueColor default
+ * map, trusted (a real reply or the display side's own check matched the formula) unless
+ * any_trust (the display side checking the formula itself). */
+static const struct truecolor_map *color_map(const struct predictor *p, const uint8_t *req, uint32_t size, bool msb,
+                                             bool any_trust)
+{
+    const struct truecolor_map *m = size >= 8 ? cmap_find(p, ld32(req + 4, msb)) : NULL;
+    return m && !m->broken && (m->verified || any_trust) ? m : NULL;
+}
+
+/* QueryColors (dix QueryColors, TrueColor): each pixel's fields index the component maps.
+ * A pixel with bits outside the three masks is not answered (the server may call it BadValue). */
+static bool answer_query_colors(const struct predictor *p, const uint8_t *req, uint32_t size, uint16_t seq, bool msb,
+                                bool any_trust, struct buf *out)
+{
+    const struct truecolor_map *m = color_map(p, req, size, msb, any_trust);
+    uint32_t n = size >= 8 ? (size - 8) / 4 : 0, all = m ? m->red_mask | m->green_mask | m->blue_mask : 0;
+    if (!m || size % 4 || n > PREDICT_MAX_QUERY_COLORS)
+        return false;
+    for (uint32_t i = 0; i < n; i++)
+        if (ld32(req + 8 + 4 * i, msb) & ~all)
+            return false;
+    uint8_t *r = reply_header(out, seq, msb, 8u * n);
+    if (!r)
+        return false;
+    st16(r + 8, (uint16_t)n, msb);
+    const uint32_t masks[3] = { m->red_mask, m->green_mask, m->blue_mask };
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t pixel = ld32(req + 8 + 4 * i, msb);
+        for (int c = 0; c < 3; c++)
+            st16(r + 32 + 8 * i + 2 * c, entry_value(m, masks[c], (pixel & masks[c]) >> mask_shift(masks[c])), msb);
+    }
+    return true;
+}
+
+static const struct color_name *color_find(const struct predictor *p, const uint8_t *name, uint16_t len)
+{
+    for (uint32_t i = 0; i < p->n_colors; i++) {
+        const struct color_name *c = &p->colors[i];
+        bool same = c->len == len;
+        for (uint16_t k = 0; same && k < len; k++) /* ASCII case folding, as strncasecmp in the C locale */
+            same = c->name[k] == (name[k] >= 'A' && name[k] <= 'Z' ? name[k] + 32 : name[k]);
+        if (same)
+            return c;
+    }
+    return NULL;
+}
+
+/* AllocNamedColor (the name's exact value, then AllocColor of it) and LookupColor (the exact
+ * value, then the screen's resolution of it), for names the display side looked up. */
+static bool answer_named_color(const struct predictor *p, uint8_t major, const uint8_t *req, uint32_t size,
+                               uint16_t seq, bool msb, bool any_trust, struct buf *out)
+{
+    const struct truecolor_map *m = color_map(p, req, size, msb, any_trust);
+    uint16_t len = size >= 12 ? ld16(req + 8, msb) : 0;
+    const struct color_name *c = m && (uint32_t)len + 12 <= size ? color_find(p, req + 12, len) : NULL;
+    uint8_t *r = c ? reply_header(out, seq, msb, 0) : NULL;
+    if (!r)
+        return false;
+    uint8_t *exact = r + (major == OP_ALLOC_NAMED_COLOR ? 12 : 8);
+    for (int k = 0; k < 3; k++)
+        st16(exact + 2 * k, c->rgb[k], msb);
+    if (major == OP_ALLOC_NAMED_COLOR) {
+        uint8_t got[12];
+        truecolor_alloc(m, exact, msb, got);
+        memcpy(r + 18, got, 6);     /* the visual's values */
+        memcpy(r + 8, got + 8, 4);  /* the pixel */
+    } else {
+        for (int k = 0; k < 3; k++)
+            st16(r + 14 + 2 * k, resolve(m, c->rgb[k]), msb);
+    }
+    return true;
+}
+
+/* The colour requests with arithmetic answers (AllocColor, QueryColors, AllocNamedColor,
+ * LookupColor); any_trust: whether or not the formula has been trusted yet. */
+static bool answer_color(const struct predictor *p, uint8_t major, const uint8_t *req, uint32_t size, uint16_t seq,
+                         bool msb, bool any_trust, struct buf *out)
+{
+    if (major == OP_QUERY_COLORS)
+        return answer_query_colors(p, req, size, seq, msb, any_trust, out);
+    if (major == OP_ALLOC_NAMED_COLOR || major == OP_LOOKUP_COLOR)
+        return answer_named_color(p, major, req, size, seq, msb, any_trust, out);
+    const struct truecolor_map *m = major == OP_ALLOC_COLOR && size >= 16 ? color_map(p, req, size, msb, any_trust) : NULL;
+    uint8_t *r = m ? reply_header(out, seq, msb, 0) : NULL;
+    if (!r)
+        return false;
+    truecolor_alloc(m, req + 8, msb, r + 8);
+    return true;
+}
+
+bool predict_color_check(const struct predictor *p, const uint8_t *req, uint32_t size, const uint8_t *reply,
+                         uint32_t reply_size)
+{
+    if (size >= 8 && req[0] == OP_LOOKUP_COLOR) {
+        /* the exact value is the name's (asked for); the visual one is the arithmetic's */
+        const struct truecolor_map *m = color_map(p, req, size, false, true);
+        bool ok = m && reply_size == 32 && reply[0] == 1 && !ld32(reply + 4, false);
+        for (int k = 0; ok && k < 3; k++)
+            ok = ld16(reply + 14 + 2 * k, false) == resolve(m, ld16(reply + 8 + 2 * k, false));
+        return ok;
+    }
+    struct buf want = { 0 };
+    bool same = size >= 4 && answer_color(p, req[0], req, size, 0, false, true, &want) && want.len == reply_size &&
+                reply_size >= 32 && memcmp(buf_head(&want), reply, 2) == 0 &&
+                memcmp(buf_head(&want) + 4, reply + 4, reply_size - 4) == 0; /* all but the sequence number */
+    buf_free(&want);
+    return same;
 }
 
 static void learn_alloc_color(struct predictor *p, const struct predict_question *q, const uint8_t *reply, bool msb)
@@ -815,19 +1021,20 @@ bool predict_answer(const struct predictor *p, const struct predict_questions *p
     if (cls->major == OP_INTERN_ATOM) {
         const char *name;
         uint16_t len;
-        const struct atom *a = request_name(req, size, msb, &name, &len) ? atom_by_name(p, name, len) : NULL;
-        if (!a || !(r = reply_header(out, seq, msb, 0)))
+        if (!request_name(req, size, msb, &name, &len))
             return false;
-        st32(r + 8, a->atom, msb);
+        const struct atom *a = atom_by_name(p, name, len);
+        /* only-if-exists of a name no atom has: None, while the census is current */
+        if (!a && (req[1] != 1 || !len || len > PREDICT_MAX_NAME || !census_current(p)))
+            return false;
+        if (!(r = reply_header(out, seq, msb, 0)))
+            return false;
+        st32(r + 8, a ? a->atom : 0, msb);
         return true;
     }
-    if (cls->major == OP_ALLOC_COLOR && !cls->ext) {
-        const struct truecolor_map *m = size >= 16 ? cmap_find(p, ld32(req + 4, msb)) : NULL;
-        if (!m || !m->verified || m->broken || !(r = reply_header(out, seq, msb, 0)))
-            return false;
-        truecolor_alloc(m, req + 8, msb, r + 8);
-        return true;
-    }
+    if (cls->major == OP_ALLOC_COLOR || cls->major == OP_QUERY_COLORS || cls->major == OP_ALLOC_NAMED_COLOR ||
+        cls->major == OP_LOOKUP_COLOR)
+        return answer_color(p, cls->major, req, size, seq, msb, false, out);
     if (cls->major == OP_GET_ATOM_NAME) {
         const struct atom *a = size >= 8 ? atom_by_id(p, ld32(req + 4, msb)) : NULL;
         if (!a || !(r = reply_header(out, seq, msb, a->len + xw_pad4(a->len))))
@@ -837,6 +1044,16 @@ bool predict_answer(const struct predictor *p, const struct predict_questions *p
         return true;
     }
     return false;
+}
+
+bool predict_is_atom_none(const struct msg_class *cls, const uint8_t *reply, size_t size, bool msb)
+{
+    return cls->kind == MSG_REPLY && !cls->ext && cls->major == OP_INTERN_ATOM && size == 32 && !ld32(reply + 8, msb);
+}
+
+int predict_atom_none_reply(struct buf *out, uint16_t seq, bool msb)
+{
+    return reply_header(out, seq, msb, 0) ? 0 : -ENOMEM;
 }
 
 /* ---------------------------------------------------------------- facts from the display side */
@@ -907,6 +1124,95 @@ int predict_fact_keyboard(struct buf *out, bool known, uint8_t min_keycode, uint
 
 bool predict_keyboard_known(const struct predictor *p) { return p->kb.known; }
 
+int predict_fact_census(struct buf *out, uint32_t next)
+{
+    uint8_t kind = FACT_ATOM_CENSUS;
+    return buf_append(out, &kind, 1) || buf_put_varint(out, next) ? -ENOMEM : 0;
+}
+
+int predict_fact_colors(const struct predictor *p, struct buf *out, uint32_t colormap)
+{
+    const struct truecolor_map *m = cmap_find(p, colormap);
+    uint8_t kind = FACT_COLORS, tail[2] = { m ? m->bits_per_rgb : 0, m ? m->depth : 0 };
+    if (!m)
+        return -ENOENT;
+    return buf_append(out, &kind, 1) || buf_put_varint(out, colormap) || buf_put_varint(out, m->red_mask) ||
+           buf_put_varint(out, m->green_mask) || buf_put_varint(out, m->blue_mask) || buf_append(out, tail, 2)
+               ? -ENOMEM : 0;
+}
+
+int predict_fact_color_name(struct buf *out, const char *name, size_t len, const uint16_t rgb[3])
+{
+    uint8_t head = (uint8_t)len, v[6];
+    if (!len || len > 255)
+        return -EINVAL;
+    for (int k = 0; k < 3; k++)
+        st16(v + 2 * k, rgb[k], false);
+    return buf_append(out, &head, 1) || buf_append(out, name, len) || buf_append(out, v, 6) ? -ENOMEM : 0;
+}
+
+int predict_fact_font(struct buf *out, const char *name, size_t len)
+{
+    uint8_t kind = FACT_FONTS, head = (uint8_t)len;
+    if (!len || len > 255)
+        return -EINVAL;
+    return (!out->len && buf_append(out, &kind, 1)) || buf_append(out, &head, 1) || buf_append(out, name, len)
+               ? -ENOMEM : 0;
+}
+
+uint32_t predict_truecolor_colormap(const struct predictor *p, uint32_t *pixel_mask)
+{
+    if (!p->n_cmaps)
+        return 0;
+    *pixel_mask = p->cmaps[0].red_mask | p->cmaps[0].green_mask | p->cmaps[0].blue_mask;
+    return p->cmaps[0].colormap;
+}
+
+/* FACT_COLORS: the colormap's description (the app side may not have seen a setup reply
+ * yet), trusted from now on, and the colour names. */
+static int fact_colors(struct predictor *p, struct rd *r)
+{
+    uint64_t colormap, masks[3];
+    uint8_t bits, depth, len;
+    const uint8_t *name, *rgb;
+    if (rd_varint(r, &colormap) || rd_varint(r, &masks[0]) || rd_varint(r, &masks[1]) || rd_varint(r, &masks[2]) ||
+        rd_u8(r, &bits) || rd_u8(r, &depth) || !colormap || colormap > UINT32_MAX || masks[0] > UINT32_MAX ||
+        masks[1] > UINT32_MAX || masks[2] > UINT32_MAX)
+        return -EBADMSG;
+    struct truecolor_map d = { .colormap = (uint32_t)colormap, .red_mask = (uint32_t)masks[0],
+                               .green_mask = (uint32_t)masks[1], .blue_mask = (uint32_t)masks[2],
+                               .bits_per_rgb = bits, .depth = depth };
+    if (!truecolor_sane(&d))
+        return -EBADMSG;
+    struct color_name names[PREDICT_MAX_COLOR_NAMES];
+    uint32_t n = 0;
+    while (rd_left(r)) {
+        if (rd_u8(r, &len) || !len || rd_bytes(r, &name, len) || rd_bytes(r, &rgb, 6))
+            return -EBADMSG;
+        if (n == PREDICT_MAX_COLOR_NAMES)
+            continue;
+        names[n].len = len;
+        for (uint8_t k = 0; k < len; k++)
+            names[n].name[k] = (char)(name[k] >= 'A' && name[k] <= 'Z' ? name[k] + 32 : name[k]);
+        for (int k = 0; k < 3; k++)
+            names[n].rgb[k] = ld16(rgb + 2 * k, false);
+        n++;
+    }
+    struct truecolor_map *m = cmap_find(p, d.colormap);
+    if (!m && p->n_cmaps < PREDICT_MAX_COLORMAPS)
+        m = &p->cmaps[p->n_cmaps++];
+    if (!m)
+        return 0;
+    bool broken = m->colormap == d.colormap && m->broken;
+    *m = d;
+    m->broken = broken; /* a real reply that did not match is not outweighed */
+    m->verified = true;
+    for (uint32_t i = 0; i < n && p->n_colors < PREDICT_MAX_COLOR_NAMES; i++)
+        if (!color_find(p, (const uint8_t *)names[i].name, names[i].len))
+            p->colors[p->n_colors++] = names[i];
+    return 0;
+}
+
 int predict_on_fact(struct predictor *p, const uint8_t *payload, size_t len)
 {
     struct rd r = rd_make(payload, len, false);
@@ -970,8 +1276,10 @@ int predict_on_fact(struct predictor *p, const uint8_t *payload, size_t len)
         if (rd_u8(&r, &known) || known > 1)
             return -EBADMSG;
         if (!known) {
-            p->kb.known = false;
-            return rd_left(&r) ? -EBADMSG : 0;
+            if (rd_left(&r))
+                return -EBADMSG;
+            forget_keyboard(p);
+            return 0;
         }
         if (rd_u8(&r, &min) || rd_u8(&r, &max) || rd_u8(&r, &per_keycode) || min < 8 || max < min || !per_keycode ||
             rd_bytes(&r, &keysyms, 4u * (max - min + 1u) * per_keycode) || rd_u8(&r, &per_modifier) ||
@@ -993,6 +1301,31 @@ int predict_on_fact(struct predictor *p, const uint8_t *payload, size_t len)
         p->kb.known = true;
         return 0;
     }
+    case FACT_ATOM_CENSUS: {
+        uint64_t next;
+        if (rd_varint(&r, &next) || !next || next > UINT32_MAX || rd_left(&r))
+            return -EBADMSG;
+        if (next > p->census_next) /* it may come after replies that taught later atoms */
+            p->census_next = (uint32_t)next;
+        while (atom_by_id(p, p->census_next))
+            p->census_next++;
+        return 0;
+    }
+    case FACT_COLORS:
+        return fact_colors(p, &r);
+    case FACT_FONTS:
+        while (rd_left(&r)) {
+            if (rd_u8(&r, &n) || !n || rd_bytes(&r, &name, n))
+                return -EBADMSG;
+            bool known = false;
+            for (uint32_t i = 0; i < p->n_fonts_ok && !known; i++)
+                known = p->fonts_ok[i].len == n && !memcmp(p->fonts_ok[i].name, name, n);
+            if (!known && p->n_fonts_ok < PREDICT_MAX_FONTS_OK) {
+                p->fonts_ok[p->n_fonts_ok].len = n;
+                memcpy(p->fonts_ok[p->n_fonts_ok++].name, name, n);
+            }
+        }
+        return 0;
     default:
         return -EBADMSG;
     }
@@ -1017,28 +1350,113 @@ static bool own_id(const struct predict_questions *pq, const uint8_t *req, uint3
     return id && (id & ~pq->id_mask) == pq->id_base;
 }
 
+static bool own_or_none(const struct predict_questions *pq, const uint8_t *req, uint32_t size, uint32_t at, bool msb)
+{
+    return size >= at + 4 && (!ld32(req + at, msb) || own_id(pq, req, size, at, msb));
+}
+
+/* The reply the connection got to its first request of this extension, when that request
+ * was the handshake `minor` (requests of the extension before it fail or are refused). */
+static const struct exchange *ext_opened(const struct predictor *p, const struct predict_questions *pq,
+                                         const uint8_t *req, uint8_t minor, bool msb)
+{
+    const struct predict_history *h = pq->hist && req[0] >= 128 ? &pq->hist[req[0] - 128] : NULL;
+    uint32_t first = h && h->len >= 4 ? 4u * ld16(h->bytes + 2, msb) : 0;
+    if (!first || first > h->len || h->bytes[1] != minor)
+        return NULL;
+    return exchange_find(p, EX_REQ, msb, h->bytes, first);
+}
+
+/* The core keyboard's XKB device id, from a GetMap reply the display side got for
+ * UseCoreKbd (a device id is a byte; 0x100 when not known). */
+static uint16_t core_keyboard_id(const struct predictor *p, uint8_t major)
+{
+    for (uint32_t i = 0; i < p->n_ex; i++) {
+        const struct exchange *e = &p->ex[i];
+        uint32_t at = exchange_get_map_at(e, major);
+        if (at && at + 6 <= e->key_len && ld16(e->key + at + 4, e->msb) == 0x100)
+            return e->reply[1];
+    }
+    return 0x100;
+}
+
+/* Extension requests that only create, change or free the client's own resources. Each
+ * fails only for a bug of the client (a wrong id, format or value) or for want of memory. */
+static bool quiet_extension(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
+                            const uint8_t *req, uint32_t size, bool msb)
+{
+    const struct exchange *e;
+    if (!strcmp(cls->ext, "XKEYBOARD")) {
+        /* SelectEvents on the core keyboard, after UseExtension said yes (else BadAccess) */
+        e = ext_opened(p, pq, req, 0, msb);
+        if (cls->minor != 1 || size < 16 || !e || e->reply[1] != 1)
+            return false;
+        return ld16(req + 4, msb) == 0x100 /* UseCoreKbd */ || ld16(req + 4, msb) == core_keyboard_id(p, req[0]);
+    }
+    if (!strcmp(cls->ext, "XFIXES")) {
+        /* SetCursorName (XFIXES 2) on its own cursor, after QueryVersion agreed on 2 or later
+         * (the server refuses requests beyond the version agreed) */
+        e = ext_opened(p, pq, req, 0, msb);
+        return cls->minor == 23 && own_id(pq, req, size, 4, msb) && e && ld32(e->reply + 8, e->msb) >= 2;
+    }
+    if (strcmp(cls->ext, "RENDER"))
+        return false;
+    switch (cls->minor) {
+    case 4:                         /* CreatePicture: no alpha map or clip mask (other resources) */
+        return own_id(pq, req, size, 4, msb) && own_id(pq, req, size, 8, msb) && size >= 20 &&
+               !(ld32(req + 16, msb) & (1u << 1 | 1u << 6));
+    case 5:                         /* ChangePicture, likewise */
+        return own_id(pq, req, size, 4, msb) && size >= 12 && !(ld32(req + 8, msb) & (1u << 1 | 1u << 6));
+    case 6: case 7:                 /* SetPictureClipRectangles, FreePicture */
+    case 17: case 19: case 20: case 22: /* Create/FreeGlyphSet, AddGlyphs, FreeGlyphs */
+    case 33:                        /* CreateSolidFill */
+        return own_id(pq, req, size, 4, msb);
+    case 8:                         /* Composite: source, mask (or none), destination */
+        return own_id(pq, req, size, 8, msb) && own_or_none(pq, req, size, 12, msb) && own_id(pq, req, size, 16, msb);
+    case 26:                        /* FillRectangles */
+        return own_id(pq, req, size, 8, msb);
+    case 27:                        /* CreateCursor from its own picture */
+        return own_id(pq, req, size, 4, msb) && own_id(pq, req, size, 8, msb);
+    default:
+        return false;
+    }
+}
+
 bool predict_quiet(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
                    const uint8_t *req, uint32_t size, bool msb)
 {
-    if (cls->kind != MSG_REQUEST || cls->ext)
+    if (cls->kind != MSG_REQUEST || size < 4)
         return false;
+    if (cls->ext)
+        return req[0] >= 128 && quiet_extension(p, pq, cls, req, size, msb);
     switch (cls->major) {
     case 1: case 2: case 8: case 9: case 10: case 12:  /* Create/ChangeAttributes/Map/MapSub/Unmap/Configure Window */
     case 18: case 19:                                  /* Change/DeleteProperty on its own window */
     case 46:                                           /* CloseFont */
     case 53: case 54: case 55: case 56: case 59: case 60: /* Create/FreePixmap, Create/ChangeGC, SetClipRectangles, FreeGC */
     case 61:                                           /* ClearArea */
-    case 93: case 94: case 95:                         /* Create(Glyph)Cursor, FreeCursor */
+    case 93: case 94: case 95: case 96:                /* Create(Glyph)Cursor, FreeCursor, RecolorCursor */
         return own_id(pq, req, size, 4, msb);
+    case 28:                                           /* GrabButton on its own window */
+        return own_id(pq, req, size, 4, msb) && own_or_none(pq, req, size, 12, msb) && own_or_none(pq, req, size, 16, msb);
     case 64: case 65: case 66: case 67: case 68: case 69: case 70: case 71: /* drawing, own drawable and GC */
     case 72: case 74: case 75: case 76: case 77:       /* PutImage, text */
         return own_id(pq, req, size, 4, msb) && own_id(pq, req, size, 8, msb);
     case OP_OPEN_FONT: {                               /* a font that opened before in this session */
         uint16_t len = size >= 12 ? ld16(req + 8, msb) : 0;
-        return own_id(pq, req, size, 4, msb) && (uint32_t)len + 12 <= size &&
-               exchange_find(p, EX_FONT, msb, req + 12, len);
+        if (!own_id(pq, req, size, 4, msb) || (uint32_t)len + 12 > size)
+            return false;
+        for (uint32_t i = 0; i < p->n_fonts_ok; i++)
+            if (p->fonts_ok[i].len == len && !memcmp(p->fonts_ok[i].name, req + 12, len))
+                return true;
+        return exchange_find(p, EX_FONT, msb, req + 12, len);
     }
     default:
         return false;
     }
+}
+
+bool predict_atom_known(const struct predictor *p, uint32_t atom)
+{
+    return p && atom && atom_by_id(p, atom);
 }

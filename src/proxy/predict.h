@@ -11,7 +11,10 @@
  * font opened by a name seen before, ListFonts with the same arguments (facts for the session:
  * only `xset fp` changes them, and the display side verifies every answer); ListFontsWithInfo
  * too, whose answer is several replies. Facts also come
- * from the display side's own connection (FACT frames, docs/PROTOCOL.md 3.2). */
+ * from the display side's own connection (FACT frames, docs/PROTOCOL.md 3.2): among them the
+ * atom census (InternAtom only-if-exists of a name without an atom is None), a TrueColor map
+ * checked against the server (QueryColors, AllocNamedColor, LookupColor of names looked up),
+ * fonts that open (OpenFont is then quiet), and XKEYBOARD GetMap until the keyboard changes. */
 #ifndef TINCAN_PREDICT_H
 #define TINCAN_PREDICT_H
 
@@ -103,8 +106,29 @@ int predict_fact_property(struct buf *out, uint32_t window, uint32_t property, u
 int predict_fact_keyboard(struct buf *out, bool known, uint8_t min_keycode, uint8_t max_keycode, uint8_t per_keycode,
                           const uint8_t *keysyms, uint8_t per_modifier, const uint8_t *modifiers);
 bool predict_keyboard_known(const struct predictor *p);
+/* Whether an atom is known to exist (predefined, or seen in a reply or fact); p may be NULL. */
+bool predict_atom_known(const struct predictor *p, uint32_t atom);
 /* Whether a root property's state is known (so a change must be told). */
 bool predict_property_known(const struct predictor *p, uint32_t window, uint32_t property);
+/* Atoms 1..next-1 have all been told (FACT_ATOM_CENSUS): only-if-exists InternAtom of another
+ * name is answered None while no later atom is known. */
+int predict_fact_census(struct buf *out, uint32_t next);
+/* FACT_COLORS: the TrueColor colormap as this predictor knows it (-ENOENT if it does not),
+ * then any number of predict_fact_color_name (a name and its exact value). */
+int predict_fact_colors(const struct predictor *p, struct buf *out, uint32_t colormap);
+int predict_fact_color_name(struct buf *out, const char *name, size_t len, const uint16_t rgb[3]);
+/* FACT_FONTS: appends a font name that opens (the kind byte first, when out is empty). */
+int predict_fact_font(struct buf *out, const char *name, size_t len);
+/* The first TrueColor default colormap learnt from a setup reply (and its colour bits), or 0. */
+uint32_t predict_truecolor_colormap(const struct predictor *p, uint32_t *pixel_mask);
+/* Display side: whether the server's reply to one's own AllocColor, QueryColors or
+ * LookupColor (request bytes, LSB) is what the arithmetic says, trusted yet or not. */
+bool predict_color_check(const struct predictor *p, const uint8_t *req, uint32_t size, const uint8_t *reply,
+                         uint32_t reply_size);
+/* An InternAtom reply saying None: the one local answer that may be wrong (an atom created
+ * by a client outside tincan since the display side last looked; docs/PROTOCOL.md 3.2). */
+bool predict_is_atom_none(const struct msg_class *cls, const uint8_t *reply, size_t size, bool msb);
+int predict_atom_none_reply(struct buf *out, uint16_t seq, bool msb);
 /* Whether a request of this extension is a version handshake whose reply the predictor may keep. */
 bool predict_is_handshake(const char *ext, uint8_t minor);
 

@@ -13,6 +13,7 @@
 #include "link/transport.h"
 #include "proxy/learnt.h"
 #include "proxy/session_private.h"
+#include "proxy/spare.h"
 
 static void link_pump(struct session *s);
 static void mem_set_window(struct session *s, int window_log);
@@ -154,6 +155,7 @@ static frame_handler handler_for(uint8_t type)
     case FRAME_FACT: return channel_on_fact;
     case FRAME_ACK: return on_ack;
     case FRAME_GOODBYE: return on_goodbye;
+    case FRAME_SPARE: return spare_on_frame;
     }
     return on_bad_frame; /* authentication frames after the handshake */
 }
@@ -174,7 +176,15 @@ static void link_process_input(struct session *s)
             return;
         s->state = SESSION_UP;
         s->xcodec = (s->hs.caps & CAP_XCODEC) != 0;
+        s->spare.enabled = (s->hs.caps & CAP_SPARE) != 0;
         channel_session_up(s);
+        if (!is_app(s)) {
+            /* The spare first: the server numbers clients in the order it accepts them,
+             * so the first client's resource ids are those it would get directly. */
+            spare_open(s);
+            if (s->cfg.observe && !s->observer)
+                observer_start(s, &s->observer);
+        }
         char warm[96];
         if ((s->hs.caps & CAP_ZSTD) && s->hs.window_log > codec_window_for(s->cfg.max_memory))
             log_warn("link: the other side is an older tincan with a 16 MiB compression window: "
@@ -656,7 +666,11 @@ static void on_link_event(struct watch *w, unsigned events)
 
 /* ---------------------------------------------------------------- public */
 
-static void before_sleep(void *data) { link_pump(data); }
+static void before_sleep(void *data)
+{
+    spare_tick(data);
+    link_pump(data);
+}
 
 int session_new(struct session **out, struct loop *loop, const struct session_config *cfg, int link_in, int link_out)
 {
@@ -681,6 +695,7 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
         return -ENOMEM;
     }
     s->next_id = 1;
+    s->spare.fd = s->spare.old_fd = -1;
     stats_init(&s->stats);
     pacer_init(&s->pacer);
     s->idle_ns_at_start = loop_idle_ns(loop);
@@ -689,6 +704,8 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
     uint32_t caps = cfg->compress_level ? CAP_ZSTD | cache_open(s) : 0;
     if (cfg->compress_level && !cfg->no_xcodec)
         caps |= CAP_XCODEC;
+    if (cfg->role == ROLE_DISPLAY ? cfg->observe : !cfg->no_local_answers)
+        caps |= CAP_SPARE; /* the display side's connections of its own: the observer's and spares */
     int rc = hs_init(&s->hs, cfg->role, cfg->secret, cfg->secret_len, caps);
     if (s->dict)
         s->hs.offer_self = s->dict->offer;
@@ -727,6 +744,9 @@ void session_free(struct session *s)
     for (struct channel *ch = s->channels; ch; ch = ch->next)
         ch->dead = true;
     reap_channels(s);
+    observer_free(s->observer); /* while link_tx and the predictor live: it may tell a last fact */
+    s->observer = NULL;
+    spare_free(s);
     loop_unwatch(s->loop, &s->link_in_w);
     loop_unwatch(s->loop, &s->link_out_w);
     loop_remove_before_sleep(s->loop, before_sleep, s);
@@ -743,7 +763,6 @@ void session_free(struct session *s)
     codec_free(s->codec);
     free(s->dict);
     predict_free(s->predict);
-    observer_free(s->observer);
     if (s->learnt) {
         learnt_save(s->learnt);
         learnt_free(s->learnt);

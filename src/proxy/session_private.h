@@ -13,6 +13,7 @@
 #include "loop/loop.h"
 #include "proxy/expose.h"
 #include "proxy/observer.h"
+#include "proxy/ownwin.h"
 #include "proxy/pacer.h"
 #include "proxy/predict.h"
 #include "proxy/session.h"
@@ -64,6 +65,7 @@ struct channel {
     uint32_t seq_floor;           /* app side: the latest request answered locally */
     struct predict_questions pq;  /* questions whose answers teach the predictor */
     struct expose_state ex;       /* app side: GCs, pixmaps and window facts, for NoExpose */
+    struct ownwin_state own;      /* both sides: the client's own windows, for local answers */
     struct xenc *enc;             /* structured encoding of what goes to the link (CAP_XCODEC) */
     struct xdec *dec;             /* ... and decoding of what comes from it */
     struct buf dec_in;            /* encoded bytes of a message not yet whole */
@@ -75,6 +77,8 @@ struct channel {
         struct dropped_reply {
             uint32_t seq;
             bool event;           /* a NoExpose, not a reply */
+            bool own_window;      /* a reply about the client's own window (ownwin.h) */
+            bool atom_none;       /* an InternAtom the app side answered None (docs/PROTOCOL.md 3.2) */
             struct buf expected;  /* the reply the app side gave, computed here too */
         } *q;
         uint32_t head, len, cap;
@@ -82,6 +86,26 @@ struct channel {
     struct channel *next;
 };
 
+/* The spare X connection (spare.h): the display side's, or the app side's copy of its reply. */
+struct spare_state {
+    bool enabled;                 /* both sides offered CAP_SPARE */
+    int fd;                       /* display side: the connection, or -1 */
+    struct watch w;
+    uint32_t id, next_id;
+    struct buf rx;                /* ... its setup reply as read */
+    bool ready, offered;          /* ... read whole; sent in a SPARE frame */
+    bool checked, check_pending;  /* ... the root seen as its reply says, after it was read */
+    uint32_t failures;            /* ... spares lost in a row */
+    uint64_t next_check_ns;       /* ... when to compare its reply with the server again */
+    int old_fd;                   /* ... the spare it replaced, still claimable by an OPEN */
+    uint32_t old_id;              /*     that crossed the newer SPARE on the link, or -1 */
+    struct buf old_rx;
+    uint64_t old_until_ns;        /* ... closed then (0: the newer one is not offered yet) */
+    bool have, have_msb;          /* app side: a spare is on offer */
+    uint32_t have_id;
+    uint16_t have_major, have_minor;
+    struct buf have_setup;
+};
 struct session {
     struct loop *loop;
     struct session_config cfg;
@@ -116,6 +140,7 @@ struct session {
     uint64_t ack_first_ns;        /* when the first byte not yet acknowledged came, or 0 */
     struct buf xc_scratch;        /* one message's encoding, or one DATA frame's decoding */
     struct observer *observer;    /* display side: our own X connection; NULL if none */
+    struct spare_state spare;     /* a connection set up ahead of the next client */
     bool observer_tried;
     struct learnt *learnt;        /* display side: questions remembered across sessions (learnt.h); NULL if none */
     /* Memory bound (DESIGN.md "Bounded memory"): bytes held in buffers, and the marks

@@ -87,9 +87,17 @@ void stats_print(const struct stats *st, FILE *f, const char *title, uint64_t id
         fprintf(f, "round trips: %llu answers arrived for a client's latest request (it may have waited on each); "
                 "%llu requests answered here\n", (unsigned long long)st->round_trips,
                 (unsigned long long)st->answered_locally);
+    if (st->setups_answered)
+        fprintf(f, "connection setups answered here (spare connections): %llu\n", (unsigned long long)st->setups_answered);
     if (st->noexpose_missed)
         fprintf(f, "NoExpose answered at the app side but not sent by the server: %llu (the client got the real events too)\n",
                 (unsigned long long)st->noexpose_missed);
+    if (st->ownwin_missed)
+        fprintf(f, "answers about a client's own window contradicted by the server: %llu (another client changed it)\n",
+                (unsigned long long)st->ownwin_missed);
+    if (st->atom_none_missed)
+        fprintf(f, "InternAtom answered None at the app side for an atom another client had just made: %llu\n",
+                (unsigned long long)st->atom_none_missed);
     fprintf(f, "%-8s %12s %14s %12s %14s\n", "class", "msgs from X", "bytes from X", "msgs to X", "bytes to X");
     for (int k = 0; k < MSG_KIND_COUNT; k++)
         if (tot_msgs[k][0] || tot_msgs[k][1])

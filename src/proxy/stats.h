@@ -27,8 +27,11 @@ struct stats {
     uint64_t clients_total, clients_refused, clients_dropped;
     uint64_t round_trips;         /* answers to a client's latest request: it was (or could be) waiting */
     uint64_t answered_locally;    /* requests the app side answered without the link */
+    uint64_t setups_answered;     /* ... of them, connection setups (a spare connection's) */
     uint64_t xc_raw_out, xc_encoded_out; /* X bytes given to the structured encoding, and its output */
+    uint64_t ownwin_missed;       /* display side: an answer about a client's own window that the server contradicted */
     uint64_t noexpose_missed;     /* display side: a NoExpose answered at the app side that the server did not send */
+    uint64_t atom_none_missed;    /* display side: InternAtom answered None at the app side, but the atom existed */
     uint64_t read_ns, write_ns, encode_ns;
     uint64_t start_ns;
 };

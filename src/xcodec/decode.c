@@ -22,6 +22,11 @@ int xdec_new(struct xdec **out, enum xc_dir dir, bool msb)
     return 0;
 }
 
+void xdec_setup_seen(struct xdec *d)
+{
+    d->m.setup_done = true;
+}
+
 void xdec_free(struct xdec *d)
 {
     if (!d)

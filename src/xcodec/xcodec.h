@@ -34,5 +34,8 @@ void xdec_free(struct xdec *d);
  * to out. Returns the bytes consumed (the caller keeps the rest and calls again with
  * more), -EBADMSG for a corrupt stream (the decoder is then unusable) or -ENOMEM. */
 long xdec_feed(struct xdec *d, const uint8_t *in, size_t n, struct buf *out);
+/* The setup reply reached the client another way (a spare connection's, PROTOCOL.md 3.4):
+ * what follows is encoded as after it. */
+void xdec_setup_seen(struct xdec *d);
 
 #endif

@@ -7,6 +7,7 @@
 #include "link/codec.h"
 #include "link/frame.h"
 #include "link/handshake.h"
+#include "proxy/spare.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -47,6 +48,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (f.type == FRAME_OPEN) {
             struct frame_open o;
             frame_open_parse(&f, &o);
+        } else if (f.type == FRAME_SPARE) {
+            uint32_t id;
+            bool msb;
+            const uint8_t *setup;
+            size_t len;
+            if (spare_frame_parse(&f, &id, &msb, &setup, &len) == 0 && (setup < f.payload || setup + len != f.payload + f.len))
+                __builtin_trap(); /* the setup must be the payload's tail */
         } else if (f.type == FRAME_FACT) {
             struct frame_fact_window w;
             if (frame_fact_window_parse(&f, &w) == 0) { /* what parses must encode and parse the same */

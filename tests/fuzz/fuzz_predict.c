@@ -1,8 +1,9 @@
 /* fuzz_predict.c -- libFuzzer target for the local-answer facts: a stream of records
  * (kind byte, major opcode, 2-byte length, bytes) feeds predict_ask and predict_track
  * (requests), predict_learn (replies), predict_answer, predict_on_fact (FACT payloads from
- * the link), predict_learn_connection (setup replies) and predict_quiet, as both sides of a
- * session would. Kind bits 3..4 name the extension of a request with a major of 128 up. */
+ * the link, kinds 2..9), predict_color_check (the display side's colour probes; kind 2),
+ * predict_learn_connection (setup replies) and predict_quiet, as both sides of a
+ * session would. Kind bits 3..5 name the extension of a request with a major of 128 up. */
 #include <stdint.h>
 #include <string.h>
 
@@ -25,12 +26,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const uint8_t *msg = data + at;
         at += len;
         bool msb = kind & 0x80;
-        static const char *const exts[4] = { "XKEYBOARD", "RENDER", "BIG-REQUESTS", "SHAPE" };
+        static const char *const exts[8] = { "XKEYBOARD", "RENDER", "BIG-REQUESTS", "SHAPE",
+                                             "XFIXES", "XKEYBOARD", "RENDER", "XFIXES" };
         struct msg_class cls = { .major = major, .query_ext = -1 };
         if (major == 98 && len > 0)
             cls.query_ext = (int16_t)(msg[0] % 16);
         if (major >= 128) {
-            cls.ext = exts[(kind >> 3) & 3];
+            cls.ext = exts[(kind >> 3) & 7];
             cls.minor = len > 1 ? msg[1] : 0;
         }
         struct buf out = { 0 };
@@ -43,6 +45,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 1:                         /* a reply to the latest request */
             cls.kind = MSG_REPLY;
             predict_learn(p, &pq, &cls, seq, msg, (uint32_t)len, msb);
+            break;
+        case 2:                         /* the display side's check of its own colour request */
+            if (len >= 4)
+                predict_color_check(p, msg, (uint32_t)(len / 2), msg + len / 2, (uint32_t)(len - len / 2));
             break;
         case 3:                         /* a FACT frame's payload */
             predict_on_fact(p, msg, len);

@@ -39,12 +39,12 @@ resource_ids() {
     display_name "$1" | perl -pe 's/\b0x([0-9a-f]{6,8})\b/sprintf("0x%x", hex($1) & 0x1fffff)/ge'
 }
 # xwininfo -all: the events "someone" selects include the display side's own watch
-# (VisibilityChange, StructureNotify, SubstructureNotify on the windows clients create),
+# (VisibilityChange, StructureNotify, SubstructureNotify, PropertyChange on the windows clients create),
 # a documented difference (docs/DESIGN.md); drop those from that list only.
 no_watch_masks() {
     display_name "$1" | awk '/Someone wants these events:/ { some = 1; print; next }
         /^  [A-Z]/ { some = 0 }
-        !(some && /^      (VisibilityChange|StructureNotify|SubstructureNotify)$/)'
+        !(some && /^      (VisibilityChange|StructureNotify|SubstructureNotify|PropertyChange)$/)'
 }
 # xdpyinfo: also drop the hidden extensions from the direct output (their line in the list,
 # their section in -ext all, and the "not supported" and "missing" notes tincan's side gets

@@ -4,6 +4,7 @@
 
 #include "link/frame.h"
 #include "link/handshake.h"
+#include "proxy/spare.h"
 #include "test.h"
 
 /* Runs two handshakes against each other until both finish or one fails. */
@@ -61,6 +62,49 @@ int main(void)
         CHECK(back.msb == 1 && back.major == 11 && back.minor == 0);
         f.len = 2;
         CHECK_EQ(frame_open_parse(&f, &back), -EBADMSG);
+        buf_free(&b);
+    }
+    TEST("That OPEN names a spare connection, and a longer payload than its varint is corrupt") {
+        struct buf b = { 0 };
+        struct frame_open o = { 0, 11, 0, 300 }, back;
+        frame_open_encode(&b, 5, &o);
+        struct frame f;
+        CHECK(frame_decode(buf_head(&b), b.len, &f) > 0);
+        CHECK_EQ(f.len, FRAME_OPEN_SIZE + 2u);
+        CHECK_EQ(frame_open_parse(&f, &back), 0);
+        CHECK_EQ(back.spare, 300u);
+        f.len = FRAME_OPEN_SIZE + 1; /* a varint cut short */
+        CHECK_EQ(frame_open_parse(&f, &back), -EBADMSG);
+        buf_free(&b);
+        uint8_t extra[] = { 0, 11, 0, 0, 0, 5, 9 };
+        struct frame g = { FRAME_OPEN, 5, extra, sizeof extra };
+        CHECK_EQ(frame_open_parse(&g, &back), -EBADMSG);
+    }
+    TEST("That SPARE's payload round-trips, and withdrawal is an empty setup") {
+        struct buf b = { 0 };
+        uint8_t setup[8] = { 1, 0, 11, 0, 0, 0, 0, 0 };
+        spare_frame_encode(&b, 7, false, setup, sizeof setup);
+        spare_frame_encode(&b, 8, true, NULL, 0);
+        struct frame f;
+        long n = frame_decode(buf_head(&b), b.len, &f);
+        CHECK(n > 0 && f.type == FRAME_SPARE && f.channel == 0);
+        uint32_t id;
+        bool msb;
+        const uint8_t *p;
+        size_t len;
+        CHECK_EQ(spare_frame_parse(&f, &id, &msb, &p, &len), 0);
+        CHECK(id == 7 && !msb && len == sizeof setup && !memcmp(p, setup, len));
+        CHECK(frame_decode(buf_head(&b) + n, b.len - (size_t)n, &f) > 0);
+        CHECK_EQ(spare_frame_parse(&f, &id, &msb, &p, &len), 0);
+        CHECK(id == 8 && msb && len == 0);
+        uint8_t zero_id[] = { 0, 0 }, bad_msb[] = { 1, 2 }, short_one[] = { 1 };
+        struct frame g = { FRAME_SPARE, 0, zero_id, sizeof zero_id };
+        CHECK_EQ(spare_frame_parse(&g, &id, &msb, &p, &len), -EBADMSG);
+        g.payload = bad_msb;
+        CHECK_EQ(spare_frame_parse(&g, &id, &msb, &p, &len), -EBADMSG);
+        g.payload = short_one;
+        g.len = 1;
+        CHECK_EQ(spare_frame_parse(&g, &id, &msb, &p, &len), -EBADMSG);
         buf_free(&b);
     }
     TEST("That two sides with the same secret accept each other") {

@@ -1,6 +1,7 @@
 /* test_predict.c -- the session-wide facts behind local answers (predict.c): FACT payloads
- * (extensions, atoms, handshakes, root properties, keyboard), handshakes keyed by a connection's
- * history, fonts, quiet requests, and what makes a fact stop being used. */
+ * (extensions, atoms, handshakes, root properties, keyboard, the atom census, TrueColor colours,
+ * fonts, XKB GetMap), handshakes keyed by a connection's history, fonts, quiet requests, and
+ * what makes a fact stop being used. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -316,7 +317,7 @@ static void test_quiet(void)
         request(b, 72, 2, foreign_gc, 3);
         CHECK(!predict_quiet(p, &a, &put, b, req_len, false));
         request(b, 28, 0, w, 3);
-        CHECK(!predict_quiet(p, &a, &grab, b, req_len, false)); /* GrabButton: not listed */
+        CHECK(!predict_quiet(p, &a, &grab, b, req_len, false)); /* too short for a GrabButton */
         predict_questions_free(&a);
         predict_free(p);
     }
@@ -455,6 +456,364 @@ static void test_keyboard(void)
     }
 }
 
+/* A setup reply with one screen (root ROOT, default colormap 0x20) whose root visual 0x21 is
+ * TrueColor, 8 bits per component. */
+static size_t truecolor_setup(uint8_t *b)
+{
+    memset(b, 0, 40 + 40 + 8 + 24);
+    b[0] = 1;
+    b[28] = 1;                          /* screens */
+    uint8_t *sc = b + 40;
+    st32(sc, ROOT, false);
+    st32(sc + 4, 0x20, false);
+    st32(sc + 32, 0x21, false);         /* root visual */
+    sc[39] = 1;                         /* depths */
+    sc[40] = 24;
+    st16(sc + 42, 1, false);
+    uint8_t *v = sc + 48;
+    st32(v, 0x21, false);
+    v[4] = 4;                           /* TrueColor */
+    v[5] = 8;
+    st32(v + 8, 0xff0000, false);
+    st32(v + 12, 0xff00, false);
+    st32(v + 16, 0xff, false);
+    return 40 + 40 + 8 + 24;
+}
+
+/* A request carrying a counted name at offset 12 (AllocNamedColor, LookupColor). */
+static uint8_t *named(uint8_t *b, uint8_t major, uint32_t cmap, const char *name)
+{
+    size_t n = strlen(name);
+    memset(b, 0, 12 + n + 4);
+    b[0] = major;
+    st16(b + 2, (uint16_t)(3 + (n + 3) / 4), false);
+    st32(b + 4, cmap, false);
+    st16(b + 8, (uint16_t)n, false);
+    memcpy(b + 12, name, n);
+    req_len = 12 + (uint32_t)(n + 3) / 4 * 4;
+    return b;
+}
+
+static void test_colors(void)
+{
+    TEST("That a TrueColor map checked by the display side answers AllocColor, QueryColors and colour names from the start") {
+        struct predictor *p, *q;
+        CHECK(predict_new(&p) == 0);
+        CHECK(predict_new(&q) == 0);
+        uint8_t setup[128], b[64], r[64];
+        predict_learn_setup(p, setup, truecolor_setup(setup), false);
+        struct predict_questions a = { 0 };
+        struct buf fact = { 0 }, out = { 0 };
+        struct msg_class alloc = core(84), query = core(91), anc = core(85), look = core(92);
+        uint32_t rgb[2] = { 0x20, 0xff00 | 0x5300u << 16 }, mask = 0;
+        request(b, 84, 0, (uint32_t[3]){ 0x20, rgb[1], 0 }, 3);
+        CHECK_EQ(answer(p, &a, &alloc, b, req_len, 3, &out), 0); /* not trusted yet */
+        CHECK(predict_truecolor_colormap(p, &mask) == 0x20 && mask == 0xffffff);
+        /* The display side checks the server's answers against the arithmetic. */
+        memset(r, 0, 32);
+        r[0] = 1;
+        st16(r + 8, 0xffff, false);
+        st16(r + 10, 0x5353, false);
+        st32(r + 16, 0xff5300, false);
+        CHECK(predict_color_check(p, b, req_len, r, 32));
+        st32(r + 16, 0xff5301, false);
+        CHECK(!predict_color_check(p, b, req_len, r, 32));
+        /* The fact: answered from now on, on this side and on one that saw no setup reply. */
+        CHECK(predict_fact_colors(p, &fact, 0x21) == -ENOENT);
+        CHECK(predict_fact_colors(p, &fact, 0x20) == 0);
+        CHECK(predict_fact_color_name(&fact, "black", 5, (uint16_t[3]){ 0, 0, 0 }) == 0);
+        CHECK(predict_fact_color_name(&fact, "Navy", 4, (uint16_t[3]){ 0, 0, 0x8080 }) == 0);
+        CHECK(predict_on_fact(q, buf_head(&fact), fact.len) == 0);
+        CHECK(learn(p, &fact) == 0);
+        for (int side = 0; side < 2; side++) {
+            struct predictor *x = side ? q : p;
+            request(b, 84, 0, (uint32_t[3]){ 0x20, rgb[1], 0 }, 3);
+            CHECK_EQ(answer(x, &a, &alloc, b, req_len, 3, &out), 32);
+            CHECK(ld32(buf_head(&out) + 16, false) == 0xff5300 && ld16(buf_head(&out) + 10, false) == 0x5353);
+            uint8_t qc[16];
+            request(qc, 91, 0, (uint32_t[3]){ 0x20, 0xffffff, 0x000102 }, 3);
+            CHECK_EQ(answer(x, &a, &query, qc, req_len, 4, &out), 48);
+            const uint8_t *o = buf_head(&out);
+            CHECK(ld16(o + 8, false) == 2 && ld32(o + 4, false) == 4);
+            CHECK(ld16(o + 32, false) == 0xffff && ld16(o + 34, false) == 0xffff && ld16(o + 36, false) == 0xffff);
+            CHECK(ld16(o + 40, false) == 0 && ld16(o + 42, false) == 0x0101 && ld16(o + 44, false) == 0x0202);
+            request(qc, 91, 0, (uint32_t[3]){ 0x20, 0xff000000, 0 }, 3); /* bits outside the masks */
+            CHECK_EQ(answer(x, &a, &query, qc, req_len, 4, &out), 0);
+            request(qc, 91, 0, (uint32_t[3]){ 0x22, 0, 0 }, 3);          /* another colormap */
+            CHECK_EQ(answer(x, &a, &query, qc, req_len, 4, &out), 0);
+            /* Names, without regard to case: AllocNamedColor and LookupColor. */
+            named(b, 85, 0x20, "NAVY");
+            CHECK_EQ(answer(x, &a, &anc, b, req_len, 5, &out), 32);
+            o = buf_head(&out);
+            CHECK(ld32(o + 8, false) == 0x80 && ld16(o + 16, false) == 0x8080 && ld16(o + 22, false) == 0x8080);
+            named(b, 92, 0x20, "Black");
+            CHECK_EQ(answer(x, &a, &look, b, req_len, 6, &out), 32);
+            CHECK(ld16(buf_head(&out) + 2, false) == 6 && ld16(buf_head(&out) + 8, false) == 0);
+            named(b, 92, 0x20, "blackx");
+            CHECK_EQ(answer(x, &a, &look, b, req_len, 6, &out), 0);
+            named(b, 85, 0x20, "white");
+            CHECK_EQ(answer(x, &a, &anc, b, req_len, 6, &out), 0);
+        }
+        /* LookupColor is checked by the arithmetic of its visual values. */
+        named(b, 92, 0x20, "navy");
+        memset(r, 0, 32);
+        r[0] = 1;
+        st16(r + 12, 0x8080, false);
+        st16(r + 18, 0x8080, false);
+        CHECK(predict_color_check(p, b, req_len, r, 32));
+        st16(r + 12, 0x8081, false);    /* an exact value between two: the same visual one */
+        CHECK(predict_color_check(p, b, req_len, r, 32));
+        st16(r + 18, 0x8081, false);
+        CHECK(!predict_color_check(p, b, req_len, r, 32));
+        /* Refused: masks that are not contiguous, a name of length 0. */
+        uint8_t bad1[] = { FACT_COLORS, 0x20, 0x05, 0x02, 0x01, 8, 24 };
+        uint8_t bad2[] = { FACT_COLORS, 0x20, 0x04, 0x02, 0x01, 8, 24, 0, 1, 2, 3, 4, 5, 6 };
+        CHECK(predict_on_fact(q, bad1, sizeof bad1) == -EBADMSG);
+        CHECK(predict_on_fact(q, bad2, sizeof bad2) == -EBADMSG);
+        buf_free(&fact);
+        buf_free(&out);
+        predict_questions_free(&a);
+        predict_free(p);
+        predict_free(q);
+    }
+}
+
+/* InternAtom: only-if-exists, name. */
+static uint8_t *intern(uint8_t *b, bool only_if_exists, const char *name)
+{
+    size_t n = strlen(name);
+    memset(b, 0, 8 + n + 4);
+    b[0] = 16;
+    b[1] = only_if_exists;
+    st16(b + 2, (uint16_t)(2 + (n + 3) / 4), false);
+    st16(b + 4, (uint16_t)n, false);
+    memcpy(b + 8, name, n);
+    req_len = 8 + (uint32_t)(n + 3) / 4 * 4;
+    return b;
+}
+
+static void test_atom_census(void)
+{
+    TEST("That only-if-exists InternAtom of an unknown name is None exactly while the atom census is current") {
+        struct predictor *p;
+        CHECK(predict_new(&p) == 0);
+        struct predict_questions a = { 0 };
+        struct buf fact = { 0 }, out = { 0 };
+        uint8_t b[64], r[32];
+        struct msg_class ia = core(16), rep = reply_of(&ia);
+        intern(b, true, "_NOPE");
+        CHECK_EQ(answer(p, &a, &ia, b, req_len, 1, &out), 0); /* no census yet */
+        CHECK(predict_fact_atom(&fact, 69, "_A", 2) == 0 && predict_fact_atom(&fact, 70, "_B", 2) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK(predict_fact_census(&fact, 71) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK_EQ(answer(p, &a, &ia, b, req_len, 2, &out), 32);
+        CHECK(ld32(buf_head(&out) + 8, false) == 0);
+        struct msg_class rcls = reply_of(&ia);
+        CHECK(predict_is_atom_none(&rcls, buf_head(&out), out.len, false));
+        buf_clear(&out);
+        CHECK(predict_atom_none_reply(&out, 2, false) == 0 && out.len == 32 && ld16(buf_head(&out) + 2, false) == 2);
+        intern(b, false, "_NOPE");
+        CHECK_EQ(answer(p, &a, &ia, b, req_len, 2, &out), 0); /* it would make one */
+        intern(b, true, "");
+        CHECK_EQ(answer(p, &a, &ia, b, req_len, 2, &out), 0);
+        intern(b, true, "_B");
+        CHECK_EQ(answer(p, &a, &ia, b, req_len, 2, &out), 32);
+        CHECK(ld32(buf_head(&out) + 8, false) == 70);
+        /* An atom learnt from a reply, beyond a gap (another client made 71): not current. */
+        intern(b, false, "_D");
+        predict_ask(&a, &ia, b, req_len, 3, false);
+        memset(r, 0, 32);
+        r[0] = 1;
+        st32(r + 8, 72, false);
+        predict_learn(p, &a, &rep, 3, r, 32, false);
+        intern(b, true, "_NOPE");
+        CHECK_EQ(answer(p, &a, &ia, b, req_len, 4, &out), 0);
+        /* The display side's poll tells 71 (and the census): current again. */
+        CHECK(predict_fact_atom(&fact, 71, "_C", 2) == 0);
+        CHECK(learn(p, &fact) == 0);
+        intern(b, true, "_NOPE");
+        CHECK_EQ(answer(p, &a, &ia, b, req_len, 4, &out), 32);
+        /* A census that arrives after the reply of a later atom does not go back. */
+        CHECK(predict_fact_census(&fact, 72) == 0);
+        CHECK(learn(p, &fact) == 0);
+        intern(b, true, "_NOPE");
+        CHECK_EQ(answer(p, &a, &ia, b, req_len, 4, &out), 32);
+        /* The next atom, learnt in order from a reply, keeps it current. */
+        intern(b, false, "_E");
+        predict_ask(&a, &ia, b, req_len, 5, false);
+        st32(r + 8, 73, false);
+        predict_learn(p, &a, &rep, 5, r, 32, false);
+        intern(b, true, "_NOPE");
+        CHECK_EQ(answer(p, &a, &ia, b, req_len, 6, &out), 32);
+        intern(b, true, "_E");
+        CHECK_EQ(answer(p, &a, &ia, b, req_len, 6, &out), 32);
+        CHECK(ld32(buf_head(&out) + 8, false) == 73);
+        uint8_t bad[] = { FACT_ATOM_CENSUS, 0 };
+        CHECK(predict_on_fact(p, bad, sizeof bad) == -EBADMSG);
+        CHECK(predict_on_fact(p, bad, 1) == -EBADMSG);
+        buf_free(&fact);
+        buf_free(&out);
+        predict_questions_free(&a);
+        predict_free(p);
+    }
+}
+
+static void test_quiet_extensions(void)
+{
+    TEST("That extension requests on the client's own resources are quiet once the extension is open, and fonts that open") {
+        struct predictor *p;
+        CHECK(predict_new(&p) == 0);
+        struct predict_questions a = { 0 }, fresh = { 0 };
+        uint8_t setup[40] = { 1 }, b[64], r[64];
+        st32(setup + 12, 0x400000, false);
+        st32(setup + 16, 0x1fffff, false);
+        predict_learn_connection(&a, setup, sizeof setup, false);
+        predict_learn_connection(&fresh, setup, sizeof setup, false);
+        struct buf fact = { 0 };
+        /* XKEYBOARD: UseExtension said yes; SelectEvents on the core keyboard. */
+        uint8_t use[8], sel[16];
+        request(use, XKB_MAJOR, 0, (uint32_t[1]){ 1 }, 1);
+        memset(r, 0, 32);
+        r[0] = r[1] = 1;
+        CHECK(predict_fact_exchange(&fact, false, use, 8, r, 32) == 0);
+        CHECK(learn(p, &fact) == 0);
+        struct msg_class c_use = ext("XKEYBOARD", XKB_MAJOR, 0), c_sel = ext("XKEYBOARD", XKB_MAJOR, 1);
+        request(sel, XKB_MAJOR, 1, (uint32_t[3]){ 0x00020100, 0, 0x00070007 }, 3);
+        CHECK(!predict_quiet(p, &a, &c_sel, sel, 16, false)); /* before UseExtension */
+        predict_track(p, &a, &c_use, use, 8, false);
+        CHECK(predict_quiet(p, &a, &c_sel, sel, 16, false));
+        CHECK(!predict_quiet(p, &fresh, &c_sel, sel, 16, false));
+        st16(sel + 4, 3, false);           /* the keyboard's device id: known from a GetMap fact */
+        CHECK(!predict_quiet(p, &a, &c_sel, sel, 16, false));
+        uint8_t key[36] = { 0 };
+        memcpy(key, use, 8);
+        request(key + 8, XKB_MAJOR, 8, (uint32_t[6]){ 0x00070100 }, 6);
+        r[1] = 3;
+        CHECK(predict_fact_exchange(&fact, false, key, 36, r, 32) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK(predict_quiet(p, &a, &c_sel, sel, 16, false));
+        st16(sel + 4, 4, false);
+        CHECK(!predict_quiet(p, &a, &c_sel, sel, 16, false));
+        /* XFIXES: SetCursorName needs version 2 agreed. */
+        uint8_t qv[12], scn[20];
+        struct msg_class c_qv = ext("XFIXES", 138, 0), c_scn = ext("XFIXES", 138, 23);
+        request(qv, 138, 0, (uint32_t[2]){ 6, 0 }, 2);
+        request(scn, 138, 23, (uint32_t[3]){ 0x400007, 5, 0x646e6168 }, 3);
+        memset(r, 0, 32);
+        r[0] = 1;
+        st32(r + 8, 1, false);
+        CHECK(predict_fact_exchange(&fact, false, qv, 12, r, 32) == 0);
+        CHECK(learn(p, &fact) == 0);
+        predict_track(p, &a, &c_qv, qv, 12, false);
+        CHECK(!predict_quiet(p, &a, &c_scn, scn, 20, false)); /* version 1 agreed */
+        struct predict_questions c = { 0 };
+        predict_learn_connection(&c, setup, sizeof setup, false);
+        request(qv, 138, 0, (uint32_t[2]){ 5, 0 }, 2);
+        st32(r + 8, 5, false);
+        CHECK(predict_fact_exchange(&fact, false, qv, 12, r, 32) == 0);
+        CHECK(learn(p, &fact) == 0);
+        predict_track(p, &c, &c_qv, qv, 12, false);
+        CHECK(predict_quiet(p, &c, &c_scn, scn, 20, false));
+        st32(scn + 4, 0x800007, false);
+        CHECK(!predict_quiet(p, &c, &c_scn, scn, 20, false)); /* not its cursor */
+        /* RENDER: pictures of its own drawables, without other resources in the values. */
+        struct msg_class cpic = ext("RENDER", RENDER_MAJOR, 4), comp = ext("RENDER", RENDER_MAJOR, 8),
+                         rcur = ext("RENDER", RENDER_MAJOR, 27), trap = ext("RENDER", RENDER_MAJOR, 10);
+        request(b, RENDER_MAJOR, 4, (uint32_t[4]){ 0x400006, 0x400004, 0x25, 0 }, 4);
+        CHECK(predict_quiet(p, &a, &cpic, b, req_len, false));
+        request(b, RENDER_MAJOR, 4, (uint32_t[5]){ 0x400006, 0x400004, 0x25, 1u << 6, 0x400009 }, 5);
+        CHECK(!predict_quiet(p, &a, &cpic, b, req_len, false)); /* a clip mask */
+        request(b, RENDER_MAJOR, 4, (uint32_t[4]){ 0x400006, ROOT, 0x25, 0 }, 4);
+        CHECK(!predict_quiet(p, &a, &cpic, b, req_len, false));
+        request(b, RENDER_MAJOR, 8, (uint32_t[6]){ 3, 0x400006, 0, 0x400008, 0, 0 }, 6);
+        CHECK(predict_quiet(p, &a, &comp, b, req_len, false));
+        request(b, RENDER_MAJOR, 27, (uint32_t[3]){ 0x400007, 0x400006, 0 }, 3);
+        CHECK(predict_quiet(p, &a, &rcur, b, req_len, false));
+        request(b, RENDER_MAJOR, 10, (uint32_t[3]){ 0x400007, 0x400006, 0 }, 3);
+        CHECK(!predict_quiet(p, &a, &trap, b, req_len, false));
+        /* GrabButton and RecolorCursor on its own window and cursor. */
+        struct msg_class grab = core(28), recolor = core(96), of = core(45);
+        request(b, 28, 1, (uint32_t[5]){ 0x400018, 0x0101000c, 0, 0, 0x00000001 }, 5);
+        CHECK(predict_quiet(p, &a, &grab, b, req_len, false));
+        st32(b + 16, 0x800001, false); /* another client's cursor */
+        CHECK(!predict_quiet(p, &a, &grab, b, req_len, false));
+        request(b, 28, 1, (uint32_t[5]){ ROOT, 0x0101000c, 0, 0, 0x00000001 }, 5);
+        CHECK(!predict_quiet(p, &a, &grab, b, req_len, false));
+        request(b, 96, 0, (uint32_t[4]){ 0x400017, 0, 0xffffffff, 0xffff }, 4);
+        CHECK(predict_quiet(p, &a, &recolor, b, req_len, false));
+        /* OpenFont of a font the display side opened. */
+        open_font(b, 0x400002, "cursor");
+        CHECK(!predict_quiet(p, &a, &of, b, req_len, false));
+        CHECK(predict_fact_font(&fact, "cursor", 6) == 0 && predict_fact_font(&fact, "fixed", 5) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK(predict_quiet(p, &a, &of, b, req_len, false));
+        open_font(b, 0x400002, "fixedx");
+        CHECK(!predict_quiet(p, &a, &of, b, req_len, false));
+        uint8_t bad[] = { FACT_FONTS, 3, 'a' };
+        CHECK(predict_on_fact(p, bad, sizeof bad) == -EBADMSG);
+        buf_free(&fact);
+        predict_questions_free(&a);
+        predict_questions_free(&c);
+        predict_questions_free(&fresh);
+        predict_free(p);
+    }
+}
+
+static void test_xkb_get_map(void)
+{
+    TEST("That XKEYBOARD GetMap is answered from the display side's fact until the keyboard changes, never from clients' replies") {
+        struct predictor *p;
+        CHECK(predict_new(&p) == 0);
+        struct buf fact = { 0 }, out = { 0 };
+        uint8_t use[8], key[36] = { 0 }, gm[28], r[96];
+        request(use, XKB_MAJOR, 0, (uint32_t[1]){ 1 }, 1);
+        memcpy(key, use, 8);
+        request(key + 8, XKB_MAJOR, 8, (uint32_t[6]){ 0x00070100 }, 6);
+        memcpy(gm, key + 8, 28);
+        gm[26] = 0x5f; /* Xlib leaves the pad unset */
+        gm[27] = 0x43;
+        struct msg_class c_use = ext("XKEYBOARD", XKB_MAJOR, 0), c_gm = ext("XKEYBOARD", XKB_MAJOR, 8);
+        struct msg_class c_set = ext("XKEYBOARD", XKB_MAJOR, 9), rep = reply_of(&c_gm);
+        struct predict_questions a = { 0 }, b = { 0 };
+        predict_track(p, &a, &c_use, use, 8, false);
+        predict_track(p, &b, &c_use, use, 8, false);
+        /* A client's own GetMap reply is not kept: the keyboard may change meanwhile. */
+        predict_ask(&b, &c_gm, gm, 28, 2, false);
+        predict_learn(p, &b, &rep, 2, make_reply(r, 2, 64, 7), 96, false);
+        CHECK_EQ(answer(p, &a, &c_gm, gm, 28, 2, &out), 0);
+        CHECK(predict_fact_exchange(&fact, false, key, 36, make_reply(r, 0, 64, 3), 96) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK_EQ(answer(p, &a, &c_gm, gm, 28, 2, &out), 96);
+        CHECK(buf_head(&out)[1] == 3 && ld16(buf_head(&out) + 2, false) == 2);
+        /* The display side saw the keyboard change: forgotten until it says it again. */
+        CHECK(predict_fact_keyboard(&fact, false, 0, 0, 0, NULL, 0, NULL) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK_EQ(answer(p, &a, &c_gm, gm, 28, 2, &out), 0);
+        CHECK(predict_fact_exchange(&fact, false, key, 36, make_reply(r, 0, 64, 4), 96) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK_EQ(answer(p, &a, &c_gm, gm, 28, 2, &out), 96);
+        CHECK(buf_head(&out)[1] == 4);
+        /* A client's SetMap passing makes it unknown too; the version handshake stays. */
+        uint8_t set[8];
+        request(set, XKB_MAJOR, 9, (uint32_t[1]){ 0x100 }, 1);
+        predict_track(p, &b, &c_set, set, 8, false);
+        CHECK_EQ(answer(p, &a, &c_gm, gm, 28, 2, &out), 0);
+        struct predict_questions d = { 0 };
+        memset(r, 0, 32);
+        r[0] = r[1] = 1;
+        CHECK(predict_fact_exchange(&fact, false, use, 8, r, 32) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK_EQ(answer(p, &d, &c_use, use, 8, 1, &out), 32);
+        buf_free(&fact);
+        buf_free(&out);
+        predict_questions_free(&a);
+        predict_questions_free(&b);
+        predict_questions_free(&d);
+        predict_free(p);
+    }
+}
+
 int main(void)
 {
     test_extension_and_atom_facts();
@@ -463,5 +822,9 @@ int main(void)
     test_quiet();
     test_root_properties();
     test_keyboard();
+    test_colors();
+    test_atom_census();
+    test_quiet_extensions();
+    test_xkb_get_map();
     return test_summary();
 }

@@ -1,0 +1,333 @@
+/* spare.c -- the X connection set up ahead of need (spare.h, docs/PROTOCOL.md 3.5).
+ * Workload: one connection at a time; its setup reply (a few KiB) crosses the link once
+ * per client, ahead of it. */
+#include "proxy/spare.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/net.h"
+#include "proxy/session_private.h"
+#include "x11/xdisplay.h"
+#include "x11/xwire.h"
+
+#define SPARE_MAX_SETUP (256u * 1024)   /* a larger setup reply is not kept ahead */
+#define SPARE_MAX_FAILURES 3            /* spares lost in a row before we stop opening them */
+#define SPARE_MSB false                 /* clients are little-endian nearly everywhere */
+#define SPARE_CHECK_NS 1000000000ull    /* how often a spare on offer is checked against the server */
+#define SPARE_OLD_GRACE_NS 10000000000ull /* a replaced spare stays claimable this long after the new one
+                                         * is offered: an OPEN naming it may be on the link (10 s: a
+                                         * satellite link's round trip, many times over) */
+
+static void old_close(struct session *s)
+{
+    struct spare_state *sp = &s->spare;
+    if (sp->old_fd >= 0)
+        close(sp->old_fd);
+    sp->old_fd = -1;
+    buf_free(&sp->old_rx);
+}
+
+static void spare_close(struct session *s)
+{
+    struct spare_state *sp = &s->spare;
+    if (sp->fd >= 0) {
+        loop_unwatch(s->loop, &sp->w);
+        close(sp->fd);
+    }
+    sp->fd = -1;
+    sp->ready = sp->offered = sp->checked = sp->check_pending = false;
+    buf_free(&sp->rx);
+}
+
+/* The spare closed or broke before a client took it: withdraw it, and try once more. */
+static void spare_lost(struct session *s, const char *why)
+{
+    struct spare_state *sp = &s->spare;
+    bool offered = sp->offered;
+    uint32_t id = sp->id;
+    spare_close(s);
+    log_info("spare X connection %u lost: %s", id, why);
+    if (offered) {
+        spare_frame_encode(&s->link_tx, id, SPARE_MSB, NULL, 0);
+        s->stats.link_frames_out++;
+    }
+    if (++sp->failures < SPARE_MAX_FAILURES)
+        spare_open(s);
+}
+
+static void on_spare_event(struct watch *w, unsigned events)
+{
+    (void)events;
+    struct session *s = w->data;
+    struct spare_state *sp = &s->spare;
+    uint8_t *p = buf_append_space(&sp->rx, 4096);
+    if (!p) {
+        spare_lost(s, "out of memory");
+        return;
+    }
+    ssize_t n = read(sp->fd, p, 4096);
+    sp->rx.len -= 4096 - (n > 0 ? (size_t)n : 0);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n <= 0 || sp->ready) { /* nothing may come before a request: closed or broken */
+        spare_lost(s, n < 0 ? strerror(errno) : n == 0 ? "closed by the server" : "unexpected bytes");
+        return;
+    }
+    const uint8_t *r = buf_head(&sp->rx);
+    if (sp->rx.len < 8)
+        return;
+    size_t size = 8 + 4 * (size_t)(SPARE_MSB ? (r[6] << 8 | r[7]) : (r[7] << 8 | r[6]));
+    if (r[0] != 1) { /* refused (or asked for more authentication): clients will be told themselves */
+        log_info("the X server refused the spare connection: clients connect the ordinary way");
+        sp->failures = SPARE_MAX_FAILURES;
+        spare_close(s);
+        return;
+    }
+    if (size > SPARE_MAX_SETUP) {
+        sp->failures = SPARE_MAX_FAILURES;
+        spare_close(s);
+        return;
+    }
+    if (sp->rx.len < size)
+        return;
+    if (sp->rx.len > size) {
+        spare_lost(s, "unexpected bytes");
+        return;
+    }
+    sp->ready = true;
+    spare_offer(s);
+}
+
+void spare_open(struct session *s)
+{
+    struct spare_state *sp = &s->spare;
+    if (is_app(s) || sp->fd >= 0 || sp->failures >= SPARE_MAX_FAILURES || !sp->enabled || s->state != SESSION_UP)
+        return;
+    int fd = s->cfg.connect_upstream ? s->cfg.connect_upstream(s->cfg.connect_ctx) : xdisplay_connect(&s->cfg.upstream);
+    if (fd < 0) {
+        sp->failures++;
+        log_info("cannot open a spare X connection: %s", strerror(-fd));
+        return;
+    }
+    uint8_t cookie[256];
+    size_t cookie_len = 0;
+    bool have_cookie = xauth_lookup(&s->cfg.upstream, cookie, &cookie_len, sizeof cookie) == 0;
+    struct buf req = { 0 };
+    xw_build_setup_request(&req, SPARE_MSB, 11, 0, have_cookie ? XAUTH_COOKIE_NAME : "",
+                           have_cookie ? strlen(XAUTH_COOKIE_NAME) : 0, cookie, have_cookie ? cookie_len : 0);
+    /* A few dozen bytes into a new socket's empty buffer: written whole. */
+    ssize_t n = write(fd, buf_head(&req), req.len);
+    bool ok = n == (ssize_t)req.len;
+    buf_free(&req);
+    if (!ok || net_set_nonblock(fd) < 0 || loop_watch(s->loop, &sp->w, fd, LOOP_READ, on_spare_event, s) < 0) {
+        close(fd);
+        sp->failures++;
+        return;
+    }
+    sp->fd = fd;
+    sp->id = ++sp->next_id;
+    log_debug("spare X connection %u opened", sp->id);
+}
+
+void spare_offer(struct session *s)
+{
+    struct spare_state *sp = &s->spare;
+    if (is_app(s) || !sp->ready || sp->offered || s->state != SESSION_UP)
+        return;
+    if (s->observer && observer_probing(s->observer))
+        return; /* its facts first: a client answered locally right after setup needs them */
+    if (!sp->checked && s->observer && (sp->check_pending || observer_check_root(s->observer))) {
+        sp->check_pending = true; /* offered when the root is seen as the reply says (spare_check_root) */
+        return;
+    }
+    sp->offered = true;
+    if (sp->old_fd >= 0 && !sp->old_until_ns)
+        sp->old_until_ns = clock_ns() + SPARE_OLD_GRACE_NS;
+    log_debug("spare X connection %u: its setup reply (%zu bytes) goes ahead", sp->id, sp->rx.len);
+    spare_frame_encode(&s->link_tx, sp->id, SPARE_MSB, buf_head(&sp->rx), sp->rx.len);
+    s->stats.link_frames_out++;
+    s->tx_urgent = true;
+}
+
+int spare_claim(struct session *s, uint32_t id, int *fd, struct buf *setup)
+{
+    struct spare_state *sp = &s->spare;
+    if (sp->old_fd >= 0 && sp->old_id == id) {
+        *fd = sp->old_fd;
+        sp->old_fd = -1;
+        int rc = buf_append(setup, buf_head(&sp->old_rx), sp->old_rx.len);
+        buf_free(&sp->old_rx);
+        return rc;
+    }
+    if (sp->fd < 0 || !sp->offered || sp->id != id)
+        return -ENOENT;
+    loop_unwatch(s->loop, &sp->w);
+    *fd = sp->fd;
+    sp->fd = -1;
+    int rc = buf_append(setup, buf_head(&sp->rx), sp->rx.len);
+    sp->ready = sp->offered = sp->checked = sp->check_pending = false;
+    sp->failures = 0;
+    buf_free(&sp->rx);
+    return rc;
+}
+
+void spare_tick(struct session *s)
+{
+    struct spare_state *sp = &s->spare;
+    if (is_app(s))
+        return;
+    uint64_t now = clock_ns();
+    if (sp->old_fd >= 0 && sp->old_until_ns) {
+        if (now >= sp->old_until_ns)
+            old_close(s);
+        else
+            loop_wake_by(s->loop, sp->old_until_ns);
+    }
+    if (!sp->offered || !s->observer)
+        return;
+    if (now >= sp->next_check_ns) {
+        observer_check_root(s->observer);
+        sp->next_check_ns = now + SPARE_CHECK_NS;
+    }
+    loop_wake_by(s->loop, sp->next_check_ns);
+}
+
+/* Screen 0 in a setup reply: its root, current-input-masks, width and height. */
+static bool setup_screen0(const struct buf *setup, uint32_t *root, uint32_t *masks, uint16_t *w, uint16_t *h)
+{
+    const uint8_t *r = buf_head(setup);
+    if (setup->len < 40)
+        return false;
+    size_t vendor = (size_t)ld16(r + 24, SPARE_MSB), formats = r[29];
+    size_t at = 40 + ((vendor + 3) & ~(size_t)3) + 8 * formats;
+    if (r[28] == 0 || at + 40 > setup->len)
+        return false;
+    *root = ld32(r + at, SPARE_MSB);
+    *masks = ld32(r + at + 16, SPARE_MSB);
+    *w = ld16(r + at + 20, SPARE_MSB);
+    *h = ld16(r + at + 22, SPARE_MSB);
+    return true;
+}
+
+void spare_check_root(struct session *s, uint32_t root, uint32_t masks, uint16_t width, uint16_t height)
+{
+    struct spare_state *sp = &s->spare;
+    uint32_t r, m;
+    uint16_t w, h;
+    if (is_app(s) || !sp->ready || !setup_screen0(&sp->rx, &r, &m, &w, &h) || r != root)
+        return;
+    sp->check_pending = false;
+    if (m == masks && w == width && h == height) {
+        sp->checked = true;
+        spare_offer(s);
+        return;
+    }
+    /* Changed since the spare connected: a new one gets a reply as of now. Its SPARE
+     * replaces this one at the app side; until then (and a while after, for an OPEN already
+     * on its way) this one may still be claimed, a little out of date. */
+    log_debug("spare X connection %u: the root changed (masks 0x%x -> 0x%x, %ux%u -> %ux%u): replaced", sp->id, m,
+              masks, w, h, width, height);
+    old_close(s);
+    if (sp->offered) {
+        loop_unwatch(s->loop, &sp->w);
+        sp->old_fd = sp->fd;
+        sp->old_id = sp->id;
+        sp->old_rx = sp->rx;
+        sp->old_until_ns = 0;
+        sp->rx = (struct buf){ 0 };
+        sp->fd = -1;
+    }
+    spare_close(s);
+    spare_open(s);
+}
+
+void spare_free(struct session *s)
+{
+    spare_close(s);
+    old_close(s);
+    buf_free(&s->spare.have_setup);
+}
+
+/* ---------------------------------------------------------------- app side */
+
+int spare_on_frame(struct session *s, const struct frame *f)
+{
+    uint32_t id;
+    bool msb;
+    const uint8_t *setup;
+    size_t len;
+    if (!is_app(s) || f->channel != 0 || spare_frame_parse(f, &id, &msb, &setup, &len) < 0)
+        return -EBADMSG;
+    struct spare_state *sp = &s->spare;
+    if (!len) { /* withdrawn */
+        if (sp->have && sp->have_id == id)
+            sp->have = false;
+        return 0;
+    }
+    /* It must be a successful setup reply of protocol 11.0 whose length is its size. */
+    if (len < 8 || setup[0] != 1 || 8 + 4 * (size_t)(msb ? (setup[6] << 8 | setup[7]) : (setup[7] << 8 | setup[6])) != len)
+        return -EBADMSG;
+    buf_clear(&sp->have_setup);
+    if (buf_append(&sp->have_setup, setup, len) < 0) {
+        sp->have = false;
+        return 0; /* clients connect the ordinary way */
+    }
+    sp->have = true;
+    sp->have_id = id;
+    sp->have_msb = msb;
+    sp->have_major = (uint16_t)(msb ? setup[2] << 8 | setup[3] : setup[3] << 8 | setup[2]);
+    sp->have_minor = (uint16_t)(msb ? setup[4] << 8 | setup[5] : setup[5] << 8 | setup[4]);
+    return 0;
+}
+
+bool spare_fits(const struct session *s, bool msb, uint16_t major, uint16_t minor)
+{
+    const struct spare_state *sp = &s->spare;
+    return sp->have && sp->have_msb == msb && major == sp->have_major && minor == sp->have_minor;
+}
+
+uint32_t spare_take(struct session *s, struct buf *setup)
+{
+    struct spare_state *sp = &s->spare;
+    if (!sp->have || buf_append(setup, buf_head(&sp->have_setup), sp->have_setup.len) < 0)
+        return 0;
+    sp->have = false;
+    buf_clear(&sp->have_setup);
+    return sp->have_id;
+}
+
+/* ---------------------------------------------------------------- the frame */
+
+int spare_frame_encode(struct buf *out, uint32_t id, bool msb, const uint8_t *setup, size_t len)
+{
+    struct buf head = { 0 };
+    int rc = buf_put_varint(&head, id);
+    if (!rc)
+        rc = buf_append(&head, &(uint8_t){ msb }, 1);
+    if (!rc)
+        rc = frame_encode_header(out, FRAME_SPARE, 0, head.len + len);
+    if (!rc)
+        rc = buf_append(out, buf_head(&head), head.len);
+    if (!rc && len)
+        rc = buf_append(out, setup, len);
+    buf_free(&head);
+    return rc;
+}
+
+int spare_frame_parse(const struct frame *f, uint32_t *id, bool *msb, const uint8_t **setup, size_t *len)
+{
+    struct rd r = rd_make(f->payload, f->len, false);
+    uint64_t v;
+    uint8_t m;
+    if (rd_varint(&r, &v) < 0 || v == 0 || v > UINT32_MAX || rd_u8(&r, &m) < 0 || m > 1)
+        return -EBADMSG;
+    *id = (uint32_t)v;
+    *msb = m;
+    *len = rd_left(&r);
+    *setup = f->payload + r.pos;
+    return 0;
+}
