@@ -231,8 +231,9 @@ class Path:
     LABELS = {"raw": "raw X", "tincan": "tincan",
               "tincan-direct": "tincan --no-local-answers"}
 
-    def __init__(self, ctx, key, link_args):
+    def __init__(self, ctx, key, link_args, cache_dir=None):
         self.ctx, self.key, self.link_args = ctx, key, link_args
+        self.cache_dir = cache_dir  # XDG_CACHE_HOME of both halves; None: a fresh, empty one
         self.label = self.LABELS[key]
         self.procs, self.locks, self.emu, self.app, self.disp = [], [], None, None, None
 
@@ -256,7 +257,8 @@ class Path:
             open(xauth, "w").close()
             # Every session starts cold: a compression cache of its own (tincan keeps one in
             # $XDG_CACHE_HOME/tincan since 131bc22), empty, for both halves.
-            tenv = dict(ctx.env, XDG_CACHE_HOME=os.path.join(ctx.tmp, tag + "-cache"))
+            # The warm runs give a cache directory that an earlier session filled.
+            tenv = dict(ctx.env, XDG_CACHE_HOME=self.cache_dir or os.path.join(ctx.tmp, tag + "-cache"))
             self.disp = Proc(ctx, tag + "-display", [ctx.tincan_bin, "display", "--link-listen", daddr,
                                                      "--display", ":%d" % ctx.base, "--stats",
                                                      "--secret-file", ctx.secret],
@@ -500,13 +502,13 @@ ROUNDTRIP_APPS = [("xterm", ["xterm"], {"LANG": "C"}), ("xlogo", ["xlogo"], {}),
                   ("gtk3-widget-factory", ["gtk3-widget-factory"], NO_A11Y)]
 
 
-def startups(ctx, key, link, with_stats):
+def startups(ctx, key, link, with_stats, apps=ROUNDTRIP_APPS, cache_dir=None):
     """Each app until mapped through one path; with_stats: the app side's round trips at the map."""
     rows = {}
     path = None
     try:
-        path = Path(ctx, key, link).start()
-        for name, argv, extra in ROUNDTRIP_APPS:
+        path = Path(ctx, key, link, cache_dir).start()
+        for name, argv, extra in apps:
             row = rows[name] = {}
             try:
                 path.check_alive(name)
@@ -537,13 +539,34 @@ def startups(ctx, key, link, with_stats):
                 log(ctx, "  %-26s %-20s FAILED: %s" % (Path.LABELS[key], name, e))
                 if not path.alive():
                     path.stop()
-                    path = Path(ctx, key, link).start()
+                    path = Path(ctx, key, link, cache_dir).start()
     except (Failed, OSError, subprocess.SubprocessError) as e:
         rows["error"] = str(e)
         log(ctx, "  %s FAILED: %s" % (key, e))
     finally:
         if path:
             path.stop()
+    return rows
+
+
+def warm_startups(ctx, link, with_stats):
+    """Each app alone in two tincan sessions, one after the other, sharing one cache directory
+    (the compression cache, and the questions the display side remembers): "first" is the app
+    alone in a session with an empty cache, "second" the next session, warm."""
+    rows = {}
+    for name, argv, extra in ROUNDTRIP_APPS:
+        cache = os.path.join(ctx.tmp, "warm-%s-%d-cache" % (name, ctx.counter()))
+        row = rows[name] = {}
+        for phase in ("first", "second"):
+            r = startups(ctx, "tincan", link, with_stats, [(name, argv, extra)], cache)
+            r = r if "error" in r else r.get(name, {})
+            if "error" in r:
+                row["error"] = "%s session: %s" % (phase, r["error"])
+                break
+            for f in ("round_trips", "answered_locally", "map_s"):
+                if f in r:
+                    row["%s_%s" % (phase, f)] = r[f]
+        log(ctx, "  %-26s %-20s warm: %s" % ("tincan, second session", name, row))
     return rows
 
 
@@ -554,9 +577,16 @@ def bench_roundtrips(ctx, res):
     for key in ctx.paths("tincan-direct", "tincan"):
         out["count"][key] = startups(ctx, key, ["--delay", ctx.args.count_delay], True)
         save(ctx, res)
+    if "tincan" in ctx.paths("tincan"):
+        log(ctx, "roundtrips: each program alone, then again in a second session with the first's cache directory")
+        out["count"]["tincan-warm"] = warm_startups(ctx, ["--delay", ctx.args.count_delay], True)
+        save(ctx, res)
     log(ctx, "roundtrips: time to map, link --delay %s" % ctx.args.rtt_delay)
     for key in ctx.paths("raw", "tincan"):
         out["map"][key] = startups(ctx, key, ["--delay", ctx.args.rtt_delay], key != "raw")
+        save(ctx, res)
+    if "tincan" in ctx.paths("tincan"):
+        out["map"]["tincan-warm"] = warm_startups(ctx, ["--delay", ctx.args.rtt_delay], True)
         save(ctx, res)
 
 # --------------------------------------------------------------------------- 3. input under load
@@ -824,6 +854,21 @@ def markdown(res):
                 g(c, "tincan", app, "answered_locally"), g(mp, "raw", app, "map_s"), g(mp, "tincan", app, "map_s"),
                 g(mp, "tincan", app, "round_trips")))
         L.append("")
+        if "tincan-warm" in c or "tincan-warm" in mp:
+            L.append("The same through tincan, each program alone: cold = its own first session, empty cache "
+                     "directory; warm = a second session reusing the cache directory of that first session "
+                     "(compression dictionaries, and the questions the display side remembers and asks again):")
+            L.append("")
+            L.append("| program | round trips, cold | round trips, warm | answered locally, cold | answered locally, "
+                     "warm | map s, cold, at %s | map s, warm, at %s |" % (rt["rtt_link"], rt["rtt_link"]))
+            L.append("|---|--:|--:|--:|--:|--:|--:|")
+            for app, _, _ in ROUNDTRIP_APPS:
+                L.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+                    app, g(c, "tincan-warm", app, "first_round_trips"), g(c, "tincan-warm", app, "second_round_trips"),
+                    g(c, "tincan-warm", app, "first_answered_locally"),
+                    g(c, "tincan-warm", app, "second_answered_locally"),
+                    g(mp, "tincan-warm", app, "first_map_s"), g(mp, "tincan-warm", app, "second_map_s")))
+            L.append("")
     inp = res.get("input")
     if inp:
         L.append("Input to ink over %s (rate/one-way delay), %g events/s, with and without an upload of %d bytes (ms):" % (

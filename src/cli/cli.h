@@ -47,8 +47,10 @@ const char *link_opts_cache_dir(const struct link_opts *o, char *buf, size_t cap
     "                        it costs more time than it saves\n" \
     "  --compress LEVEL      a fixed zstd level instead, 1-19, or 0 for none (both sides must offer it)\n" \
     "  --cache-dir DIR       the compression cache: a second session of a program sends references\n" \
-    "                        to the first (default $XDG_CACHE_HOME/tincan or ~/.cache/tincan)\n" \
-    "  --no-cache            neither use nor write the compression cache\n" \
+    "                        to the first (default $XDG_CACHE_HOME/tincan or ~/.cache/tincan); the\n" \
+    "                        display side also keeps there the font questions clients asked, and\n" \
+    "                        asks them again at the next session's start (answers are never kept)\n" \
+    "  --no-cache            neither use nor write the compression cache nor the font questions\n" \
     "  --max-memory SIZE     memory this side may hold, e.g. 64M (default), 512M: the compression\n" \
     "                        window is sized from it (2 MiB at 64M, 16 MiB from 512M), and above it\n" \
     "                        tincan stops reading from the X programs that flood it until the link\n" \

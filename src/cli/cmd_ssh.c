@@ -24,7 +24,7 @@ static const char ssh_usage[] =
     "  --display NAME         show on this X display (default $DISPLAY)\n"
     "  --link-speed SPEED     modem, isdn, adsl, lan or auto (default): where compression starts\n"
     "  --compress LEVEL       a fixed zstd level instead, 1-19, 0 for none\n"
-    "  --no-cache             no compression cache (warm start) on either side\n"
+    "  --no-cache             no compression cache (warm start) nor font questions kept, either side\n"
     "  --max-memory SIZE      memory each side may hold (default 64M; see tincan app --help)\n"
     "  --stats                print statistics of both halves at exit\n"
     "  --log-level LEVEL      error, warn, info (default) or debug\n"

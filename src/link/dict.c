@@ -108,7 +108,7 @@ int dict_default_dir(char *out, size_t cap)
 }
 
 /* mkdir -p, each new level 0700. The last level must be ours and closed to others. */
-static int make_dir(const char *path)
+int dict_make_dir(const char *path)
 {
     char tmp[512];
     if (strlen(path) >= sizeof tmp)
@@ -131,8 +131,7 @@ static int make_dir(const char *path)
     return 0;
 }
 
-/* Reads a whole regular file of at most max bytes (no symlinks). 0 or -errno. */
-static int read_file(const char *path, size_t max, uint8_t **p, size_t *n)
+int dict_read_file(const char *path, size_t max, uint8_t **p, size_t *n)
 {
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
@@ -184,14 +183,14 @@ static int by_newest(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-static bool is_cache_name(const char *name)
+static bool is_cache_name(const char *name, const char *suffix)
 {
-    size_t n = strlen(name), s = strlen(FILE_SUFFIX);
-    return name[0] != '.' && n > s && !strcmp(name + n - s, FILE_SUFFIX);
+    size_t n = strlen(name), s = strlen(suffix);
+    return name[0] != '.' && n > s && !strcmp(name + n - s, suffix);
 }
 
-/* The cache files of dir, newest first. *out is malloc'd. 0 or -errno. */
-static int list_files(const char *dir, struct listed **out, size_t *count)
+/* The cache files of dir (names ending in suffix), newest first. *out is malloc'd. 0 or -errno. */
+static int list_files(const char *dir, const char *suffix, struct listed **out, size_t *count)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -200,7 +199,7 @@ static int list_files(const char *dir, struct listed **out, size_t *count)
     size_t n = 0, cap = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (!is_cache_name(e->d_name) || strlen(e->d_name) >= sizeof v->name)
+        if (!is_cache_name(e->d_name, suffix) || strlen(e->d_name) >= sizeof v->name)
             continue;
         struct stat st;
         if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
@@ -237,12 +236,12 @@ int dict_store_open(struct dict_store *st, const char *dir)
     strcpy(st->dir, dir);
     if (sodium_init() < 0)
         return -EIO;
-    int rc = make_dir(dir);
+    int rc = dict_make_dir(dir);
     if (rc < 0)
         return rc;
     struct listed *v;
     size_t n, per_dir[2] = { 0, 0 };
-    if ((rc = list_files(dir, &v, &n)) < 0)
+    if ((rc = list_files(dir, FILE_SUFFIX, &v, &n)) < 0)
         return rc;
     for (size_t i = 0; i < n && st->offer.n < DICT_OFFER_MAX; i++) {
         char path[600];
@@ -250,7 +249,7 @@ int dict_store_open(struct dict_store *st, const char *dir)
         uint8_t *p;
         size_t len;
         struct dict_view dv;
-        rc = read_file(path, DICT_HEADER_SIZE + DICT_MAX_BYTES, &p, &len);
+        rc = dict_read_file(path, DICT_HEADER_SIZE + DICT_MAX_BYTES, &p, &len);
         if (!rc) {
             rc = dict_parse(p, len, &dv);
             free(p);
@@ -280,7 +279,7 @@ int dict_store_load(const struct dict_store *st, size_t i, uint8_t **p, size_t *
     uint8_t *file;
     size_t len;
     struct dict_view dv;
-    int rc = read_file(st->paths[i], DICT_HEADER_SIZE + DICT_MAX_BYTES, &file, &len);
+    int rc = dict_read_file(st->paths[i], DICT_HEADER_SIZE + DICT_MAX_BYTES, &file, &len);
     if (rc < 0)
         return rc;
     /* Verified again: the file was offered a moment ago but is only now trusted. */
@@ -308,17 +307,27 @@ int dict_store_save(const struct dict_store *st, uint8_t dir, const uint8_t *p, 
     memcpy(hdr + 20, hash, DICT_HASH_SIZE);
     _Static_assert(20 + DICT_HASH_SIZE == DICT_HEADER_SIZE, "header layout");
 
-    char hex[2 * DICT_HASH_SIZE + 1], path[600], tmp[640];
+    char hex[2 * DICT_HASH_SIZE + 1], name[160];
     sodium_bin2hex(hex, sizeof hex, hash, DICT_HASH_SIZE);
-    snprintf(path, sizeof path, "%s/%s-%s" FILE_SUFFIX, st->dir, dir == DICT_UP ? "up" : "down", hex);
-    snprintf(tmp, sizeof tmp, "%s/.tmp-%ld-%08x", st->dir, (long)getpid(), randombytes_random());
+    snprintf(name, sizeof name, "%s-%s" FILE_SUFFIX, dir == DICT_UP ? "up" : "down", hex);
+    const uint8_t *parts[2] = { hdr, p };
+    size_t lens[2] = { sizeof hdr, n };
+    int rc = dict_write_file(st->dir, name, parts, lens, 2);
+    return rc ? rc : dict_store_bound(st);
+}
+
+int dict_write_file(const char *dir, const char *name, const uint8_t *const parts[], const size_t lens[],
+                    size_t n_parts)
+{
+    char path[600], tmp[640];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path)
+        return -ENAMETOOLONG;
+    snprintf(tmp, sizeof tmp, "%s/.tmp-%ld-%08x", dir, (long)getpid(), randombytes_random());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return -errno;
     int rc = 0;
-    const uint8_t *parts[2] = { hdr, p };
-    size_t lens[2] = { sizeof hdr, n };
-    for (int k = 0; k < 2 && !rc; k++)
+    for (size_t k = 0; k < n_parts && !rc; k++)
         for (size_t off = 0; off < lens[k] && !rc;) {
             ssize_t w = write(fd, parts[k] + off, lens[k] - off);
             if (w < 0 && errno == EINTR)
@@ -333,26 +342,29 @@ int dict_store_save(const struct dict_store *st, uint8_t dir, const uint8_t *p, 
     /* Readers see the old file or the whole new one, never a part (rename is atomic). */
     if (!rc && rename(tmp, path) < 0)
         rc = -errno;
-    if (rc) {
+    if (rc)
         unlink(tmp);
-        return rc;
-    }
-    return dict_store_bound(st);
+    return rc;
 }
 
 int dict_store_bound(const struct dict_store *st)
 {
+    return dict_bound_files(st->dir, FILE_SUFFIX, st->max_files, st->max_bytes);
+}
+
+int dict_bound_files(const char *dir, const char *suffix, size_t max_files, uint64_t max_bytes)
+{
     struct listed *v;
     size_t n;
-    int rc = list_files(st->dir, &v, &n);
+    int rc = list_files(dir, suffix, &v, &n);
     if (rc < 0)
         return rc;
     uint64_t total = 0;
     for (size_t i = 0; i < n; i++) {
         total += (uint64_t)v[i].size;
-        if (i >= st->max_files || total > st->max_bytes) {
+        if (i >= max_files || total > max_bytes) {
             char path[600];
-            snprintf(path, sizeof path, "%s/%s", st->dir, v[i].name);
+            snprintf(path, sizeof path, "%s/%s", dir, v[i].name);
             if (unlink(path) < 0 && errno != ENOENT)
                 rc = -errno;
         }

@@ -75,4 +75,16 @@ int dict_store_bound(const struct dict_store *st);
 /* The default directory: $XDG_CACHE_HOME/tincan or ~/.cache/tincan. 0 or -ENOENT. */
 int dict_default_dir(char *out, size_t cap);
 
+/* Files of the cache directory, for every cache kept there (this one, proxy/learnt.c). */
+/* mkdir -p, each new level 0700; the last level must be ours and closed to others. 0 or -errno. */
+int dict_make_dir(const char *path);
+/* Reads a whole regular file of at most max bytes (no symlinks); *p is malloc'd. 0 or -errno. */
+int dict_read_file(const char *path, size_t max, uint8_t **p, size_t *n);
+/* Writes dir/name from the parts atomically (temp file, fsync-free rename), mode 0600. 0 or -errno. */
+int dict_write_file(const char *dir, const char *name, const uint8_t *const parts[], const size_t lens[],
+                    size_t n_parts);
+/* Deletes the oldest files whose names end in suffix until at most max_files and max_bytes
+ * remain. 0 or -errno. */
+int dict_bound_files(const char *dir, const char *suffix, size_t max_files, uint64_t max_bytes);
+
 #endif

@@ -38,6 +38,7 @@ enum fact_kind {
     FACT_ATOM_CENSUS = 7, /* varint next: every atom below it has been told (docs/PROTOCOL.md 3.2) */
     FACT_COLORS = 8,     /* a TrueColor default colormap checked against the server, and colour names */
     FACT_FONTS = 9,      /* repeated: u8 name length, name: fonts that open */
+    FACT_FONT = 13,      /* u8 msb, varint name length, font name, varint length, QueryFont reply (learnt.h) */
 };
 
 #define FRAME_MAX_PAYLOAD (1u << 20)  /* 1 MiB: senders cut larger data into pieces */

@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/net.h"
+#include "proxy/learnt.h"
 #include "proxy/session_private.h"
 #include "proxy/spare.h"
 #include "x11/xdisplay.h"
@@ -82,6 +83,8 @@ static void channel_free(struct channel *ch)
     if (s->observer)
         observer_forget_channel(s->observer, ch->id);
     s->n_channels--;
+    if (!s->n_channels && s->learnt)
+        learnt_save(s->learnt); /* a quiet moment: what this session learnt is kept even if it is killed */
     free(ch);
 }
 
@@ -353,6 +356,8 @@ static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct x
         if (s->observer)
             observer_on_request(s->observer, ch, cls, body, body_len, seq, ch->xs.msb);
         predict_ask(&ch->pq, cls, msg, rq->size, seq, ch->xs.msb);
+        if (s->learnt)
+            learnt_on_request(s->learnt, &ch->pq, cls, msg, rq->size, ch->xs.msb);
         struct dropped_reply *d = drop_find(ch, seq);
         if (d && is_copy(cls) && body_len >= 8) {
             d->event = true;
@@ -474,6 +479,9 @@ static int on_server_msg(struct channel *ch, const uint8_t *msg, const struct xw
     }
     if (!is_app(s) && s->observer && m->has_seq)
         observer_on_progress(s->observer, ch);
+    if (s->learnt && m->kind == XW_KIND_REPLY) /* before predict_learn: the question is still there */
+        learnt_on_reply(s->learnt, &ch->pq, cls, ch->xs.seq_done, out->data + out->off + at, (uint32_t)(out->len - at),
+                        ch->xs.msb);
     if (m->kind == XW_KIND_REPLY)
         predict_learn(s->predict, &ch->pq, cls, ch->xs.seq_done, out->data + out->off + at, (uint32_t)(out->len - at),
                       ch->xs.msb);

@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/net.h"
 #include "proxy/expose.h"
+#include "proxy/learnt.h"
 #include "proxy/session_private.h"
 #include "proxy/spare.h"
 #include "x11/xdisplay.h"
@@ -46,7 +47,7 @@ enum { OP_CHANGE_WINDOW_ATTRIBUTES = 2, OP_GET_WINDOW_ATTRIBUTES = 3, OP_GET_GEO
 enum { EV_GRAVITY = 24 };
 
 enum pending_kind { P_SELECT, P_ATTRS, P_GEOMETRY, P_SYNC, P_KEYMAP, P_MODMAP, P_PROBE, P_ROOT_ATTRS,
-                    P_SPARE_ROOT_ATTRS, P_SPARE_ROOT_GEOMETRY };
+                    P_SPARE_ROOT_ATTRS, P_SPARE_ROOT_GEOMETRY, P_ASK };
 /* P_PROBE's steps (pending.tag): ListExtensions, QueryExtension, GetAtomName, a handshake,
  * ListProperties and GetProperty of the root. */
 enum probe_step { S_LIST, S_QE, S_ATOM, S_HS, S_PROPS, S_PROP, S_COLOR, S_FONT, S_FONTS_DONE, S_POLL, S_XKB_MAP };
@@ -57,6 +58,9 @@ struct pending {
     enum pending_kind kind;
     uint32_t window;          /* P_SELECT/ATTRS/GEOMETRY */
     uint32_t channel, tag;    /* P_SYNC: the channel and its structural request confirmed */
+    observer_answer_fn fn;    /* P_ASK: observer_ask's */
+    void *ctx;
+    bool multi, counted;      /* P_ASK: ListFontsWithInfo; a start probe */
 };
 
 struct owin {
@@ -149,6 +153,8 @@ static void probe_start(struct observer *o);
 static void probe_finish(struct observer *o);
 static void send_session_fact(struct observer *o, struct buf *payload);
 static void census_hook(void *data);
+static void ask_answer(struct observer *o, const struct pending *p, const uint8_t *msg, bool error);
+static bool ask_more(const struct pending *p, const uint8_t *msg, bool error);
 
 /* ---------------------------------------------------------------- connection */
 
@@ -227,6 +233,8 @@ int observer_start(struct session *s, struct observer **out)
             if (s->predict) /* the same server as the clients': its TrueColor maps, checked by the probes */
                 predict_learn_setup(s->predict, buf_head(&o->rx), (size_t)n, false);
             o->probe.font_base = ld32(buf_head(&o->rx) + 12, false);
+            if (s->learnt)
+                learnt_on_setup(s->learnt, &s->cfg.upstream, buf_head(&o->rx), (size_t)n);
             buf_consume(&o->rx, (size_t)n);
         }
     }
@@ -959,6 +967,8 @@ static void probe_start(struct observer *o)
         send_request(o, OP_GET_KEYBOARD_MAPPING, &kb, 1, (struct pending){ .kind = P_KEYMAP });
         send_request(o, OP_GET_MODIFIER_MAPPING, NULL, 0, (struct pending){ .kind = P_MODMAP });
     }
+    if (o->s->learnt)
+        learnt_probe(o->s->learnt, o); /* what clients asked in earlier sessions */
 }
 
 bool observer_hold_setup(struct observer *o, uint32_t channel_id, const struct frame_open *open)
@@ -1348,6 +1358,9 @@ static void on_answer(struct observer *o, const struct pending *p, const uint8_t
     struct owin *w = p->kind == P_SYNC || p->kind == P_KEYMAP || p->kind == P_MODMAP || p->kind == P_PROBE ||
                              p->kind >= P_ROOT_ATTRS ? NULL : win_find(o, p->window);
     switch (p->kind) {
+    case P_ASK:
+        ask_answer(o, p, msg, error);
+        break;
     case P_ROOT_ATTRS:
         on_root_attributes(o, msg, error);
         break;
@@ -1476,8 +1489,10 @@ static void observer_read(struct observer *o)
             }
             if (o->q_len && o->q[o->q_head].seq == o->xs.seq_done) {
                 struct pending p = o->q[o->q_head];
-                o->q_head = (o->q_head + 1) % o->q_cap;
-                o->q_len--;
+                if (!ask_more(&p, msg, m.kind == XW_KIND_ERROR)) {
+                    o->q_head = (o->q_head + 1) % o->q_cap;
+                    o->q_len--;
+                }
                 on_answer(o, &p, msg, m.kind == XW_KIND_ERROR);
             }
         }
@@ -1496,4 +1511,42 @@ static void observer_event(struct watch *w, unsigned events)
         probe_finish(o); /* no more answers: the clients held back go on without them */
         own_unwatch_all(o);
     }
+}
+
+/* ---------------------------------------------------------------- questions of others (learnt.h) */
+
+int observer_ask(struct observer *o, const uint8_t *req, uint32_t size, observer_answer_fn fn, void *ctx, uint32_t tag)
+{
+    uint32_t words[1024];
+    if (o->broken)
+        return -EPIPE;
+    if (size < 4 || size % 4 || size > sizeof words + 4 || ld16(req + 2, false) * 4u != size)
+        return -EINVAL;
+    for (uint32_t i = 0; i < size / 4 - 1; i++)
+        words[i] = ld32(req + 4 + 4 * i, false);
+    bool counted = fn && o->probe.active;
+    if (counted)
+        o->probe.outstanding++;
+    send_request_minor(o, req[0], req[1], words, size / 4 - 1,
+                       (struct pending){ .kind = P_ASK, .fn = fn, .ctx = ctx, .tag = tag,
+                                         .multi = req[0] == 50 /* ListFontsWithInfo */, .counted = counted });
+    return 0;
+}
+
+/* A ListFontsWithInfo's replies before its last (the one with an empty name) keep it pending. */
+static bool ask_more(const struct pending *p, const uint8_t *msg, bool error)
+{
+    return p->kind == P_ASK && p->multi && !error && msg[1] != 0;
+}
+
+static void ask_answer(struct observer *o, const struct pending *p, const uint8_t *msg, bool error)
+{
+    struct buf fact = { 0 };
+    if (p->fn)
+        p->fn(p->ctx, p->tag, msg, error ? 32 : 32 + 4 * ld32(msg + 4, false), error, &fact);
+    if (o->s->predict)
+        send_session_fact(o, &fact);
+    buf_free(&fact);
+    if (p->counted && !ask_more(p, msg, error) && !--o->probe.outstanding)
+        probe_finish(o);
 }

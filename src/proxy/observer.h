@@ -46,4 +46,12 @@ void observer_on_channel_open(struct observer *o, struct channel *ch);
 /* ch is going away. */
 void observer_forget_channel(struct observer *o, uint32_t channel_id);
 
+/* Questions of others on the observer's connection (learnt.h). fn gets each reply (a
+ * ListFontsWithInfo's several) or the error, and may fill fact: it is sent on channel 0. */
+typedef void (*observer_answer_fn)(void *ctx, uint32_t tag, const uint8_t *msg, uint32_t size, bool error,
+                                   struct buf *fact);
+/* Sends a whole request (LSB, at most 4 KiB); fn NULL: one without a reply (its error is
+ * ignored). Asked during the start probes, clients' setup requests wait for its answer too. 0 or -errno. */
+int observer_ask(struct observer *o, const uint8_t *req, uint32_t size, observer_answer_fn fn, void *ctx, uint32_t tag);
+
 #endif

@@ -1079,7 +1079,13 @@ int predict_fact_atom(struct buf *out, uint32_t atom, const char *name, size_t n
 int predict_fact_exchange(struct buf *out, bool msb, const uint8_t *key, size_t key_len, const uint8_t *reply,
                           size_t reply_len)
 {
-    uint8_t head[2] = { FACT_EXCHANGE, msb };
+    return predict_fact_reply(out, FACT_EXCHANGE, msb, key, key_len, reply, reply_len);
+}
+
+int predict_fact_reply(struct buf *out, uint8_t kind, bool msb, const uint8_t *key, size_t key_len,
+                       const uint8_t *reply, size_t reply_len)
+{
+    uint8_t head[2] = { kind, msb };
     return buf_append(out, head, 2) || buf_put_varint(out, key_len) || buf_append(out, key, key_len) ||
            buf_put_varint(out, reply_len) || buf_append(out, reply, reply_len) ? -ENOMEM : 0;
 }
@@ -1239,11 +1245,12 @@ int predict_on_fact(struct predictor *p, const uint8_t *payload, size_t len)
         }
         return 0;
     case FACT_EXCHANGE:
+    case FACT_FONT: /* the same fields; keyed by a font's name (learnt.h) */
         if (rd_u8(&r, &msb) || msb > 1 || rd_varint(&r, &kl) || kl == 0 || kl > PREDICT_MAX_KEY ||
             rd_bytes(&r, &name, (size_t)kl) || rd_varint(&r, &l) || l > PREDICT_MAX_REPLY ||
             rd_bytes(&r, &body, (size_t)l) || rd_left(&r) || !reply_whole(body, (size_t)l, msb))
             return -EBADMSG;
-        exchange_add(p, EX_REQ, msb, name, (size_t)kl, body, (size_t)l);
+        exchange_add(p, kind == FACT_FONT ? EX_FONT : EX_REQ, msb, name, (size_t)kl, body, (size_t)l);
         return 0;
     case FACT_PROPERTY: {
         uint64_t window, property, type = 0;

@@ -94,6 +94,9 @@ int predict_fact_extension(struct buf *out, const char *name, size_t name_len, c
 int predict_fact_atom(struct buf *out, uint32_t atom, const char *name, size_t name_len); /* appends one */
 int predict_fact_exchange(struct buf *out, bool msb, const uint8_t *key, size_t key_len, const uint8_t *reply,
                           size_t reply_len);
+/* FACT_EXCHANGE, or FACT_FONT (key: a font's name, reply: its QueryFont's). */
+int predict_fact_reply(struct buf *out, uint8_t kind, bool msb, const uint8_t *key, size_t key_len,
+                       const uint8_t *reply, size_t reply_len);
 /* A root window property: state PROP_UNKNOWN, PROP_ABSENT or PROP_VALUE (type, format, data).
  * Property 0: the window's properties not named otherwise (unknown: forget all). */
 enum { PROP_UNKNOWN = 0, PROP_ABSENT = 1, PROP_VALUE = 2 };

@@ -12,6 +12,7 @@
 #include "common/net.h"
 #include "link/dict_builtin.h"
 #include "link/transport.h"
+#include "proxy/learnt.h"
 #include "proxy/session_private.h"
 #include "proxy/spare.h"
 
@@ -752,6 +753,8 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
     stats_init(&s->stats);
     pacer_init(&s->pacer);
     s->idle_ns_at_start = loop_idle_ns(loop);
+    if (cfg->role == ROLE_DISPLAY && cfg->cache_dir && learnt_new(&s->learnt, cfg->cache_dir) < 0)
+        s->learnt = NULL; /* learn once: without it, fonts are learnt per session, that is all */
     uint32_t caps = cfg->compress_level ? CAP_ZSTD | cache_open(s) : 0;
     if (cfg->compress_level && !cfg->no_xcodec)
         caps |= CAP_XCODEC;
@@ -816,6 +819,10 @@ void session_free(struct session *s)
     codec_free(s->codec);
     free(s->dict);
     predict_free(s->predict);
+    if (s->learnt) {
+        learnt_save(s->learnt);
+        learnt_free(s->learnt);
+    }
     free(s);
 }
 
