@@ -23,7 +23,16 @@ bool xc_body_fits(const struct xc_body_model *bm, const uint8_t *fixed, uint32_t
 {
     if (bm->kind == XC_BM_ELEMS)
         return blen % (2u * bm->words) == 0;
+    if (bm->kind == XC_BM_REPLY)
+        return blen > XC_BIG_BODY; /* always with its code's size */
     return bm->kind == XC_BM_IMAGE && blen > 0;
+}
+
+uint32_t xc_body_min_code(const struct xc_body_model *bm, uint32_t blen)
+{
+    /* Bounds what a decoder allocates per byte of input: an element or pixel row takes at
+     * least a byte per 12 of output; runs of glyphs and 1-bit pixels go much further. */
+    return bm->kind == XC_BM_REPLY ? blen / 4096 : blen / 12;
 }
 
 static int put_zz(struct buf *out, uint16_t d)
@@ -132,11 +141,219 @@ static int image_decode(const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool 
     return 0;
 }
 
+/* Replies (the server direction cannot tell which request a reply answers): a sub-model
+ * byte, then the code of the first one that fits. */
+enum { XC_REPLY_FONT = 1, XC_REPLY_PALETTE = 2 };
+#define FONT_FIXED 28      /* QueryFont reply bytes 32-59, before its properties */
+#define FONT_CHARINFO 12   /* six 16-bit fields */
+#define PALETTE_MAX 16     /* distinct pixels: indices of at most 4 bits */
+
+/* A QueryFont/ListFontsWithInfo-shaped body: the counts in its fixed part add up to blen. */
+static bool font_fits(const uint8_t *body, uint32_t blen, bool msb, uint32_t *nprops, uint32_t *nci)
+{
+    if (blen < FONT_FIXED)
+        return false;
+    *nprops = ld16(body + 14, msb);
+    *nci = ld32(body + 24, msb);
+    return (uint64_t)FONT_FIXED + 8ull * *nprops + (uint64_t)FONT_CHARINFO * *nci == blen && *nci > 0;
+}
+
+/* Charinfos: runs of elements equal to the previous one (zeros before the first), each
+ * run followed (unless the list ends) by the changed element: its index in a table of
+ * the distinct elements seen so far (entry 0 the zero element), or 255 and the
+ * element's 12 bytes (added to the table while it holds fewer than 255). A glyph table is a few hundred distinct
+ * metrics repeated; the zstd stage entropy-codes the indices. */
+#define FONT_TABLE 255
+#define FONT_NEW 255 /* an element not in the table follows */
+
+static int font_encode(const uint8_t *body, uint32_t blen, bool msb, struct buf *out)
+{
+    uint32_t nprops, nci;
+    if (!font_fits(body, blen, msb, &nprops, &nci))
+        return 1;
+    uint8_t sub = XC_REPLY_FONT;
+    uint32_t fixed = FONT_FIXED + 8 * nprops;
+    if (buf_append(out, &sub, 1) < 0 || buf_append(out, body, fixed) < 0)
+        return -ENOMEM;
+    static const uint8_t zero[FONT_CHARINFO];
+    const uint8_t *table[FONT_TABLE] = { zero }, *prev = zero;
+    unsigned ntab = 1;
+    uint32_t run = 0;
+    for (uint32_t i = 0; i < nci; i++) {
+        const uint8_t *el = body + fixed + (size_t)FONT_CHARINFO * i;
+        if (memcmp(el, prev, FONT_CHARINFO) == 0) {
+            run++;
+            continue;
+        }
+        unsigned k = 0;
+        while (k < ntab && memcmp(table[k], el, FONT_CHARINFO) != 0)
+            k++;
+        uint8_t idx = k == ntab ? FONT_NEW : (uint8_t)k;
+        if (buf_put_varint(out, run) < 0 || buf_append(out, &idx, 1) < 0)
+            return -ENOMEM;
+        if (k == ntab && buf_append(out, el, FONT_CHARINFO) < 0)
+            return -ENOMEM;
+        if (k == ntab && ntab < FONT_TABLE)
+            table[ntab++] = el;
+        prev = el;
+        run = 0;
+    }
+    if (run && buf_put_varint(out, run) < 0)
+        return -ENOMEM;
+    return 0;
+}
+
+static int font_decode(uint8_t *dst, uint32_t blen, bool msb, struct rd *r)
+{
+    const uint8_t *p;
+    int rc = rd_bytes(r, &p, FONT_FIXED);
+    if (rc < 0)
+        return rc;
+    uint32_t nprops, nci;
+    if (!font_fits(p, blen, msb, &nprops, &nci))
+        return -EBADMSG;
+    uint32_t fixed = FONT_FIXED + 8 * nprops;
+    memcpy(dst, p, FONT_FIXED);
+    if ((rc = rd_bytes(r, &p, fixed - FONT_FIXED)) < 0)
+        return rc;
+    memcpy(dst + FONT_FIXED, p, fixed - FONT_FIXED);
+    static const uint8_t zero[FONT_CHARINFO];
+    const uint8_t *table[FONT_TABLE] = { zero }, *prev = zero; /* entries point into dst */
+    unsigned ntab = 1;
+    uint8_t *el = dst + fixed;
+    for (uint32_t left = nci; left > 0;) {
+        uint64_t run;
+        uint8_t idx;
+        if ((rc = rd_varint(r, &run)) < 0)
+            return rc;
+        if (run > left)
+            return -EBADMSG;
+        for (uint32_t k = 0; k < run; k++, el += FONT_CHARINFO)
+            memcpy(el, prev, FONT_CHARINFO);
+        if ((left -= (uint32_t)run) == 0)
+            break;
+        if ((rc = rd_u8(r, &idx)) < 0)
+            return rc;
+        if (idx < ntab)
+            memcpy(el, table[idx], FONT_CHARINFO);
+        else if (idx == FONT_NEW) {
+            if ((rc = rd_bytes(r, &p, FONT_CHARINFO)) < 0)
+                return rc;
+            memcpy(el, p, FONT_CHARINFO);
+            if (ntab < FONT_TABLE)
+                table[ntab++] = el;
+        } else
+            return -EBADMSG;
+        prev = el;
+        el += FONT_CHARINFO;
+        left--;
+    }
+    return 0;
+}
+
+/* Images of few distinct pixels (GetImage of text or line art): the palette of 4-byte
+ * pixels (bytes as sent), then each pixel's index packed MSB first in 1, 2 or 4 bits. */
+static unsigned palette_of(const uint8_t *body, uint32_t blen, uint32_t *pal)
+{
+    unsigned n = 0, last = 0;
+    for (uint32_t at = 0; at < blen; at += 4) {
+        uint32_t px;
+        memcpy(&px, body + at, 4);
+        if (n && pal[last] == px)
+            continue;
+        for (last = 0; last < n && pal[last] != px; last++)
+            ;
+        if (last == n) {
+            if (n == PALETTE_MAX)
+                return 0;
+            pal[n++] = px;
+        }
+    }
+    return n;
+}
+
+static unsigned palette_bits(unsigned n) { return n <= 2 ? 1 : n <= 4 ? 2 : 4; }
+
+static int palette_encode(const uint8_t *body, uint32_t blen, struct buf *out)
+{
+    uint32_t pal[PALETTE_MAX];
+    unsigned n = blen % 4 ? 0 : palette_of(body, blen, pal), bits = palette_bits(n);
+    if (!n)
+        return 1;
+    uint32_t npx = blen / 4;
+    uint8_t hdr[2] = { XC_REPLY_PALETTE, (uint8_t)(n - 1) };
+    if (buf_append(out, hdr, 2) < 0 || buf_append(out, pal, 4u * n) < 0)
+        return -ENOMEM;
+    uint8_t *o = buf_append_space(out, ((size_t)npx * bits + 7) / 8);
+    if (!o)
+        return -ENOMEM;
+    unsigned acc = 0, nacc = 0, last = 0;
+    for (uint32_t i = 0; i < npx; i++) {
+        uint32_t px;
+        memcpy(&px, body + 4 * i, 4);
+        if (pal[last] != px)
+            for (last = 0; pal[last] != px; last++)
+                ;
+        acc = acc << bits | last;
+        if ((nacc += bits) == 8)
+            *o++ = (uint8_t)acc, acc = 0, nacc = 0;
+    }
+    if (nacc)
+        *o = (uint8_t)(acc << (8 - nacc));
+    return 0;
+}
+
+static int palette_decode(uint8_t *dst, uint32_t blen, struct rd *r)
+{
+    uint8_t n1;
+    const uint8_t *pal, *idx;
+    int rc = rd_u8(r, &n1);
+    if (rc < 0)
+        return rc;
+    unsigned n = n1 + 1u, bits = palette_bits(n);
+    if (n > PALETTE_MAX || blen % 4)
+        return -EBADMSG;
+    uint32_t npx = blen / 4;
+    if ((rc = rd_bytes(r, &pal, 4u * n)) < 0 || (rc = rd_bytes(r, &idx, ((size_t)npx * bits + 7) / 8)) < 0)
+        return rc;
+    unsigned per = 8 / bits, maskv = (1u << bits) - 1;
+    for (uint32_t i = 0; i < npx; i++) {
+        unsigned k = idx[i / per] >> (8 - bits * (i % per + 1)) & maskv;
+        if (k >= n)
+            return -EBADMSG;
+        memcpy(dst + 4 * i, pal + 4 * k, 4);
+    }
+    if (npx % per && (idx[npx / per] & ((1u << (8 - bits * (npx % per))) - 1)))
+        return -EBADMSG; /* unused bits of the last byte are zero */
+    return 0;
+}
+
+static int reply_encode(const uint8_t *body, uint32_t blen, bool msb, struct buf *out)
+{
+    int rc = font_encode(body, blen, msb, out);
+    return rc == 1 ? palette_encode(body, blen, out) : rc;
+}
+
+static int reply_decode(uint8_t *dst, uint32_t blen, bool msb, struct rd *r)
+{
+    uint8_t sub;
+    int rc = rd_u8(r, &sub);
+    if (rc < 0)
+        return rc;
+    if (sub == XC_REPLY_FONT)
+        return font_decode(dst, blen, msb, r);
+    if (sub == XC_REPLY_PALETTE)
+        return palette_decode(dst, blen, r);
+    return -EBADMSG;
+}
+
 int xc_body_encode(const struct xc_body_model *bm, const uint8_t *fixed, const uint8_t *body,
                    uint32_t blen, bool msb, const uint8_t *rlast, struct buf *out)
 {
     if (bm->kind == XC_BM_ELEMS)
         return elems_encode(bm, body, blen, msb, rlast, out);
+    if (bm->kind == XC_BM_REPLY)
+        return reply_encode(body, blen, msb, out);
     return image_encode(fixed, body, blen, msb, out);
 }
 
@@ -147,5 +364,7 @@ int xc_body_decode(const struct xc_body_model *bm, const uint8_t *fixed, uint8_t
         return elems_decode(bm, dst, blen, msb, rlast, r);
     if (bm->kind == XC_BM_IMAGE && blen > 0)
         return image_decode(fixed, dst, blen, msb, r);
+    if (bm->kind == XC_BM_REPLY && blen > XC_BIG_BODY)
+        return reply_decode(dst, blen, msb, r);
     return -EBADMSG;
 }

@@ -13,6 +13,7 @@ static const struct xc_body_model bm_segments = { XC_BM_ELEMS, 4, { 0xff, 0xff, 
 static const struct xc_body_model bm_rects = { XC_BM_ELEMS, 4, { 0xff, 0xff, 0xff, 0xff } };
 static const struct xc_body_model bm_arcs = { XC_BM_ELEMS, 6, { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } };
 static const struct xc_body_model bm_image = { XC_BM_IMAGE, 0, { 0 } };
+static const struct xc_body_model bm_reply = { XC_BM_REPLY, 0, { 0 } };
 /* RENDER's TRAPEZOID as 16-bit words (32-bit FIXED values, two words each): top, bottom,
  * left p1 x y, p2 x y, right p1 x y, p2 x y. Bottom and the lines' y follow top and
  * bottom; p2.x follows p1.x; the rest follows the previous trapezoid. */
@@ -97,6 +98,8 @@ void xc_shape_of(const struct xc_model *m, uint8_t byte0, uint8_t minor, uint32_
         unsigned code = byte0 & 0x7f;
         s->has_seq = code != 11; /* KeymapNotify has none */
         s->len32 = byte0 == 1 || code == 35;
+        if (byte0 == 1)
+            s->body = &bm_reply; /* large replies: font tables and few-colour images */
     }
     s->head = head < len ? head : len;
 }
