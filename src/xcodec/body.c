@@ -31,8 +31,9 @@ bool xc_body_fits(const struct xc_body_model *bm, const uint8_t *fixed, uint32_t
 uint32_t xc_body_min_code(const struct xc_body_model *bm, uint32_t blen)
 {
     /* Bounds what a decoder allocates per byte of input: an element or pixel row takes at
-     * least a byte per 12 of output; runs of glyphs and 1-bit pixels go much further. */
-    return bm->kind == XC_BM_REPLY ? blen / 4096 : blen / 12;
+     * least a byte per 12 of output, a 1-bit palette image one per 32 (rows padded to a byte);
+     * runs of glyphs go much further. */
+    return bm->kind == XC_BM_REPLY ? blen / 4096 : bm->kind == XC_BM_IMAGE ? blen / 256 : blen / 12;
 }
 
 static int put_zz(struct buf *out, uint16_t d)
@@ -92,6 +93,9 @@ static int elems_decode(const struct xc_body_model *bm, uint8_t *dst, uint32_t b
     return 0;
 }
 
+static int palette_encode(const uint8_t *body, uint32_t rows, uint32_t stride, unsigned psz, struct buf *out);
+static int palette_decode(uint8_t *dst, uint32_t rows, uint32_t stride, unsigned psz, struct rd *r);
+
 /* One filter byte per row (0 none, 1 left, 2 up), chosen by the smallest sum of
  * residual magnitudes, as PNG encoders do; then the residuals. */
 static int image_encode(const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb, struct buf *out)
@@ -99,6 +103,15 @@ static int image_encode(const uint8_t *fixed, const uint8_t *body, uint32_t blen
     uint32_t rows, stride;
     unsigned psz;
     image_geom(fixed, blen, msb, &rows, &stride, &psz);
+    /* Few colours: a palette, marked by filter 3 in place of the first row's. */
+    size_t mark = out->len;
+    uint8_t f3 = 3;
+    if (buf_append(out, &f3, 1) < 0)
+        return -ENOMEM;
+    int rc = palette_encode(body, rows, stride, psz, out);
+    if (rc != 1)
+        return rc;
+    out->len = mark;
     uint8_t *o = buf_append_space(out, (size_t)blen + rows);
     if (!o)
         return -ENOMEM;
@@ -124,6 +137,10 @@ static int image_decode(const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool 
     uint32_t rows, stride;
     unsigned psz;
     image_geom(fixed, blen, msb, &rows, &stride, &psz);
+    if (rd_left(r) > 0 && r->p[r->pos] == 3) {
+        r->pos++;
+        return palette_decode(dst, rows, stride, psz, r);
+    }
     for (uint32_t y = 0; y < rows; y++) {
         uint8_t f;
         const uint8_t *src;
@@ -251,14 +268,21 @@ static int font_decode(uint8_t *dst, uint32_t blen, bool msb, struct rd *r)
     return 0;
 }
 
-/* Images of few distinct pixels (GetImage of text or line art): the palette of 4-byte
- * pixels (bytes as sent), then each pixel's index packed MSB first in 1, 2 or 4 bits. */
-static unsigned palette_of(const uint8_t *body, uint32_t blen, uint32_t *pal)
+/* Images of few distinct pixels (text, line art, GetImage of them): the palette (each
+ * pixel's psz bytes as sent), then each row's pixel indices packed MSB first in 1, 2 or
+ * 4 bits, the row padded to a byte. */
+static uint32_t px_at(const uint8_t *p, unsigned psz)
+{
+    uint32_t v = 0;
+    memcpy(&v, p, psz);
+    return v;
+}
+
+static unsigned palette_of(const uint8_t *body, uint32_t blen, unsigned psz, uint32_t *pal)
 {
     unsigned n = 0, last = 0;
-    for (uint32_t at = 0; at < blen; at += 4) {
-        uint32_t px;
-        memcpy(&px, body + at, 4);
+    for (uint32_t at = 0; at + psz <= blen; at += psz) {
+        uint32_t px = px_at(body + at, psz);
         if (n && pal[last] == px)
             continue;
         for (last = 0; last < n && pal[last] != px; last++)
@@ -274,36 +298,42 @@ static unsigned palette_of(const uint8_t *body, uint32_t blen, uint32_t *pal)
 
 static unsigned palette_bits(unsigned n) { return n <= 2 ? 1 : n <= 4 ? 2 : 4; }
 
-static int palette_encode(const uint8_t *body, uint32_t blen, struct buf *out)
+/* 0, 1 when more than PALETTE_MAX pixel values (or rows not whole pixels), or -ENOMEM. */
+static int palette_encode(const uint8_t *body, uint32_t rows, uint32_t stride, unsigned psz, struct buf *out)
 {
     uint32_t pal[PALETTE_MAX];
-    unsigned n = blen % 4 ? 0 : palette_of(body, blen, pal), bits = palette_bits(n);
+    unsigned n = stride % psz ? 0 : palette_of(body, rows * stride, psz, pal), bits = palette_bits(n);
     if (!n)
         return 1;
-    uint32_t npx = blen / 4;
-    uint8_t hdr[2] = { XC_REPLY_PALETTE, (uint8_t)(n - 1) };
-    if (buf_append(out, hdr, 2) < 0 || buf_append(out, pal, 4u * n) < 0)
+    uint32_t ppr = stride / psz, rowbytes = (uint32_t)(((uint64_t)ppr * bits + 7) / 8);
+    uint8_t n1 = (uint8_t)(n - 1);
+    if (buf_append(out, &n1, 1) < 0)
         return -ENOMEM;
-    uint8_t *o = buf_append_space(out, ((size_t)npx * bits + 7) / 8);
+    uint8_t *o = buf_append_space(out, (size_t)n * psz + (size_t)rows * rowbytes);
     if (!o)
         return -ENOMEM;
-    unsigned acc = 0, nacc = 0, last = 0;
-    for (uint32_t i = 0; i < npx; i++) {
-        uint32_t px;
-        memcpy(&px, body + 4 * i, 4);
-        if (pal[last] != px)
-            for (last = 0; pal[last] != px; last++)
-                ;
-        acc = acc << bits | last;
-        if ((nacc += bits) == 8)
-            *o++ = (uint8_t)acc, acc = 0, nacc = 0;
+    for (unsigned k = 0; k < n; k++, o += psz)
+        memcpy(o, &pal[k], psz);
+    unsigned last = 0;
+    for (uint32_t y = 0; y < rows; y++) {
+        const uint8_t *row = body + (size_t)y * stride;
+        unsigned acc = 0, nacc = 0;
+        for (uint32_t i = 0; i < ppr; i++) {
+            uint32_t px = px_at(row + (size_t)i * psz, psz);
+            if (pal[last] != px)
+                for (last = 0; pal[last] != px; last++)
+                    ;
+            acc = acc << bits | last;
+            if ((nacc += bits) == 8)
+                *o++ = (uint8_t)acc, acc = 0, nacc = 0;
+        }
+        if (nacc)
+            *o++ = (uint8_t)(acc << (8 - nacc));
     }
-    if (nacc)
-        *o = (uint8_t)(acc << (8 - nacc));
     return 0;
 }
 
-static int palette_decode(uint8_t *dst, uint32_t blen, struct rd *r)
+static int palette_decode(uint8_t *dst, uint32_t rows, uint32_t stride, unsigned psz, struct rd *r)
 {
     uint8_t n1;
     const uint8_t *pal, *idx;
@@ -311,27 +341,38 @@ static int palette_decode(uint8_t *dst, uint32_t blen, struct rd *r)
     if (rc < 0)
         return rc;
     unsigned n = n1 + 1u, bits = palette_bits(n);
-    if (n > PALETTE_MAX || blen % 4)
+    if (n > PALETTE_MAX || stride % psz)
         return -EBADMSG;
-    uint32_t npx = blen / 4;
-    if ((rc = rd_bytes(r, &pal, 4u * n)) < 0 || (rc = rd_bytes(r, &idx, ((size_t)npx * bits + 7) / 8)) < 0)
+    uint32_t ppr = stride / psz, rowbytes = (uint32_t)(((uint64_t)ppr * bits + 7) / 8);
+    if ((rc = rd_bytes(r, &pal, (size_t)n * psz)) < 0 || (rc = rd_bytes(r, &idx, (size_t)rows * rowbytes)) < 0)
         return rc;
     unsigned per = 8 / bits, maskv = (1u << bits) - 1;
-    for (uint32_t i = 0; i < npx; i++) {
-        unsigned k = idx[i / per] >> (8 - bits * (i % per + 1)) & maskv;
-        if (k >= n)
-            return -EBADMSG;
-        memcpy(dst + 4 * i, pal + 4 * k, 4);
+    for (uint32_t y = 0; y < rows; y++, idx += rowbytes) {
+        uint8_t *row = dst + (size_t)y * stride;
+        for (uint32_t i = 0; i < ppr; i++) {
+            unsigned k = idx[i / per] >> (8 - bits * (i % per + 1)) & maskv;
+            if (k >= n)
+                return -EBADMSG;
+            memcpy(row + (size_t)i * psz, pal + (size_t)k * psz, psz);
+        }
+        if (ppr % per && (idx[ppr / per] & ((1u << (8 - bits * (ppr % per))) - 1)))
+            return -EBADMSG; /* unused bits of a row's last byte are zero */
     }
-    if (npx % per && (idx[npx / per] & ((1u << (8 - bits * (npx % per))) - 1)))
-        return -EBADMSG; /* unused bits of the last byte are zero */
     return 0;
 }
 
 static int reply_encode(const uint8_t *body, uint32_t blen, bool msb, struct buf *out)
 {
     int rc = font_encode(body, blen, msb, out);
-    return rc == 1 ? palette_encode(body, blen, out) : rc;
+    if (rc != 1 || blen % 4)
+        return rc;
+    size_t mark = out->len;
+    uint8_t sub = XC_REPLY_PALETTE;
+    if (buf_append(out, &sub, 1) < 0)
+        return -ENOMEM;
+    if ((rc = palette_encode(body, 1, blen, 4, out)) == 1)
+        out->len = mark;
+    return rc;
 }
 
 static int reply_decode(uint8_t *dst, uint32_t blen, bool msb, struct rd *r)
@@ -343,7 +384,7 @@ static int reply_decode(uint8_t *dst, uint32_t blen, bool msb, struct rd *r)
     if (sub == XC_REPLY_FONT)
         return font_decode(dst, blen, msb, r);
     if (sub == XC_REPLY_PALETTE)
-        return palette_decode(dst, blen, r);
+        return blen % 4 ? -EBADMSG : palette_decode(dst, 1, blen, 4, r);
     return -EBADMSG;
 }
 

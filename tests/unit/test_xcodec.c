@@ -527,6 +527,65 @@ int main(void)
         free(c);
         buf_free(&all); buf_free(&enc);
     }
+    TEST("That PutImage of few colours round-trips as palettes, whatever the depth") {
+        /* depth, bytes per row, rows, colours; rows of 24-bit pixels of 10 and 13 pixels,
+         * 8-bit rows with padding, 1-bit bitmaps */
+        const struct { uint8_t depth; uint16_t stride, h; unsigned colours; } im[] = {
+            { 24, 40, 10, 2 }, { 24, 52, 7, 3 }, { 24, 40, 10, 16 }, { 24, 40, 10, 40 },
+            { 8, 16, 9, 5 }, { 1, 4, 15, 2 }, { 16, 6, 5, 4 },
+        };
+        for (int msb = 0; msb < 2; msb++) {
+            struct msgs m = { 0 };
+            size_t raw = 0;
+            for (size_t i = 0; i < sizeof im / sizeof *im; i++)
+                for (int rep = 0; rep < 3; rep++) {
+                    size_t blen = (size_t)im[i].stride * im[i].h;
+                    uint8_t *t = calloc(1, 20 + blen);
+                    st32(t, 0x200002, msb); st32(t + 4, 0x200003, msb);
+                    st16(t + 8, (uint16_t)(im[i].stride * 8 / (im[i].depth > 16 ? 32 : im[i].depth > 8 ? 16 : 8)), msb);
+                    st16(t + 10, im[i].h, msb);
+                    st16(t + 12, (uint16_t)(rnd() % 500), msb); st16(t + 14, (uint16_t)(rnd() % 500), msb);
+                    t[17] = im[i].depth;
+                    unsigned psz = im[i].depth > 16 ? 4 : im[i].depth > 8 ? 2 : 1;
+                    for (size_t k = 0; k < blen; k += psz) {
+                        uint32_t c = rnd() % im[i].colours * 0x01030507u;
+                        memcpy(t + 20 + k, &c, psz);
+                    }
+                    req(&m, msb, 72, im[i].depth == 1 ? 0 : 2, 24 + blen, t);
+                    raw += 24 + blen;
+                    free(t);
+                }
+            size_t size;
+            CHECK(round_trip(XC_REQUESTS, msb, &m, 0, &size));
+            CHECK(round_trip(XC_REQUESTS, msb, &m, 5, NULL));
+            CHECK(size < raw / 2);
+            printf("  %d PutImage requests of few colours (%zu bytes): %zu bytes\n", m.n, raw, size);
+            buf_free(&m.all);
+        }
+        /* A palette index beyond the palette is refused: two colours, then index 1 made 2. */
+        struct msgs m = { 0 };
+        uint8_t t[20 + 40 * 10] = { 0 };
+        st16(t + 8, 10, false); st16(t + 10, 10, false); t[17] = 24;
+        t[20 + 4] = 0xff; /* pixel 1 differs: palette { 0, 0xff } */
+        req(&m, false, 72, 2, sizeof t + 4, t);
+        struct xenc *e; struct xdec *d;
+        struct buf enc = { 0 }, out = { 0 };
+        xenc_new(&e, XC_REQUESTS, false);
+        CHECK_EQ(xenc_message(e, buf_head(&m.all), m.all.len, &enc), 0);
+        uint8_t *c = (uint8_t *)buf_head(&enc);
+        CHECK_EQ(c[enc.len - 30], 3); /* the palette mark: 3, n-1 = 1, 2 pixels, 10 rows of 2 bytes */
+        CHECK_EQ(c[enc.len - 20], 0x40); /* row 0: pixels 0 and 1 */
+        xdec_new(&d, XC_REQUESTS, false);
+        CHECK_EQ(xdec_feed(d, c, enc.len, &out), (long)enc.len);
+        xdec_free(d);
+        c[enc.len - 1] = 0x01; /* an unused bit of the last row */
+        xdec_new(&d, XC_REQUESTS, false);
+        buf_clear(&out);
+        CHECK_EQ(xdec_feed(d, c, enc.len, &out), -EBADMSG);
+        xdec_free(d);
+        xenc_free(e);
+        buf_free(&enc); buf_free(&out); buf_free(&m.all);
+    }
     TEST("That truncated streams yield only whole messages and wait for the rest") {
         struct msgs m = { 0 };
         requests_of_every_kind(&m, false);
