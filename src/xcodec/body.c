@@ -19,12 +19,18 @@ static void image_geom(const uint8_t *fixed, uint32_t blen, bool msb, uint32_t *
     *stride = blen / *rows;
 }
 
+static bool glyphs_argb(const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb, uint32_t *nglyphs);
+
 bool xc_body_fits(const struct xc_body_model *bm, const uint8_t *fixed, uint32_t blen, bool msb)
 {
     if (bm->kind == XC_BM_ELEMS)
         return blen % (2u * bm->words) == 0;
     if (bm->kind == XC_BM_REPLY)
         return blen > XC_BIG_BODY; /* always with its code's size */
+    if (bm->kind == XC_BM_GLYPHS) {
+        uint32_t n;
+        return glyphs_argb(fixed, NULL, blen, msb, &n);
+    }
     return bm->kind == XC_BM_IMAGE && blen > 0;
 }
 
@@ -388,6 +394,69 @@ static int reply_decode(uint8_t *dst, uint32_t blen, bool msb, struct rd *r)
     return -EBADMSG;
 }
 
+/* AddGlyphs of 32-bit glyphs (subpixel text): ids and GLYPHINFOs as they are, then the
+ * images' pixels, as 32-bit values in the request's byte order, split into red, green and
+ * blue (three samples in a row of one coverage signal) and alpha minus green (alpha is
+ * green's copy in such glyphs). Any bytes invert exactly; only the gain depends on it. */
+static bool glyphs_argb(const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb, uint32_t *nglyphs)
+{
+    uint32_t n = ld32(fixed + 8, msb);
+    if ((uint64_t)16 * n > blen)
+        return false;
+    *nglyphs = n;
+    if (!body)
+        return (blen - 16 * n) % 4 == 0;
+    uint64_t px = 0;
+    for (uint32_t g = 0; g < n; g++) {
+        const uint8_t *info = body + 4 * (size_t)n + 12 * (size_t)g;
+        px += (uint64_t)ld16(info, msb) * ld16(info + 2, msb);
+    }
+    return px * 4 == blen - 16 * n && px > 0;
+}
+
+static int glyphs_encode(const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb, struct buf *out)
+{
+    uint32_t n;
+    if (!glyphs_argb(fixed, body, blen, msb, &n))
+        return 1;
+    uint32_t npx = (blen - 16 * n) / 4;
+    uint8_t *o = buf_append_space(out, blen);
+    if (!o)
+        return -ENOMEM;
+    memcpy(o, body, 16 * (size_t)n);
+    uint8_t *rgb = o + 16 * (size_t)n, *alpha = rgb + 3 * (size_t)npx;
+    const uint8_t *px = body + 16 * (size_t)n;
+    for (uint32_t i = 0; i < npx; i++, px += 4) {
+        uint32_t v = ld32(px, msb);
+        uint8_t g = (uint8_t)(v >> 8);
+        *rgb++ = (uint8_t)(v >> 16);
+        *rgb++ = g;
+        *rgb++ = (uint8_t)v;
+        *alpha++ = (uint8_t)((v >> 24) - g);
+    }
+    return 0;
+}
+
+static int glyphs_decode(const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb, struct rd *r)
+{
+    uint32_t n;
+    const uint8_t *p;
+    if (!glyphs_argb(fixed, NULL, blen, msb, &n))
+        return -EBADMSG;
+    int rc = rd_bytes(r, &p, blen);
+    if (rc < 0)
+        return rc;
+    uint32_t npx = (blen - 16 * n) / 4;
+    memcpy(dst, p, 16 * (size_t)n);
+    const uint8_t *rgb = p + 16 * (size_t)n, *alpha = rgb + 3 * (size_t)npx;
+    uint8_t *px = dst + 16 * (size_t)n;
+    for (uint32_t i = 0; i < npx; i++, px += 4, rgb += 3) {
+        uint8_t a = (uint8_t)(alpha[i] + rgb[1]);
+        st32(px, (uint32_t)a << 24 | (uint32_t)rgb[0] << 16 | (uint32_t)rgb[1] << 8 | rgb[2], msb);
+    }
+    return 0;
+}
+
 int xc_body_encode(const struct xc_body_model *bm, const uint8_t *fixed, const uint8_t *body,
                    uint32_t blen, bool msb, const uint8_t *rlast, struct buf *out)
 {
@@ -395,6 +464,8 @@ int xc_body_encode(const struct xc_body_model *bm, const uint8_t *fixed, const u
         return elems_encode(bm, body, blen, msb, rlast, out);
     if (bm->kind == XC_BM_REPLY)
         return reply_encode(body, blen, msb, out);
+    if (bm->kind == XC_BM_GLYPHS)
+        return glyphs_encode(fixed, body, blen, msb, out);
     return image_encode(fixed, body, blen, msb, out);
 }
 
@@ -407,5 +478,7 @@ int xc_body_decode(const struct xc_body_model *bm, const uint8_t *fixed, uint8_t
         return image_decode(fixed, dst, blen, msb, r);
     if (bm->kind == XC_BM_REPLY && blen > XC_BIG_BODY)
         return reply_decode(dst, blen, msb, r);
+    if (bm->kind == XC_BM_GLYPHS)
+        return glyphs_decode(fixed, dst, blen, msb, r);
     return -EBADMSG;
 }

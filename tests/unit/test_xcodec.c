@@ -259,6 +259,62 @@ static long decode_server_result(bool msb, const uint8_t *p, size_t n)
     return rc;
 }
 
+/* A RENDER AddGlyphs request of one subpixel (32-bit) glyph, as x11perf -rgb24text sent
+ * it through Xvfb's RENDER (major 138), LSB first, in hex. */
+static const char addglyphs_argb_hex[] =
+    "8a1497001e002000010000000d0000000c000c00000012000c0000000000000000000000000000000000000009000000"
+    "f7ab56ab56abf7ab00000900000000000000000000000000000000000000000000000000000000000000000009000000"
+    "f7ab56ab56abf7ab00000900000000000000000000000000000000002c05000592996b99103162310000010009000000"
+    "f7ab56ab56abf7ab0000090001000000623110316b98929800052b0548180218e6c288c2e4f9f9f9558abe8a0a0c280c"
+    "f7ab56ab56abf7ab280c0a0cbe8a558af9f9e5f98bc5e8c502184a18000000000e01000186562b56f4ddb5ddb8dcf5dc"
+    "fbd6bcd6bcd6fbd6f5dcb8dcb7def5de2d58885800010f010000000000000000000000000000000020080008cc8f4e8f"
+    "fffef3fef3fefffe4e90cc90000921090000000000000000000000000000000000000000240b000bad7d4d7df6f1d7f1"
+    "fef7f6f7f6f7fef7d7f1f6f14d7dad7d000b240b0000000000000000110200028c5c305cf7e1bce1bbe3f8e32f528752"
+    "f7ac60ac60acf7ac87522f52f8e3bbe3bce1f7e1305c8c5c00021102601a021ae8eab1ea5f94c694010f2f0f09000000"
+    "f7ab56ab56abf7ab000009002f0f010fc6945f94b1eae8ea021a601a0300000011151115000003000000000009000000"
+    "f7ab56ab56abf7ab00000900000000000300000011151115000003000000000000000000000000000000000009000000"
+    "f7ab56ab56abf7ab00000900000000000000000000000000000000000000000000000000000000000000000003000000"
+    "64452245224564450000030000000000000000000000000000000000";
+
+static void add_hex(struct msgs *m, const char *hex)
+{
+    struct buf b = { 0 };
+    for (size_t i = 0; hex[i] && hex[i + 1]; i += 2) {
+        unsigned v;
+        sscanf(hex + i, "%2x", &v);
+        uint8_t c = (uint8_t)v;
+        buf_append(&b, &c, 1);
+    }
+    add(m, buf_head(&b), b.len);
+    buf_free(&b);
+}
+
+/* AddGlyphs of n glyphs of w x h pixels of psz bytes (A8 rows padded to 4); 32-bit pixels
+ * have alpha = green, as subpixel glyphs do. */
+static void add_glyphs(struct msgs *m, bool msb, uint32_t first, uint32_t n, uint16_t w, uint16_t h, unsigned psz)
+{
+    size_t stride = psz == 4 ? 4u * w : (w + 3u) & ~3u, len = 12 + 16 * (size_t)n + stride * h * n;
+    uint8_t *p = calloc(1, len);
+    p[0] = 138; p[1] = 20;
+    st16(p + 2, (uint16_t)(len / 4), msb);
+    st32(p + 4, 0x200012, msb);
+    st32(p + 8, n, msb);
+    for (uint32_t g = 0; g < n; g++) {
+        st32(p + 12 + 4 * g, first + g, msb);
+        uint8_t *info = p + 12 + 4 * n + 12 * g;
+        st16(info, w, msb); st16(info + 2, h, msb);
+        st16(info + 4, 1, msb); st16(info + 6, (uint16_t)(h - 2), msb); st16(info + 8, w, msb);
+    }
+    uint8_t *img = p + 12 + 16 * (size_t)n;
+    for (size_t k = 0; k + psz <= stride * h * n; k += psz) {
+        uint8_t g = (uint8_t)(rnd() % 3 ? 0 : rnd());
+        if (psz == 4) st32(img + k, (uint32_t)g << 24 | (uint32_t)(g / 2) << 16 | (uint32_t)g << 8 | (uint8_t)(g * 3), msb);
+        else img[k] = g;
+    }
+    add(m, p, len);
+    free(p);
+}
+
 /* Encodes every message, decodes the stream in chunks of `chunk` bytes (0: all at once);
  * returns whether the decoded bytes equal the messages. */
 static bool round_trip(enum xc_dir dir, bool msb, const struct msgs *m, size_t chunk, size_t *enc_size)
@@ -585,6 +641,41 @@ int main(void)
         xdec_free(d);
         xenc_free(e);
         buf_free(&enc); buf_free(&out); buf_free(&m.all);
+    }
+    TEST("That RENDER AddGlyphs and AddTraps round-trip, subpixel glyphs and rows of traps shrink") {
+        for (int msb = 0; msb < 2; msb++) {
+            struct msgs m = { 0 };
+            if (!msb) add_hex(&m, addglyphs_argb_hex);
+            add_glyphs(&m, msb, 40, 3, 7, 11, 4);  /* subpixel glyphs */
+            add_glyphs(&m, msb, 43, 2, 5, 9, 1);   /* A8 glyphs: another model's */
+            add_glyphs(&m, msb, 45, 1, 300, 200, 4); /* BIG-REQUESTS-sized, but not BIG here */
+            uint8_t junk[24] = { 0 };              /* a count beyond the body: no model */
+            st32(junk + 4, 1000, msb);
+            req(&m, msb, 138, 20, 4 + sizeof junk, junk);
+            uint8_t t[8 + 24 * 100] = { 0 };       /* AddTraps: 100 traps stepping evenly */
+            st32(t, 0x200020, msb);
+            for (int i = 0; i < 100; i++) {
+                int32_t v[6] = { i * 65536, (10 + i) * 65536, 10 * i * 65536, (10 - i) * 65536, (20 - i) * 65536, (10 * i + 10) * 65536 };
+                for (int f = 0; f < 6; f++) st32(t + 8 + 24 * i + 4 * f, (uint32_t)v[f], msb);
+            }
+            req(&m, msb, 138, 32, 4 + sizeof t, t);
+            t[8 + 24 * 50] ^= 0x40;                 /* one trap off: still whole */
+            req(&m, msb, 138, 32, 4 + sizeof t, t);
+            size_t size;
+            CHECK(round_trip(XC_REQUESTS, msb, &m, 0, &size));
+            CHECK(round_trip(XC_REQUESTS, msb, &m, 3, NULL));
+            printf("  AddGlyphs and AddTraps (%zu bytes, %s): %zu bytes\n", m.all.len, msb ? "MSB" : "LSB", size);
+            buf_free(&m.all);
+        }
+        struct msgs m = { 0 };
+        uint8_t t[8 + 24 * 100] = { 0 };
+        for (int i = 0; i < 100; i++)
+            for (int f = 0; f < 6; f++) st32(t + 8 + 24 * i + 4 * f, (uint32_t)((i * (f + 1)) << 16), false);
+        req(&m, false, 138, 32, 4 + sizeof t, t);
+        size_t size;
+        CHECK(round_trip(XC_REQUESTS, false, &m, 0, &size));
+        CHECK(size < 1300); /* a byte a field: zeros but for the first trap */
+        buf_free(&m.all);
     }
     TEST("That truncated streams yield only whole messages and wait for the rest") {
         struct msgs m = { 0 };
