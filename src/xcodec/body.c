@@ -19,11 +19,27 @@ static void image_geom(const uint8_t *fixed, uint32_t blen, bool msb, uint32_t *
     *stride = blen / *rows;
 }
 
+static bool glyphs_argb(const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb, uint32_t *nglyphs);
+
 bool xc_body_fits(const struct xc_body_model *bm, const uint8_t *fixed, uint32_t blen, bool msb)
 {
     if (bm->kind == XC_BM_ELEMS)
         return blen % (2u * bm->words) == 0;
+    if (bm->kind == XC_BM_REPLY)
+        return blen > XC_BIG_BODY; /* always with its code's size */
+    if (bm->kind == XC_BM_GLYPHS) {
+        uint32_t n;
+        return glyphs_argb(fixed, NULL, blen, msb, &n);
+    }
     return bm->kind == XC_BM_IMAGE && blen > 0;
+}
+
+uint32_t xc_body_min_code(const struct xc_body_model *bm, uint32_t blen)
+{
+    /* Bounds what a decoder allocates per byte of input: an element or pixel row takes at
+     * least a byte per 12 of output, a 1-bit palette image one per 32 (rows padded to a byte);
+     * runs of glyphs go much further. */
+    return bm->kind == XC_BM_REPLY ? blen / 4096 : bm->kind == XC_BM_IMAGE ? blen / 256 : blen / 12;
 }
 
 static int put_zz(struct buf *out, uint16_t d)
@@ -83,6 +99,9 @@ static int elems_decode(const struct xc_body_model *bm, uint8_t *dst, uint32_t b
     return 0;
 }
 
+static int palette_encode(const uint8_t *body, uint32_t rows, uint32_t stride, unsigned psz, struct buf *out);
+static int palette_decode(uint8_t *dst, uint32_t rows, uint32_t stride, unsigned psz, struct rd *r);
+
 /* One filter byte per row (0 none, 1 left, 2 up), chosen by the smallest sum of
  * residual magnitudes, as PNG encoders do; then the residuals. */
 static int image_encode(const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb, struct buf *out)
@@ -90,6 +109,15 @@ static int image_encode(const uint8_t *fixed, const uint8_t *body, uint32_t blen
     uint32_t rows, stride;
     unsigned psz;
     image_geom(fixed, blen, msb, &rows, &stride, &psz);
+    /* Few colours: a palette, marked by filter 3 in place of the first row's. */
+    size_t mark = out->len;
+    uint8_t f3 = 3;
+    if (buf_append(out, &f3, 1) < 0)
+        return -ENOMEM;
+    int rc = palette_encode(body, rows, stride, psz, out);
+    if (rc != 1)
+        return rc;
+    out->len = mark;
     uint8_t *o = buf_append_space(out, (size_t)blen + rows);
     if (!o)
         return -ENOMEM;
@@ -115,6 +143,10 @@ static int image_decode(const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool 
     uint32_t rows, stride;
     unsigned psz;
     image_geom(fixed, blen, msb, &rows, &stride, &psz);
+    if (rd_left(r) > 0 && r->p[r->pos] == 3) {
+        r->pos++;
+        return palette_decode(dst, rows, stride, psz, r);
+    }
     for (uint32_t y = 0; y < rows; y++) {
         uint8_t f;
         const uint8_t *src;
@@ -132,11 +164,308 @@ static int image_decode(const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool 
     return 0;
 }
 
+/* Replies (the server direction cannot tell which request a reply answers): a sub-model
+ * byte, then the code of the first one that fits. */
+enum { XC_REPLY_FONT = 1, XC_REPLY_PALETTE = 2 };
+#define FONT_FIXED 28      /* QueryFont reply bytes 32-59, before its properties */
+#define FONT_CHARINFO 12   /* six 16-bit fields */
+#define PALETTE_MAX 16     /* distinct pixels: indices of at most 4 bits */
+
+/* A QueryFont/ListFontsWithInfo-shaped body: the counts in its fixed part add up to blen. */
+static bool font_fits(const uint8_t *body, uint32_t blen, bool msb, uint32_t *nprops, uint32_t *nci)
+{
+    if (blen < FONT_FIXED)
+        return false;
+    *nprops = ld16(body + 14, msb);
+    *nci = ld32(body + 24, msb);
+    return (uint64_t)FONT_FIXED + 8ull * *nprops + (uint64_t)FONT_CHARINFO * *nci == blen && *nci > 0;
+}
+
+/* Charinfos: runs of elements equal to the previous one (zeros before the first), each
+ * run followed (unless the list ends) by the changed element: its index in a table of
+ * the distinct elements seen so far (entry 0 the zero element), or 255 and the
+ * element's 12 bytes (added to the table while it holds fewer than 255). A glyph table is a few hundred distinct
+ * metrics repeated; the zstd stage entropy-codes the indices. */
+#define FONT_TABLE 255
+#define FONT_NEW 255 /* an element not in the table follows */
+
+static int font_encode(const uint8_t *body, uint32_t blen, bool msb, struct buf *out)
+{
+    uint32_t nprops, nci;
+    if (!font_fits(body, blen, msb, &nprops, &nci))
+        return 1;
+    uint8_t sub = XC_REPLY_FONT;
+    uint32_t fixed = FONT_FIXED + 8 * nprops;
+    if (buf_append(out, &sub, 1) < 0 || buf_append(out, body, fixed) < 0)
+        return -ENOMEM;
+    static const uint8_t zero[FONT_CHARINFO];
+    const uint8_t *table[FONT_TABLE] = { zero }, *prev = zero;
+    unsigned ntab = 1;
+    uint32_t run = 0;
+    for (uint32_t i = 0; i < nci; i++) {
+        const uint8_t *el = body + fixed + (size_t)FONT_CHARINFO * i;
+        if (memcmp(el, prev, FONT_CHARINFO) == 0) {
+            run++;
+            continue;
+        }
+        unsigned k = 0;
+        while (k < ntab && memcmp(table[k], el, FONT_CHARINFO) != 0)
+            k++;
+        uint8_t idx = k == ntab ? FONT_NEW : (uint8_t)k;
+        if (buf_put_varint(out, run) < 0 || buf_append(out, &idx, 1) < 0)
+            return -ENOMEM;
+        if (k == ntab && buf_append(out, el, FONT_CHARINFO) < 0)
+            return -ENOMEM;
+        if (k == ntab && ntab < FONT_TABLE)
+            table[ntab++] = el;
+        prev = el;
+        run = 0;
+    }
+    if (run && buf_put_varint(out, run) < 0)
+        return -ENOMEM;
+    return 0;
+}
+
+static int font_decode(uint8_t *dst, uint32_t blen, bool msb, struct rd *r)
+{
+    const uint8_t *p;
+    int rc = rd_bytes(r, &p, FONT_FIXED);
+    if (rc < 0)
+        return rc;
+    uint32_t nprops, nci;
+    if (!font_fits(p, blen, msb, &nprops, &nci))
+        return -EBADMSG;
+    uint32_t fixed = FONT_FIXED + 8 * nprops;
+    memcpy(dst, p, FONT_FIXED);
+    if ((rc = rd_bytes(r, &p, fixed - FONT_FIXED)) < 0)
+        return rc;
+    memcpy(dst + FONT_FIXED, p, fixed - FONT_FIXED);
+    static const uint8_t zero[FONT_CHARINFO];
+    const uint8_t *table[FONT_TABLE] = { zero }, *prev = zero; /* entries point into dst */
+    unsigned ntab = 1;
+    uint8_t *el = dst + fixed;
+    for (uint32_t left = nci; left > 0;) {
+        uint64_t run;
+        uint8_t idx;
+        if ((rc = rd_varint(r, &run)) < 0)
+            return rc;
+        if (run > left)
+            return -EBADMSG;
+        for (uint32_t k = 0; k < run; k++, el += FONT_CHARINFO)
+            memcpy(el, prev, FONT_CHARINFO);
+        if ((left -= (uint32_t)run) == 0)
+            break;
+        if ((rc = rd_u8(r, &idx)) < 0)
+            return rc;
+        if (idx < ntab)
+            memcpy(el, table[idx], FONT_CHARINFO);
+        else if (idx == FONT_NEW) {
+            if ((rc = rd_bytes(r, &p, FONT_CHARINFO)) < 0)
+                return rc;
+            memcpy(el, p, FONT_CHARINFO);
+            if (ntab < FONT_TABLE)
+                table[ntab++] = el;
+        } else
+            return -EBADMSG;
+        prev = el;
+        el += FONT_CHARINFO;
+        left--;
+    }
+    return 0;
+}
+
+/* Images of few distinct pixels (text, line art, GetImage of them): the palette (each
+ * pixel's psz bytes as sent), then each row's pixel indices packed MSB first in 1, 2 or
+ * 4 bits, the row padded to a byte. */
+static uint32_t px_at(const uint8_t *p, unsigned psz)
+{
+    uint32_t v = 0;
+    memcpy(&v, p, psz);
+    return v;
+}
+
+static unsigned palette_of(const uint8_t *body, uint32_t blen, unsigned psz, uint32_t *pal)
+{
+    unsigned n = 0, last = 0;
+    for (uint32_t at = 0; at + psz <= blen; at += psz) {
+        uint32_t px = px_at(body + at, psz);
+        if (n && pal[last] == px)
+            continue;
+        for (last = 0; last < n && pal[last] != px; last++)
+            ;
+        if (last == n) {
+            if (n == PALETTE_MAX)
+                return 0;
+            pal[n++] = px;
+        }
+    }
+    return n;
+}
+
+static unsigned palette_bits(unsigned n) { return n <= 2 ? 1 : n <= 4 ? 2 : 4; }
+
+/* 0, 1 when more than PALETTE_MAX pixel values (or rows not whole pixels), or -ENOMEM. */
+static int palette_encode(const uint8_t *body, uint32_t rows, uint32_t stride, unsigned psz, struct buf *out)
+{
+    uint32_t pal[PALETTE_MAX];
+    unsigned n = stride % psz ? 0 : palette_of(body, rows * stride, psz, pal), bits = palette_bits(n);
+    if (!n)
+        return 1;
+    uint32_t ppr = stride / psz, rowbytes = (uint32_t)(((uint64_t)ppr * bits + 7) / 8);
+    uint8_t n1 = (uint8_t)(n - 1);
+    if (buf_append(out, &n1, 1) < 0)
+        return -ENOMEM;
+    uint8_t *o = buf_append_space(out, (size_t)n * psz + (size_t)rows * rowbytes);
+    if (!o)
+        return -ENOMEM;
+    for (unsigned k = 0; k < n; k++, o += psz)
+        memcpy(o, &pal[k], psz);
+    unsigned last = 0;
+    for (uint32_t y = 0; y < rows; y++) {
+        const uint8_t *row = body + (size_t)y * stride;
+        unsigned acc = 0, nacc = 0;
+        for (uint32_t i = 0; i < ppr; i++) {
+            uint32_t px = px_at(row + (size_t)i * psz, psz);
+            if (pal[last] != px)
+                for (last = 0; pal[last] != px; last++)
+                    ;
+            acc = acc << bits | last;
+            if ((nacc += bits) == 8)
+                *o++ = (uint8_t)acc, acc = 0, nacc = 0;
+        }
+        if (nacc)
+            *o++ = (uint8_t)(acc << (8 - nacc));
+    }
+    return 0;
+}
+
+static int palette_decode(uint8_t *dst, uint32_t rows, uint32_t stride, unsigned psz, struct rd *r)
+{
+    uint8_t n1;
+    const uint8_t *pal, *idx;
+    int rc = rd_u8(r, &n1);
+    if (rc < 0)
+        return rc;
+    unsigned n = n1 + 1u, bits = palette_bits(n);
+    if (n > PALETTE_MAX || stride % psz)
+        return -EBADMSG;
+    uint32_t ppr = stride / psz, rowbytes = (uint32_t)(((uint64_t)ppr * bits + 7) / 8);
+    if ((rc = rd_bytes(r, &pal, (size_t)n * psz)) < 0 || (rc = rd_bytes(r, &idx, (size_t)rows * rowbytes)) < 0)
+        return rc;
+    unsigned per = 8 / bits, maskv = (1u << bits) - 1;
+    for (uint32_t y = 0; y < rows; y++, idx += rowbytes) {
+        uint8_t *row = dst + (size_t)y * stride;
+        for (uint32_t i = 0; i < ppr; i++) {
+            unsigned k = idx[i / per] >> (8 - bits * (i % per + 1)) & maskv;
+            if (k >= n)
+                return -EBADMSG;
+            memcpy(row + (size_t)i * psz, pal + (size_t)k * psz, psz);
+        }
+        if (ppr % per && (idx[ppr / per] & ((1u << (8 - bits * (ppr % per))) - 1)))
+            return -EBADMSG; /* unused bits of a row's last byte are zero */
+    }
+    return 0;
+}
+
+static int reply_encode(const uint8_t *body, uint32_t blen, bool msb, struct buf *out)
+{
+    int rc = font_encode(body, blen, msb, out);
+    if (rc != 1 || blen % 4)
+        return rc;
+    size_t mark = out->len;
+    uint8_t sub = XC_REPLY_PALETTE;
+    if (buf_append(out, &sub, 1) < 0)
+        return -ENOMEM;
+    if ((rc = palette_encode(body, 1, blen, 4, out)) == 1)
+        out->len = mark;
+    return rc;
+}
+
+static int reply_decode(uint8_t *dst, uint32_t blen, bool msb, struct rd *r)
+{
+    uint8_t sub;
+    int rc = rd_u8(r, &sub);
+    if (rc < 0)
+        return rc;
+    if (sub == XC_REPLY_FONT)
+        return font_decode(dst, blen, msb, r);
+    if (sub == XC_REPLY_PALETTE)
+        return blen % 4 ? -EBADMSG : palette_decode(dst, 1, blen, 4, r);
+    return -EBADMSG;
+}
+
+/* AddGlyphs of 32-bit glyphs (subpixel text): ids and GLYPHINFOs as they are, then the
+ * images' pixels, as 32-bit values in the request's byte order, split into red, green and
+ * blue (three samples in a row of one coverage signal) and alpha minus green (alpha is
+ * green's copy in such glyphs). Any bytes invert exactly; only the gain depends on it. */
+static bool glyphs_argb(const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb, uint32_t *nglyphs)
+{
+    uint32_t n = ld32(fixed + 8, msb);
+    if ((uint64_t)16 * n > blen)
+        return false;
+    *nglyphs = n;
+    if (!body)
+        return (blen - 16 * n) % 4 == 0;
+    uint64_t px = 0;
+    for (uint32_t g = 0; g < n; g++) {
+        const uint8_t *info = body + 4 * (size_t)n + 12 * (size_t)g;
+        px += (uint64_t)ld16(info, msb) * ld16(info + 2, msb);
+    }
+    return px * 4 == blen - 16 * n && px > 0;
+}
+
+static int glyphs_encode(const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb, struct buf *out)
+{
+    uint32_t n;
+    if (!glyphs_argb(fixed, body, blen, msb, &n))
+        return 1;
+    uint32_t npx = (blen - 16 * n) / 4;
+    uint8_t *o = buf_append_space(out, blen);
+    if (!o)
+        return -ENOMEM;
+    memcpy(o, body, 16 * (size_t)n);
+    uint8_t *rgb = o + 16 * (size_t)n, *alpha = rgb + 3 * (size_t)npx;
+    const uint8_t *px = body + 16 * (size_t)n;
+    for (uint32_t i = 0; i < npx; i++, px += 4) {
+        uint32_t v = ld32(px, msb);
+        uint8_t g = (uint8_t)(v >> 8);
+        *rgb++ = (uint8_t)(v >> 16);
+        *rgb++ = g;
+        *rgb++ = (uint8_t)v;
+        *alpha++ = (uint8_t)((v >> 24) - g);
+    }
+    return 0;
+}
+
+static int glyphs_decode(const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb, struct rd *r)
+{
+    uint32_t n;
+    const uint8_t *p;
+    if (!glyphs_argb(fixed, NULL, blen, msb, &n))
+        return -EBADMSG;
+    int rc = rd_bytes(r, &p, blen);
+    if (rc < 0)
+        return rc;
+    uint32_t npx = (blen - 16 * n) / 4;
+    memcpy(dst, p, 16 * (size_t)n);
+    const uint8_t *rgb = p + 16 * (size_t)n, *alpha = rgb + 3 * (size_t)npx;
+    uint8_t *px = dst + 16 * (size_t)n;
+    for (uint32_t i = 0; i < npx; i++, px += 4, rgb += 3) {
+        uint8_t a = (uint8_t)(alpha[i] + rgb[1]);
+        st32(px, (uint32_t)a << 24 | (uint32_t)rgb[0] << 16 | (uint32_t)rgb[1] << 8 | rgb[2], msb);
+    }
+    return 0;
+}
+
 int xc_body_encode(const struct xc_body_model *bm, const uint8_t *fixed, const uint8_t *body,
                    uint32_t blen, bool msb, const uint8_t *rlast, struct buf *out)
 {
     if (bm->kind == XC_BM_ELEMS)
         return elems_encode(bm, body, blen, msb, rlast, out);
+    if (bm->kind == XC_BM_REPLY)
+        return reply_encode(body, blen, msb, out);
+    if (bm->kind == XC_BM_GLYPHS)
+        return glyphs_encode(fixed, body, blen, msb, out);
     return image_encode(fixed, body, blen, msb, out);
 }
 
@@ -147,5 +476,9 @@ int xc_body_decode(const struct xc_body_model *bm, const uint8_t *fixed, uint8_t
         return elems_decode(bm, dst, blen, msb, rlast, r);
     if (bm->kind == XC_BM_IMAGE && blen > 0)
         return image_decode(fixed, dst, blen, msb, r);
+    if (bm->kind == XC_BM_REPLY && blen > XC_BIG_BODY)
+        return reply_decode(dst, blen, msb, r);
+    if (bm->kind == XC_BM_GLYPHS)
+        return glyphs_decode(fixed, dst, blen, msb, r);
     return -EBADMSG;
 }

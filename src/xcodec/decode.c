@@ -248,7 +248,7 @@ static int dec_one(struct xdec *d, struct rd *r, struct buf *out)
             const uint8_t *p;
             if ((rc = get_varint32(r, XC_MAX_SERVER_MSG + (XC_MAX_SERVER_MSG >> 4), &enc_len)) < 0)
                 return rc;
-            if (kind == XC_BODY_MODEL && enc_len < blen / 2 / 6)
+            if (kind == XC_BODY_MODEL && enc_len < xc_body_min_code(s.body, blen))
                 return -EBADMSG;
             if ((rc = rd_bytes(r, &p, enc_len)) < 0)
                 return rc;

@@ -141,6 +141,21 @@ static uint32_t changed_words(const uint8_t *a, const uint8_t *b, uint32_t blen,
     return n;
 }
 
+/* A MODEL body's code into e->scratch: 0 when the model applies and its code may be
+ * used, 1 when not, or -ENOMEM. */
+static int model_code(struct xenc *e, const struct xc_shape *s, const uint8_t *msg, uint32_t blen, bool big,
+                      const struct xc_slot *ref)
+{
+    const uint8_t *fixed = msg + (big ? 4 : 0);
+    if (!s->body || !xc_body_fits(s->body, fixed, blen, e->m.msb))
+        return 1;
+    buf_clear(&e->scratch);
+    int rc = xc_body_encode(s->body, fixed, msg + s->head, blen, e->m.msb, xc_ref_last_elem(s, ref), &e->scratch);
+    if (rc == 0 && blen > XC_BIG_BODY && e->scratch.len < xc_body_min_code(s->body, blen))
+        rc = 1; /* the decoder would refuse so short a code */
+    return rc;
+}
+
 static int put_body(struct xenc *e, const struct xc_shape *s, const uint8_t *msg, uint32_t len, bool big,
                     const struct xc_slot *ref, struct buf *out)
 {
@@ -148,10 +163,13 @@ static int put_body(struct xenc *e, const struct xc_shape *s, const uint8_t *msg
     uint32_t blen = len - s->head;
     bool same_len = ref && ref->len == len;
     uint8_t mode;
+    int rc = 1;
     if (same_len && memcmp(body, ref->p + s->head, blen) == 0)
         mode = XC_BODY_SAME;
-    else if (s->body && xc_body_fits(s->body, msg + (big ? 4 : 0), blen, e->m.msb))
+    else if ((rc = model_code(e, s, msg, blen, big, ref)) == 0)
         mode = XC_BODY_MODEL;
+    else if (rc < 0)
+        return rc;
     else if (same_len && changed_words(body, ref->p + s->head, blen, blen / 8) < blen / 8)
         mode = XC_BODY_DELTA;
     else
@@ -170,17 +188,15 @@ static int put_body(struct xenc *e, const struct xc_shape *s, const uint8_t *msg
     }
     if (buf_append(out, &mode, 1) < 0)
         return -ENOMEM;
-    struct buf *to = blen > XC_BIG_BODY ? &e->scratch : out;
-    if (to == &e->scratch)
-        buf_clear(to);
-    int rc = mode == XC_BODY_MODEL ? xc_body_encode(s->body, msg + (big ? 4 : 0), body, blen, e->m.msb,
-                                                    xc_ref_last_elem(s, ref), to)
-                                   : put_delta(body, ref->p + s->head, blen, e->m.msb, to);
-    if (rc < 0 || to == out)
-        return rc;
-    if (buf_put_varint(out, to->len) < 0 || buf_append(out, buf_head(to), to->len) < 0)
+    if (mode == XC_BODY_DELTA) {
+        buf_clear(&e->scratch);
+        if (put_delta(body, ref->p + s->head, blen, e->m.msb, &e->scratch) < 0)
+            return -ENOMEM;
+    }
+    /* Large bodies carry their code's size. */
+    if (blen > XC_BIG_BODY && buf_put_varint(out, e->scratch.len) < 0)
         return -ENOMEM;
-    return 0;
+    return buf_append(out, buf_head(&e->scratch), e->scratch.len);
 }
 
 static int encode(struct xenc *e, const uint8_t *msg, uint32_t len, bool big, struct buf *out)

@@ -13,6 +13,13 @@ static const struct xc_body_model bm_segments = { XC_BM_ELEMS, 4, { 0xff, 0xff, 
 static const struct xc_body_model bm_rects = { XC_BM_ELEMS, 4, { 0xff, 0xff, 0xff, 0xff } };
 static const struct xc_body_model bm_arcs = { XC_BM_ELEMS, 6, { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } };
 static const struct xc_body_model bm_image = { XC_BM_IMAGE, 0, { 0 } };
+static const struct xc_body_model bm_reply = { XC_BM_REPLY, 0, { 0 } };
+/* RENDER's TRAP (top l, r, y, bottom l, r, y: 32-bit FIXED, two words each), each field
+ * against the previous trap's: a row of traps steps evenly. */
+static const struct xc_body_model bm_addtraps = {
+    XC_BM_ELEMS, 12, { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }
+};
+static const struct xc_body_model bm_addglyphs = { XC_BM_GLYPHS, 0, { 0 } };
 /* RENDER's TRAPEZOID as 16-bit words (32-bit FIXED values, two words each): top, bottom,
  * left p1 x y, p2 x y, right p1 x y, p2 x y. Bottom and the lines' y follow top and
  * bottom; p2.x follows p1.x; the rest follows the previous trapezoid. */
@@ -88,6 +95,12 @@ void xc_shape_of(const struct xc_model *m, uint8_t byte0, uint8_t minor, uint32_
              * minor 10 loses nothing but perhaps compression (its body rarely fits). */
             head = 24;
             s->body = &bm_traps;
+        } else if (byte0 >= 128 && minor == XC_EXT_ADDTRAPS) {
+            head = 12; /* picture, x and y offsets; then TRAPs of 24 bytes */
+            s->body = &bm_addtraps;
+        } else if (byte0 >= 128 && minor == XC_EXT_ADDGLYPHS) {
+            head = 12; /* glyphset, count; then ids, GLYPHINFOs and images */
+            s->body = &bm_addglyphs;
         }
         if (big) {
             head += 4; /* the fixed part moves 4 bytes on */
@@ -97,6 +110,8 @@ void xc_shape_of(const struct xc_model *m, uint8_t byte0, uint8_t minor, uint32_
         unsigned code = byte0 & 0x7f;
         s->has_seq = code != 11; /* KeymapNotify has none */
         s->len32 = byte0 == 1 || code == 35;
+        if (byte0 == 1)
+            s->body = &bm_reply; /* large replies: font tables and few-colour images */
     }
     s->head = head < len ? head : len;
 }

@@ -65,9 +65,11 @@ struct xc_body_model {
     uint8_t words;    /* fields per element, at most XC_BM_WORDS */
     uint8_t base[20]; /* per field: 0xff = same field of the previous element, else a field before it */
 };
-enum { XC_BM_ELEMS = 1, XC_BM_IMAGE = 2 };
+enum { XC_BM_ELEMS = 1, XC_BM_IMAGE = 2, XC_BM_REPLY = 3, XC_BM_GLYPHS = 4 };
 #define XC_BM_WORDS 20
 #define XC_EXT_TRAPEZOIDS 10 /* the minor of RENDER's Trapezoids (any extension's minor 10: below) */
+#define XC_EXT_ADDGLYPHS 20  /* RENDER's AddGlyphs, as any extension's minor 20 */
+#define XC_EXT_ADDTRAPS 32   /* RENDER's AddTraps, as any extension's minor 32 */
 
 void xc_model_init(struct xc_model *m, enum xc_dir dir, bool msb);
 void xc_model_free(struct xc_model *m);
@@ -114,12 +116,14 @@ static inline bool xc_word_implied(const struct xc_shape *s, enum xc_dir dir, un
 static inline uint64_t xc_zz16(uint16_t d) { return (uint16_t)((uint32_t)d << 1) ^ (uint16_t)(0u - (d >> 15)); }
 static inline uint16_t xc_unzz16(uint64_t v) { return (uint16_t)((uint32_t)(v >> 1) ^ (0u - (uint32_t)(v & 1))); }
 
-/* Body models (body.c). The encoders append to out; the decoders write exactly blen bytes
+/* Body models (body.c). The encoders append to out (1: no sub-model of a reply fits); the decoders write exactly blen bytes
  * to dst from the reader, returning 0, -EAGAIN or -EBADMSG. fixed is the message as if
  * without BIG-REQUESTS (its fixed part is complete whenever there is a body). */
 int xc_body_encode(const struct xc_body_model *bm, const uint8_t *fixed, const uint8_t *body,
                    uint32_t blen, bool msb, const uint8_t *rlast, struct buf *out);
 bool xc_body_fits(const struct xc_body_model *bm, const uint8_t *fixed, uint32_t blen, bool msb);
+/* The least code size a MODEL body of blen bytes may have (its size field is checked). */
+uint32_t xc_body_min_code(const struct xc_body_model *bm, uint32_t blen);
 int xc_body_decode(const struct xc_body_model *bm, const uint8_t *fixed, uint8_t *dst,
                    uint32_t blen, bool msb, const uint8_t *rlast, struct rd *r);
 

@@ -2,6 +2,7 @@
  * byte orders, whatever the chunking of the encoded stream; repeats cost little; corrupt
  * and truncated streams are refused cleanly; random messages round-trip too. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,6 +82,236 @@ static void setup_reply(struct msgs *m, bool msb, uint8_t status, size_t extra)
     st16(p + 6, (uint16_t)(extra / 4), msb);
     for (size_t i = 8; i < 8 + extra; i++) p[i] = (uint8_t)i;
     add(m, p, 8 + extra);
+    free(p);
+}
+
+/* The QueryFont reply of the core font "fixed" (6x13, 256 glyphs, 23 properties) as
+ * Xvfb sent it, LSB first, in hex. */
+static const char fixed_font_reply_hex[] =
+    "01000a0035030000000000000600fffff6ff0000000000000200060006000b0002000000000000000000ff0000001700"
+    "000000000b0002000001000056000000570000005800000059000000400000005a0000005b0000005c0000005d000000"
+    "5e0000005f000000600000006100000057000000620000000d0000003b00000078000000630000004b00000064000000"
+    "4b0000006500000066000000670000003c00000068000000690000006a0000006b0000003d0000006c00000042000000"
+    "0900000038000000060000006d0000006e000000120000006f0000003a0000000a0000003c0000006700000039000000"
+    "060000000000050006000900000000000000050006000700feff00000000060006000b00020000000000050006000900"
+    "000000000000050006000900000000000000050006000900000000000000050006000900000000000100050006000900"
+    "fbff00000000050006000800ffff00000000050006000900000000000000050006000900000000000000030006000b00"
+    "fcff00000000030006000500020000000200060006000500020000000200060006000b00fcff00000000060006000b00"
+    "020000000000060006000b00f6ff00000000060006000800f9ff00000000060006000500fcff00000000060006000200"
+    "ffff0000000006000600ffff020000000200060006000b00020000000000030006000b00020000000000060006000b00"
+    "fcff00000000060006000500020000000200030006000b00020000000000050006000800ffff00000000050006000800"
+    "ffff00000000050006000600000000000000050006000600ffff00000000050006000900000000000200040006000500"
+    "fcff00000000000006000000000000000200030006000900000000000100040006000900faff00000000050006000800"
+    "ffff00000000050006000900000000000000050006000900000000000000050006000800000000000200030006000900"
+    "faff00000100040006000a00010000000100040006000a00010000000000050006000900fcff00000000050006000700"
+    "feff00000100040006000200010000000000050006000500fcff00000100040006000200010000000000050006000900"
+    "000000000000050006000900000000000000050006000900000000000000050006000900000000000000050006000900"
+    "000000000000050006000900000000000000050006000900000000000000050006000900000000000000050006000900"
+    "000000000000050006000900000000000000050006000900000000000100040006000700010000000100040006000700"
+    "010000000000050006000900000000000000050006000600feff00000000050006000900000000000000050006000900"
+    "000000000000050006000900000000000000050006000900000000000000050006000900000000000000050006000900"
+    "000000000000050006000900000000000000050006000900000000000000050006000900000000000000050006000900"
+    "000000000000050006000900000000000100040006000900000000000000050006000900000000000000050006000900"
+    "000000000000050006000900000000000000050006000900000000000000050006000900000000000000050006000900"
+    "000000000000050006000900000000000000050006000900010000000000050006000900000000000000050006000900"
+    "000000000000050006000900000000000000050006000900000000000000050006000900000000000000050006000900"
+    "000000000000050006000900000000000000050006000900000000000000050006000900000000000100040006000a00"
+    "010000000000050006000900000000000100040006000a00010000000000050006000900faff00000000050006000000"
+    "010000000200040006000a00f8ff00000000050006000600000000000000050006000900000000000000050006000600"
+    "000000000000050006000900000000000000050006000600000000000000050006000900000000000000050006000600"
+    "020000000000050006000900000000000100040006000800000000000000040006000800020000000000050006000900"
+    "000000000100040006000900000000000000050006000600000000000000050006000600000000000000050006000600"
+    "000000000000050006000600020000000000050006000600020000000000050006000600000000000000050006000600"
+    "000000000000050006000800000000000000050006000600000000000000050006000600000000000000050006000600"
+    "000000000000050006000600000000000000050006000600020000000000050006000600000000000000050006000a00"
+    "010000000200030006000900000000000000050006000a00010000000000050006000900faff00000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000006000000000000000200030006000900000000000000050006000900ffff00000000050006000900"
+    "000000000000050006000700ffff00000000050006000900000000000200030006000900000000000100050006000a00"
+    "000000000100040006000a00f8ff00000000050006000a00ffff00000000050006000900feff00000000050006000700"
+    "ffff00000000050006000500feff00000100040006000500fcff00000000050006000a00ffff00000000050006000900"
+    "f8ff00000100050006000900fbff00000000050006000800ffff00000000030006000a00fbff00000000030006000a00"
+    "fbff00000200040006000a00f8ff00000000050006000600020000000000050006000900000000000200040006000500"
+    "fcff00000200040006000000020000000000030006000a00fbff00000000050006000900feff00000000050006000700"
+    "ffff00000000050006000a00000000000000050006000a00000000000000050006000a00000000000000050006000900"
+    "000000000000050006000a00000000000000050006000a00000000000000050006000a00000000000000050006000a00"
+    "000000000000050006000a00000000000000050006000a00000000000000050006000900000000000000050006000900"
+    "020000000000050006000a00000000000000050006000a00000000000000050006000a00000000000000050006000a00"
+    "000000000100040006000a00000000000100040006000a00000000000100050006000a00000000000100040006000a00"
+    "000000000000050006000900000000000000050006000a00000000000000050006000a00000000000000050006000a00"
+    "000000000000050006000a00000000000000050006000a00000000000000050006000a00000000000000050006000600"
+    "ffff00000000050006000a00010000000000050006000a00000000000000050006000a00000000000000050006000a00"
+    "000000000000050006000a00000000000000050006000a00000000000000050006000900000000000000050006000900"
+    "000000000000050006000900000000000000050006000900000000000000050006000900000000000000050006000900"
+    "000000000000050006000900000000000000050006000a00000000000000050006000600000000000000050006000600"
+    "020000000000050006000900000000000000050006000900000000000000050006000900000000000000050006000900"
+    "000000000100040006000900000000000100040006000900000000000100050006000900000000000100040006000900"
+    "000000000000050006000a00000000000000050006000900000000000000050006000900000000000000050006000900"
+    "000000000000050006000900000000000000050006000900000000000000050006000900000000000000050006000800"
+    "ffff00000000050006000700010000000000050006000900000000000000050006000900000000000000050006000900"
+    "000000000000050006000900000000000000050006000900020000000000050006000800020000000000050006000900"
+    "02000000";
+
+
+/* A QueryFont-shaped reply: nprops properties and nci charinfos, mostly absent glyphs (all
+ * zeros) and glyph metrics from a few hundred distinct ones (more than the coder's table). */
+static void font_reply(struct buf *out, bool msb, uint16_t seq, uint16_t nprops, uint32_t nci)
+{
+    size_t len = 60 + 8 * (size_t)nprops + 12 * (size_t)nci;
+    uint8_t *p = calloc(1, len);
+    p[0] = 1;
+    st16(p + 2, seq, msb);
+    st32(p + 4, (uint32_t)((len - 32) / 4), msb);
+    st16(p + 18, 6, msb); st16(p + 20, 11, msb); st16(p + 22, 2, msb); /* max-bounds */
+    st16(p + 42, (uint16_t)(nci - 1), msb);
+    st16(p + 46, nprops, msb);
+    st16(p + 52, 11, msb); st16(p + 54, 2, msb);
+    st32(p + 56, nci, msb);
+    for (size_t i = 0; i < nprops; i++) {
+        st32(p + 60 + 8 * i, (uint32_t)(1 + i), msb);
+        st32(p + 64 + 8 * i, (uint32_t)(i * 37), msb);
+    }
+    uint8_t *ci = p + 60 + 8 * (size_t)nprops;
+    for (uint32_t i = 0; i < nci; i++, ci += 12) {
+        if (rnd() % 3 == 0 || (i / 256) % 5 == 3)
+            continue; /* absent glyphs, in blocks too */
+        unsigned v = rnd() % (rnd() % 4 ? 8 : 400);
+        st16(ci + 0, (uint16_t)(v % 3), msb);
+        st16(ci + 2, (uint16_t)(5 + v % 2), msb);
+        st16(ci + 4, 6, msb);
+        st16(ci + 6, (uint16_t)(6 + v / 3 % 6), msb);
+        st16(ci + 8, (uint16_t)(int16_t)((int)(v / 18 % 23) - 11), msb);
+    }
+    buf_append(out, p, len);
+    free(p);
+}
+
+/* A GetImage-shaped reply of npx 4-byte pixels from ncolors values, in runs like text. */
+static void image_reply(struct buf *out, bool msb, uint16_t seq, uint32_t npx, unsigned ncolors)
+{
+    size_t len = 32 + 4 * (size_t)npx;
+    uint8_t *p = calloc(1, len);
+    p[0] = 1; p[1] = 24;
+    st16(p + 2, seq, msb);
+    st32(p + 4, npx, msb);
+    st32(p + 8, 0x21, msb);
+    unsigned c = 0;
+    for (uint32_t i = 0; i < npx; i++) {
+        if (rnd() % 5 == 0)
+            c = rnd() % ncolors;
+        st32(p + 32 + 4 * i, c * 0x10101u ^ (c ? 0xff000000u : 0), msb);
+    }
+    buf_append(out, p, len);
+    free(p);
+}
+
+/* Encodes a setup reply and the server messages in all (each whole: its length field). */
+static void encode_server(bool msb, const struct buf *all, struct buf *enc)
+{
+    struct xenc *e;
+    uint8_t setup[8] = { 1, 0, 11, 0, 0, 0, 0, 0 };
+    xenc_new(&e, XC_SERVER, msb);
+    xenc_message(e, setup, sizeof setup, enc);
+    for (size_t at = 0; at < all->len;) {
+        const uint8_t *m = buf_head(all) + at;
+        size_t len = 32 + 4 * (size_t)ld32(m + 4, msb);
+        CHECK_EQ(xenc_message(e, m, len, enc), 0);
+        at += len;
+    }
+    xenc_free(e);
+}
+
+/* Decodes enc in chunks (0: whole); whether it gives the setup reply and then all. */
+static bool decode_server(bool msb, const struct buf *enc, size_t chunk, const struct buf *all)
+{
+    struct xdec *d;
+    struct buf dec = { 0 }, pend = { 0 };
+    bool ok = xdec_new(&d, XC_SERVER, msb) == 0;
+    for (size_t at = 0; ok && at < enc->len;) {
+        size_t n = chunk && chunk < enc->len - at ? chunk : enc->len - at;
+        buf_append(&pend, buf_head(enc) + at, n);
+        at += n;
+        long used = xdec_feed(d, buf_head(&pend), pend.len, &dec);
+        if (used < 0) ok = false;
+        else buf_consume(&pend, (size_t)used);
+    }
+    ok = ok && pend.len == 0 && dec.len == all->len + 8 && memcmp(buf_head(&dec) + 8, buf_head(all), all->len) == 0;
+    xdec_free(d);
+    buf_free(&dec); buf_free(&pend);
+    return ok;
+}
+
+static long decode_server_result(bool msb, const uint8_t *p, size_t n)
+{
+    struct xdec *d;
+    struct buf dec = { 0 };
+    xdec_new(&d, XC_SERVER, msb);
+    long rc = xdec_feed(d, p, n, &dec);
+    xdec_free(d);
+    buf_free(&dec);
+    return rc;
+}
+
+/* A RENDER AddGlyphs request of one subpixel (32-bit) glyph, as x11perf -rgb24text sent
+ * it through Xvfb's RENDER (major 138), LSB first, in hex. */
+static const char addglyphs_argb_hex[] =
+    "8a1497001e002000010000000d0000000c000c00000012000c0000000000000000000000000000000000000009000000"
+    "f7ab56ab56abf7ab00000900000000000000000000000000000000000000000000000000000000000000000009000000"
+    "f7ab56ab56abf7ab00000900000000000000000000000000000000002c05000592996b99103162310000010009000000"
+    "f7ab56ab56abf7ab0000090001000000623110316b98929800052b0548180218e6c288c2e4f9f9f9558abe8a0a0c280c"
+    "f7ab56ab56abf7ab280c0a0cbe8a558af9f9e5f98bc5e8c502184a18000000000e01000186562b56f4ddb5ddb8dcf5dc"
+    "fbd6bcd6bcd6fbd6f5dcb8dcb7def5de2d58885800010f010000000000000000000000000000000020080008cc8f4e8f"
+    "fffef3fef3fefffe4e90cc90000921090000000000000000000000000000000000000000240b000bad7d4d7df6f1d7f1"
+    "fef7f6f7f6f7fef7d7f1f6f14d7dad7d000b240b0000000000000000110200028c5c305cf7e1bce1bbe3f8e32f528752"
+    "f7ac60ac60acf7ac87522f52f8e3bbe3bce1f7e1305c8c5c00021102601a021ae8eab1ea5f94c694010f2f0f09000000"
+    "f7ab56ab56abf7ab000009002f0f010fc6945f94b1eae8ea021a601a0300000011151115000003000000000009000000"
+    "f7ab56ab56abf7ab00000900000000000300000011151115000003000000000000000000000000000000000009000000"
+    "f7ab56ab56abf7ab00000900000000000000000000000000000000000000000000000000000000000000000003000000"
+    "64452245224564450000030000000000000000000000000000000000";
+
+static void add_hex(struct msgs *m, const char *hex)
+{
+    struct buf b = { 0 };
+    for (size_t i = 0; hex[i] && hex[i + 1]; i += 2) {
+        unsigned v;
+        sscanf(hex + i, "%2x", &v);
+        uint8_t c = (uint8_t)v;
+        buf_append(&b, &c, 1);
+    }
+    add(m, buf_head(&b), b.len);
+    buf_free(&b);
+}
+
+/* AddGlyphs of n glyphs of w x h pixels of psz bytes (A8 rows padded to 4); 32-bit pixels
+ * have alpha = green, as subpixel glyphs do. */
+static void add_glyphs(struct msgs *m, bool msb, uint32_t first, uint32_t n, uint16_t w, uint16_t h, unsigned psz)
+{
+    size_t stride = psz == 4 ? 4u * w : (w + 3u) & ~3u, len = 12 + 16 * (size_t)n + stride * h * n;
+    uint8_t *p = calloc(1, len);
+    p[0] = 138; p[1] = 20;
+    st16(p + 2, (uint16_t)(len / 4), msb);
+    st32(p + 4, 0x200012, msb);
+    st32(p + 8, n, msb);
+    for (uint32_t g = 0; g < n; g++) {
+        st32(p + 12 + 4 * g, first + g, msb);
+        uint8_t *info = p + 12 + 4 * n + 12 * g;
+        st16(info, w, msb); st16(info + 2, h, msb);
+        st16(info + 4, 1, msb); st16(info + 6, (uint16_t)(h - 2), msb); st16(info + 8, w, msb);
+    }
+    uint8_t *img = p + 12 + 16 * (size_t)n;
+    for (size_t k = 0; k + psz <= stride * h * n; k += psz) {
+        uint8_t g = (uint8_t)(rnd() % 3 ? 0 : rnd());
+        if (psz == 4) st32(img + k, (uint32_t)g << 24 | (uint32_t)(g / 2) << 16 | (uint32_t)g << 8 | (uint8_t)(g * 3), msb);
+        else img[k] = g;
+    }
+    add(m, p, len);
     free(p);
 }
 
@@ -270,6 +501,181 @@ int main(void)
         CHECK(size <= 20 * 56); /* mostly zero differences, which the link's coder squeezes */
         printf("  20 requests of 2 trapezoids (104 bytes each): %zu bytes\n", size);
         buf_free(&r.all);
+    }
+    TEST("That QueryFont replies, the real one of \"fixed\" and large glyph tables, round-trip and shrink") {
+        struct buf all = { 0 }, enc = { 0 };
+        for (size_t i = 0; i + 1 < sizeof fixed_font_reply_hex; i += 2) {
+            unsigned v;
+            sscanf(fixed_font_reply_hex + i, "%2x", &v);
+            uint8_t b = (uint8_t)v;
+            buf_append(&all, &b, 1);
+        }
+        CHECK_EQ(all.len, 3316);
+        encode_server(false, &all, &enc);
+        CHECK(decode_server(false, &enc, 0, &all));
+        CHECK(decode_server(false, &enc, 1, &all));
+        CHECK(enc.len < all.len / 2);
+        printf("  the QueryFont reply of \"fixed\" (%zu bytes): %zu bytes\n", all.len, enc.len);
+        for (int msb = 0; msb < 2; msb++) {
+            buf_clear(&all); buf_clear(&enc);
+            font_reply(&all, msb, 7, 30, 65536);  /* a unicode font's table */
+            font_reply(&all, msb, 8, 0, 20);      /* small: no model (a body of 268 bytes is) */
+            font_reply(&all, msb, 9, 2, 17);
+            encode_server(msb, &all, &enc);
+            CHECK(decode_server(msb, &enc, 0, &all));
+            CHECK(decode_server(msb, &enc, 4093, &all));
+            CHECK(enc.len < all.len / 6);
+            printf("  glyph tables (%zu bytes, %s): %zu bytes\n", all.len, msb ? "MSB" : "LSB", enc.len);
+        }
+        buf_free(&all); buf_free(&enc);
+    }
+    TEST("That image replies of few colours round-trip as palettes of 1, 2 and 4 bits") {
+        const unsigned colours[] = { 1, 2, 3, 4, 5, 16, 17, 200 };
+        for (int msb = 0; msb < 2; msb++)
+            for (size_t c = 0; c < sizeof colours / sizeof *colours; c++) {
+                struct buf all = { 0 }, enc = { 0 };
+                uint32_t npx = 360000 + (uint32_t)c; /* the last index byte partly used */
+                image_reply(&all, msb, 3, npx, colours[c]);
+                image_reply(&all, msb, 4, 65 + (uint32_t)c, colours[c]);
+                encode_server(msb, &all, &enc);
+                CHECK(decode_server(msb, &enc, 0, &all));
+                CHECK(decode_server(msb, &enc, 777, &all));
+                if (colours[c] <= 16) {
+                    unsigned bits = colours[c] <= 2 ? 1 : colours[c] <= 4 ? 2 : 4;
+                    CHECK(enc.len <= (size_t)npx * bits / 8 + 200);
+                }
+                buf_free(&all); buf_free(&enc);
+            }
+    }
+    TEST("That corrupt or cut glyph tables and palettes are refused or awaited") {
+        struct buf all = { 0 }, enc = { 0 };
+        image_reply(&all, false, 3, 1001, 3); /* 2-bit indices, 1001 of them */
+        encode_server(false, &all, &enc);
+        uint8_t *c = malloc(enc.len);
+        memcpy(c, buf_head(&enc), enc.len);
+        c[enc.len - 1] |= 1; /* an unused bit of the last index byte */
+        CHECK_EQ(decode_server_result(false, c, enc.len), -EBADMSG);
+        memcpy(c, buf_head(&enc), enc.len);
+        c[enc.len - 251] = 0xff; /* index 3 of a palette of 3 */
+        CHECK_EQ(decode_server_result(false, c, enc.len), -EBADMSG);
+        for (size_t cut = 0; cut < enc.len; cut += 7) /* cut short: the setup record (10 bytes) alone */
+            CHECK_EQ(decode_server_result(false, buf_head(&enc), cut), cut < 10 ? 0 : 10);
+        free(c);
+        buf_clear(&all); buf_clear(&enc);
+        font_reply(&all, false, 3, 0, 100);
+        memset((uint8_t *)buf_head(&all) + 60, 0, 1200); /* every glyph absent: one run of 100 */
+        encode_server(false, &all, &enc);
+        CHECK(decode_server(false, &enc, 0, &all));
+        c = malloc(enc.len);
+        memcpy(c, buf_head(&enc), enc.len);
+        CHECK_EQ(c[enc.len - 1], 100);
+        c[enc.len - 1] = 101; /* a run beyond the table */
+        CHECK_EQ(decode_server_result(false, c, enc.len), -EBADMSG);
+        c[enc.len - 1] = 99; /* the code ends where a glyph should follow */
+        CHECK_EQ(decode_server_result(false, c, enc.len), -EBADMSG);
+        int refused = 0;
+        for (int t = 0; t < 3000; t++) {
+            memcpy(c, buf_head(&enc), enc.len);
+            c[8 + rnd() % (enc.len - 8)] ^= (uint8_t)(1 + rnd() % 255);
+            refused += decode_server_result(false, c, enc.len) < 0;
+        }
+        CHECK(refused > 0);
+        free(c);
+        buf_free(&all); buf_free(&enc);
+    }
+    TEST("That PutImage of few colours round-trips as palettes, whatever the depth") {
+        /* depth, bytes per row, rows, colours; rows of 24-bit pixels of 10 and 13 pixels,
+         * 8-bit rows with padding, 1-bit bitmaps */
+        const struct { uint8_t depth; uint16_t stride, h; unsigned colours; } im[] = {
+            { 24, 40, 10, 2 }, { 24, 52, 7, 3 }, { 24, 40, 10, 16 }, { 24, 40, 10, 40 },
+            { 8, 16, 9, 5 }, { 1, 4, 15, 2 }, { 16, 6, 5, 4 },
+        };
+        for (int msb = 0; msb < 2; msb++) {
+            struct msgs m = { 0 };
+            size_t raw = 0;
+            for (size_t i = 0; i < sizeof im / sizeof *im; i++)
+                for (int rep = 0; rep < 3; rep++) {
+                    size_t blen = (size_t)im[i].stride * im[i].h;
+                    uint8_t *t = calloc(1, 20 + blen);
+                    st32(t, 0x200002, msb); st32(t + 4, 0x200003, msb);
+                    st16(t + 8, (uint16_t)(im[i].stride * 8 / (im[i].depth > 16 ? 32 : im[i].depth > 8 ? 16 : 8)), msb);
+                    st16(t + 10, im[i].h, msb);
+                    st16(t + 12, (uint16_t)(rnd() % 500), msb); st16(t + 14, (uint16_t)(rnd() % 500), msb);
+                    t[17] = im[i].depth;
+                    unsigned psz = im[i].depth > 16 ? 4 : im[i].depth > 8 ? 2 : 1;
+                    for (size_t k = 0; k < blen; k += psz) {
+                        uint32_t c = rnd() % im[i].colours * 0x01030507u;
+                        memcpy(t + 20 + k, &c, psz);
+                    }
+                    req(&m, msb, 72, im[i].depth == 1 ? 0 : 2, 24 + blen, t);
+                    raw += 24 + blen;
+                    free(t);
+                }
+            size_t size;
+            CHECK(round_trip(XC_REQUESTS, msb, &m, 0, &size));
+            CHECK(round_trip(XC_REQUESTS, msb, &m, 5, NULL));
+            CHECK(size < raw / 2);
+            printf("  %d PutImage requests of few colours (%zu bytes): %zu bytes\n", m.n, raw, size);
+            buf_free(&m.all);
+        }
+        /* A palette index beyond the palette is refused: two colours, then index 1 made 2. */
+        struct msgs m = { 0 };
+        uint8_t t[20 + 40 * 10] = { 0 };
+        st16(t + 8, 10, false); st16(t + 10, 10, false); t[17] = 24;
+        t[20 + 4] = 0xff; /* pixel 1 differs: palette { 0, 0xff } */
+        req(&m, false, 72, 2, sizeof t + 4, t);
+        struct xenc *e; struct xdec *d;
+        struct buf enc = { 0 }, out = { 0 };
+        xenc_new(&e, XC_REQUESTS, false);
+        CHECK_EQ(xenc_message(e, buf_head(&m.all), m.all.len, &enc), 0);
+        uint8_t *c = (uint8_t *)buf_head(&enc);
+        CHECK_EQ(c[enc.len - 30], 3); /* the palette mark: 3, n-1 = 1, 2 pixels, 10 rows of 2 bytes */
+        CHECK_EQ(c[enc.len - 20], 0x40); /* row 0: pixels 0 and 1 */
+        xdec_new(&d, XC_REQUESTS, false);
+        CHECK_EQ(xdec_feed(d, c, enc.len, &out), (long)enc.len);
+        xdec_free(d);
+        c[enc.len - 1] = 0x01; /* an unused bit of the last row */
+        xdec_new(&d, XC_REQUESTS, false);
+        buf_clear(&out);
+        CHECK_EQ(xdec_feed(d, c, enc.len, &out), -EBADMSG);
+        xdec_free(d);
+        xenc_free(e);
+        buf_free(&enc); buf_free(&out); buf_free(&m.all);
+    }
+    TEST("That RENDER AddGlyphs and AddTraps round-trip, subpixel glyphs and rows of traps shrink") {
+        for (int msb = 0; msb < 2; msb++) {
+            struct msgs m = { 0 };
+            if (!msb) add_hex(&m, addglyphs_argb_hex);
+            add_glyphs(&m, msb, 40, 3, 7, 11, 4);  /* subpixel glyphs */
+            add_glyphs(&m, msb, 43, 2, 5, 9, 1);   /* A8 glyphs: another model's */
+            add_glyphs(&m, msb, 45, 1, 300, 200, 4); /* BIG-REQUESTS-sized, but not BIG here */
+            uint8_t junk[24] = { 0 };              /* a count beyond the body: no model */
+            st32(junk + 4, 1000, msb);
+            req(&m, msb, 138, 20, 4 + sizeof junk, junk);
+            uint8_t t[8 + 24 * 100] = { 0 };       /* AddTraps: 100 traps stepping evenly */
+            st32(t, 0x200020, msb);
+            for (int i = 0; i < 100; i++) {
+                int32_t v[6] = { i * 65536, (10 + i) * 65536, 10 * i * 65536, (10 - i) * 65536, (20 - i) * 65536, (10 * i + 10) * 65536 };
+                for (int f = 0; f < 6; f++) st32(t + 8 + 24 * i + 4 * f, (uint32_t)v[f], msb);
+            }
+            req(&m, msb, 138, 32, 4 + sizeof t, t);
+            t[8 + 24 * 50] ^= 0x40;                 /* one trap off: still whole */
+            req(&m, msb, 138, 32, 4 + sizeof t, t);
+            size_t size;
+            CHECK(round_trip(XC_REQUESTS, msb, &m, 0, &size));
+            CHECK(round_trip(XC_REQUESTS, msb, &m, 3, NULL));
+            printf("  AddGlyphs and AddTraps (%zu bytes, %s): %zu bytes\n", m.all.len, msb ? "MSB" : "LSB", size);
+            buf_free(&m.all);
+        }
+        struct msgs m = { 0 };
+        uint8_t t[8 + 24 * 100] = { 0 };
+        for (int i = 0; i < 100; i++)
+            for (int f = 0; f < 6; f++) st32(t + 8 + 24 * i + 4 * f, (uint32_t)((i * (f + 1)) << 16), false);
+        req(&m, false, 138, 32, 4 + sizeof t, t);
+        size_t size;
+        CHECK(round_trip(XC_REQUESTS, false, &m, 0, &size));
+        CHECK(size < 1300); /* a byte a field: zeros but for the first trap */
+        buf_free(&m.all);
     }
     TEST("That truncated streams yield only whole messages and wait for the rest") {
         struct msgs m = { 0 };
