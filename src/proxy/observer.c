@@ -50,7 +50,8 @@ enum pending_kind { P_SELECT, P_ATTRS, P_GEOMETRY, P_SYNC, P_KEYMAP, P_MODMAP, P
                     P_SPARE_ROOT_ATTRS, P_SPARE_ROOT_GEOMETRY, P_ASK };
 /* P_PROBE's steps (pending.tag): ListExtensions, QueryExtension, GetAtomName, a handshake,
  * ListProperties and GetProperty of the root. */
-enum probe_step { S_LIST, S_QE, S_ATOM, S_HS, S_PROPS, S_PROP, S_COLOR, S_FONT, S_FONTS_DONE, S_POLL, S_XKB_MAP };
+enum probe_step { S_LIST, S_QE, S_ATOM, S_HS, S_PROPS, S_PROP, S_COLOR, S_FONT, S_FONT_QUERY, S_FONTS_DONE, S_POLL,
+                  S_XKB_MAP };
 #define PROBE_SLOTS 14               /* handshake probes (probes[] below) */
 
 struct pending {
@@ -562,6 +563,8 @@ static void probe_fonts(struct observer *o)
         /* no answer when it opens; an error names it */
         send_bytes(o, 45 /* OpenFont */, 0, b, (uint16_t)(8 + len + xw_pad4(len)),
                    (struct pending){ .kind = P_PROBE, .tag = S_FONT, .window = k });
+        if (!strcmp(probe_font_names[k], "fixed")) /* the server's default font: most core-font programs load it */
+            probe_send(o, 47 /* QueryFont */, 0, b, 4, S_FONT_QUERY, k);
         send_request(o, 46 /* CloseFont */, &fid, 1, (struct pending){ .kind = P_SELECT });
     }
     probe_send(o, 43 /* GetInputFocus: after the errors, if any */, 0, NULL, 0, S_FONTS_DONE, 0);
@@ -824,6 +827,12 @@ static void probe_answer(struct observer *o, const struct pending *p, const uint
         break;
     case S_FONTS_DONE:
         probe_fonts_done(o);
+        break;
+    case S_FONT_QUERY:          /* as a font learnt in an earlier session (FACT_FONT, learnt.h) */
+        if (!error && p->window < sizeof probe_font_names / sizeof *probe_font_names &&
+            predict_fact_reply(&fact, FACT_FONT, false, (const uint8_t *)probe_font_names[p->window],
+                               strlen(probe_font_names[p->window]), msg, size) == 0)
+            send_session_fact(o, &fact);
         break;
     case S_LIST:
         if (!error)
