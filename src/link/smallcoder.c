@@ -446,14 +446,19 @@ int sc_decode(struct sc_model *m, const uint8_t *in, size_t n, struct buf *out, 
     } else {
         *zstd_len = code_length(&a, 0);
     }
+    /* Bytes missing past n were read as zeros, which may decode other bits whose ending
+     * happens to fit in n: only an ending equal to the input's next bytes proves every
+     * continuation (the real one too) decodes as here. When all bytes read were real, an
+     * ending that differs is corrupt input; otherwise the rest has not come yet. */
     uint8_t end[4];
-    size_t need = a.pos - 4 + ac_ending(&a, end);
-    if (need > n) { /* not all there yet: as if never seen */
+    size_t settled = a.pos - 4, k = ac_ending(&a, end), need = settled + k;
+    bool ends_here = need <= n && !memcmp(in + settled, end, k);
+    if (!ends_here) { /* as if never seen */
         undo_all(m);
         m->npend = m->ndefer = 0;
         m->mptr = mptr;
         m->mlen = mlen;
-        return -EAGAIN;
+        return a.pos <= n ? -EBADMSG : -EAGAIN;
     }
     m->n_undo = 0;
     match_commit(m);

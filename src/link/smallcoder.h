@@ -36,8 +36,9 @@ int sc_encode_zstd_head(struct sc_model *m, uint32_t len, struct buf *out);
 /* Decodes the chunk at in[0, n): a small write's bytes are appended to out, or *zstd_len
  * says how many zstd bytes follow its head (0 for a small write); *used is the chunk's (or
  * head's) size. 0; -EAGAIN when it is not all there yet (the model is as before: call
- * again with more); -EBADMSG (a zstd chunk of 0 bytes) or -ENOMEM. Any other input
- * decodes to something: the frames it makes are checked as ever. */
+ * again with more); -EBADMSG (a zstd chunk of 0 bytes, or a code whose ending differs
+ * from the one its bits give) or -ENOMEM. Any other input decodes to something: the
+ * frames it makes are checked as ever. */
 int sc_decode(struct sc_model *m, const uint8_t *in, size_t n, struct buf *out, size_t *used, uint32_t *zstd_len);
 
 #endif

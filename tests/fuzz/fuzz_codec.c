@@ -2,7 +2,8 @@
  * PROTOCOL.md 2.4): chunk heads, small-coder codes and zstd chunks from a peer that may
  * send anything, decoded in bounded steps. With bit 0 of the first byte clear, the input
  * is instead cut into writes that go through a chunked pair and must come back equal.
- * Bit 1 primes the streams with the built-in dictionary (CAP_BUILTIN). */
+ * Bit 1 primes the streams with the built-in dictionary (CAP_BUILTIN); bit 2 hands the
+ * round trip's receiver the link a byte at a time (a chunk cut anywhere waits for the rest). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -12,7 +13,8 @@
 #include "link/dict_builtin.h"
 #include "link/smallcoder.h"
 
-static bool with_builtin; /* this input's bit 1 */
+static bool with_builtin;    /* this input's bit 1 */
+static bool byte_at_a_time; /* bit 2: the round trip's receiver gets the link a byte at a time */
 
 static void decode_any(const uint8_t *p, size_t n)
 {
@@ -46,7 +48,7 @@ static void round_trip(const uint8_t *p, size_t n)
         codec_free(tx);
         return;
     }
-    struct buf wire = { 0 }, out = { 0 };
+    struct buf wire = { 0 }, out = { 0 }, part = { 0 };
     size_t at = 0;
     if (codec_use_small(tx) < 0 || codec_use_small(rx) < 0)
         goto done;
@@ -62,11 +64,18 @@ static void round_trip(const uint8_t *p, size_t n)
             break;
         if (codec_compress(tx, p + at, k, &wire) < 0)
             goto done;
-        int rc;
-        do
-            rc = codec_decompress(rx, &wire, &out, 1 << 16);
-        while (rc == 1);
-        if (rc < 0 || wire.len || out.len != k || memcmp(buf_head(&out), p + at, k))
+        while (wire.len) { /* all at once, or as the transport may: a byte at a time */
+            size_t give = byte_at_a_time ? 1 : wire.len;
+            buf_append(&part, buf_head(&wire), give);
+            buf_consume(&wire, give);
+            int rc;
+            do
+                rc = codec_decompress(rx, &part, &out, 1 << 16);
+            while (rc == 1);
+            if (rc < 0)
+                __builtin_trap();
+        }
+        if (part.len || out.len != k || memcmp(buf_head(&out), p + at, k))
             __builtin_trap();
         buf_clear(&out);
         at += k;
@@ -74,6 +83,7 @@ static void round_trip(const uint8_t *p, size_t n)
 done:
     buf_free(&wire);
     buf_free(&out);
+    buf_free(&part);
     codec_free(tx);
     codec_free(rx);
 }
@@ -83,6 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     with_builtin = data[0] & 2;
+    byte_at_a_time = data[0] & 4;
     if (data[0] & 1)
         decode_any(data + 1, size - 1);
     else

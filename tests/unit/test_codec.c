@@ -139,6 +139,80 @@ static void chunk_tests(void)
         codec_free(tx);
         codec_free(rx);
     }
+    TEST("That a small-coder chunk cut anywhere waits for the rest, never decodes early") {
+        /* A cut code reads as if zeros followed; those may decode other bits whose ending
+         * fits in the cut (seen under a flood: a 54-byte write with its last 2 bytes wrong). */
+        struct sc_model *enc, *dec;
+        sc_new(&enc);
+        sc_new(&dec);
+        struct buf code = { 0 }, out = { 0 }, ahead = { 0 };
+        uint8_t w[SC_MAX_INPUT], bulk[4096];
+        int early = 0, wrong = 0;
+        for (int i = 0; i < 600; i++) {
+            size_t n = 1 + (size_t)(i * 37 % SC_MAX_INPUT);
+            if (i % 3)
+                n = motion_write(w, i);
+            else
+                fill(w, n, (unsigned)i);
+            buf_clear(&code);
+            if (i % 50 == 49) { /* a zstd chunk's bytes join both histories */
+                fill(bulk, sizeof bulk, (unsigned)i);
+                CHECK_EQ(sc_encode_zstd_head(enc, sizeof bulk, &code), 0);
+            } else {
+                CHECK_EQ(sc_encode(enc, w, n, &code), 0);
+            }
+            for (size_t cut = 0; cut < code.len; cut++) {
+                size_t used;
+                uint32_t zlen;
+                buf_clear(&out);
+                int rc = sc_decode(dec, buf_head(&code), cut, &out, &used, &zlen);
+                early += rc != -EAGAIN;
+            }
+            /* Complete, then followed by other bytes (the next chunk): the same decoding. */
+            buf_clear(&ahead);
+            buf_append(&ahead, buf_head(&code), code.len);
+            buf_append(&ahead, (const uint8_t *)"\xa5\x5a\xff\x00", 4);
+            size_t used;
+            uint32_t zlen;
+            buf_clear(&out);
+            CHECK_EQ(sc_decode(dec, buf_head(&ahead), i % 2 ? ahead.len : code.len, &out, &used, &zlen), 0);
+            CHECK_EQ(used, code.len);
+            if (i % 50 == 49) {
+                CHECK_EQ(zlen, sizeof bulk);
+                sc_feed_start(enc, SC_FEED_MAX);
+                sc_feed(enc, bulk, sizeof bulk);
+                sc_feed_start(dec, SC_FEED_MAX);
+                sc_feed(dec, bulk, sizeof bulk);
+            } else {
+                wrong += out.len != n || memcmp(buf_head(&out), w, n);
+            }
+        }
+        CHECK_EQ(early, 0);
+        CHECK_EQ(wrong, 0);
+        buf_free(&code);
+        buf_free(&out);
+        buf_free(&ahead);
+        sc_free(enc);
+        sc_free(dec);
+    }
+    TEST("That a small-coder code whose ending is not the one its bits give is corrupt") {
+        struct sc_model *enc, *dec;
+        sc_new(&enc);
+        sc_new(&dec);
+        struct buf code = { 0 }, out = { 0 };
+        uint8_t w[40];
+        fill(w, sizeof w, 5);
+        CHECK_EQ(sc_encode(enc, w, sizeof w, &code), 0);
+        ((uint8_t *)buf_head(&code))[code.len - 1] ^= 0x80; /* the ending's last byte */
+        buf_append(&code, (const uint8_t *)"\0\0\0\0", 4); /* all the decoder reads is there */
+        size_t used;
+        uint32_t zlen;
+        CHECK_EQ(sc_decode(dec, buf_head(&code), code.len, &out, &used, &zlen), -EBADMSG);
+        buf_free(&code);
+        buf_free(&out);
+        sc_free(enc);
+        sc_free(dec);
+    }
     TEST("That the built-in dictionaries are the bytes PROTOCOL.md 2.5 names") {
         static const char *const want[2] = { "45338a7e7dedbff0caee39d6c37d72e5f9d48073c5d00ae219288cee03510061",
                                              "38fcaaa0eae656585039991dbb5c741f430ce4a8dac1fd3d078f6d6f2f3f1d0c" };
