@@ -939,7 +939,9 @@ static bool answer_get_property(const struct predictor *p, const uint8_t *req, u
             return false;
         o[1] = r->format;
         st32(o + 8, r->type, msb);
-        st32(o + 12, r->len, msb);
+        /* The X.Org server gives the size in format units here, not bytes as the protocol
+         * document says: answer as the server does (its reply is what we are checked against). */
+        st32(o + 12, r->format >= 8 ? r->len / (r->format / 8u) : r->len, msb);
         return true;
     }
     if (offset > r->len)

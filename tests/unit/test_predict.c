@@ -360,6 +360,13 @@ static void test_root_properties(void)
         CHECK_EQ(answer(p, &a, &gp, get_property(b, false, ROOT, 23, 4 /* ATOM */, 0, 10), 24, 4, &out), 32);
         o = buf_head(&out);
         CHECK(o[1] == 8 && ld32(o + 8, false) == 31 && ld32(o + 12, false) == 18 && ld32(o + 16, false) == 0);
+        /* ... in format units, as the X.Org server gives it (not bytes): two CARDINALs say 2. */
+        const uint8_t two[8] = { 1, 0, 0, 0, 2, 0, 0, 0 };
+        CHECK(predict_fact_property(&fact, ROOT, 41, PROP_VALUE, 6 /* CARDINAL */, 32, two, 8) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK_EQ(answer(p, &a, &gp, get_property(b, false, ROOT, 41, 4 /* ATOM */, 0, 10), 24, 4, &out), 32);
+        o = buf_head(&out);
+        CHECK(o[1] == 32 && ld32(o + 8, false) == 6 && ld32(o + 12, false) == 2 && ld32(o + 16, false) == 0);
         /* A property the root does not have: None. */
         CHECK_EQ(answer(p, &a, &gp, get_property(b, false, ROOT, 39, 0, 0, 10), 24, 5, &out), 32);
         CHECK(buf_head(&out)[1] == 0 && ld32(buf_head(&out) + 8, false) == 0);
