@@ -170,7 +170,9 @@ static int app_accept_setup(struct channel *ch)
         channel_drop(ch, "garbage instead of an X connection setup");
         return -EBADMSG;
     }
-    if (s->state != SESSION_UP) { /* the link's options (its encoding) are not agreed yet: channel_session_up() */
+    /* The link's options (its encoding) not agreed yet, or the first spare connection and the
+     * facts ahead of it still on their way: channel_session_up() is called again. */
+    if (s->state != SESSION_UP || spare_awaited(s)) {
         if (ch->from_x.len > 65536) {
             channel_drop(ch, "client sent too much before its connection was set up");
             return -EBADMSG;

@@ -194,6 +194,7 @@ static void link_process_input(struct session *s)
         s->state = SESSION_UP;
         s->xcodec = (s->hs.caps & CAP_XCODEC) != 0;
         s->spare.enabled = (s->hs.caps & CAP_SPARE) != 0;
+        spare_expect(s);
         channel_session_up(s);
         if (!is_app(s)) {
             /* The spare first: the server numbers clients in the order it accepts them,

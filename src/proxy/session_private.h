@@ -105,7 +105,10 @@ struct spare_state {
     uint32_t old_id;              /*     that crossed the newer SPARE on the link, or -1 */
     struct buf old_rx;
     uint64_t old_until_ns;        /* ... closed then (0: the newer one is not offered yet) */
+    bool any_offered;             /* ... a SPARE (or an empty one: none) has been sent */
     bool have, have_msb;          /* app side: a spare is on offer */
+    bool first_seen;              /* ... a SPARE has come: clients no longer wait for one */
+    uint64_t wait_until_ns;       /* ... until then, at most this long after the link came up */
     uint32_t have_id;
     uint16_t have_major, have_minor;
     struct buf have_setup;

@@ -18,9 +18,22 @@
 #define SPARE_MAX_FAILURES 3            /* spares lost in a row before we stop opening them */
 #define SPARE_MSB false                 /* clients are little-endian nearly everywhere */
 #define SPARE_CHECK_NS 1000000000ull    /* how often a spare on offer is checked against the server */
+#define SPARE_FIRST_WAIT_NS 3000000000ull /* new clients wait at most this long for the first spare */
 #define SPARE_OLD_GRACE_NS 10000000000ull /* a replaced spare stays claimable this long after the new one
                                          * is offered: an OPEN naming it may be on the link (10 s: a
                                          * satellite link's round trip, many times over) */
+
+/* No spare could be made before any was offered: an empty SPARE tells the app side not to
+ * hold clients for one. */
+static void spare_none(struct session *s)
+{
+    struct spare_state *sp = &s->spare;
+    if (sp->any_offered)
+        return;
+    sp->any_offered = true;
+    spare_frame_encode(&s->link_tx, ++sp->next_id, SPARE_MSB, NULL, 0);
+    s->stats.link_frames_out++;
+}
 
 static void old_close(struct session *s)
 {
@@ -85,6 +98,7 @@ static void on_spare_event(struct watch *w, unsigned events)
         log_info("the X server refused the spare connection: clients connect the ordinary way");
         sp->failures = SPARE_MAX_FAILURES;
         spare_close(s);
+        spare_none(s);
         return;
     }
     if (size > SPARE_MAX_SETUP) {
@@ -111,6 +125,7 @@ void spare_open(struct session *s)
     if (fd < 0) {
         sp->failures++;
         log_info("cannot open a spare X connection: %s", strerror(-fd));
+        spare_none(s);
         return;
     }
     uint8_t cookie[256];
@@ -144,7 +159,7 @@ void spare_offer(struct session *s)
         sp->check_pending = true; /* offered when the root is seen as the reply says (spare_check_root) */
         return;
     }
-    sp->offered = true;
+    sp->offered = sp->any_offered = true;
     if (sp->old_fd >= 0 && !sp->old_until_ns)
         sp->old_until_ns = clock_ns() + SPARE_OLD_GRACE_NS;
     log_debug("spare X connection %u: its setup reply (%zu bytes) goes ahead", sp->id, sp->rx.len);
@@ -178,9 +193,18 @@ int spare_claim(struct session *s, uint32_t id, int *fd, struct buf *setup)
 void spare_tick(struct session *s)
 {
     struct spare_state *sp = &s->spare;
-    if (is_app(s))
-        return;
     uint64_t now = clock_ns();
+    if (is_app(s)) {
+        if (sp->enabled && !sp->first_seen && sp->wait_until_ns) {
+            if (now >= sp->wait_until_ns) { /* none came: clients connect the ordinary way */
+                sp->first_seen = true;
+                channel_session_up(s);
+            } else {
+                loop_wake_by(s->loop, sp->wait_until_ns);
+            }
+        }
+        return;
+    }
     if (sp->old_fd >= 0 && sp->old_until_ns) {
         if (now >= sp->old_until_ns)
             old_close(s);
@@ -254,6 +278,27 @@ void spare_free(struct session *s)
 
 /* ---------------------------------------------------------------- app side */
 
+/* Clients held for the first SPARE go on. */
+static void release_waiting(struct session *s)
+{
+    if (!s->spare.first_seen) {
+        s->spare.first_seen = true;
+        channel_session_up(s);
+    }
+}
+
+void spare_expect(struct session *s)
+{
+    if (is_app(s) && s->spare.enabled)
+        s->spare.wait_until_ns = clock_ns() + SPARE_FIRST_WAIT_NS;
+}
+
+bool spare_awaited(const struct session *s)
+{
+    const struct spare_state *sp = &s->spare;
+    return is_app(s) && sp->enabled && !sp->first_seen && clock_ns() < sp->wait_until_ns;
+}
+
 int spare_on_frame(struct session *s, const struct frame *f)
 {
     uint32_t id;
@@ -266,6 +311,7 @@ int spare_on_frame(struct session *s, const struct frame *f)
     if (!len) { /* withdrawn */
         if (sp->have && sp->have_id == id)
             sp->have = false;
+        release_waiting(s); /* a withdrawal first: there is none to wait for */
         return 0;
     }
     /* It must be a successful setup reply of protocol 11.0 whose length is its size. */
@@ -274,6 +320,7 @@ int spare_on_frame(struct session *s, const struct frame *f)
     buf_clear(&sp->have_setup);
     if (buf_append(&sp->have_setup, setup, len) < 0) {
         sp->have = false;
+        release_waiting(s);
         return 0; /* clients connect the ordinary way */
     }
     sp->have = true;
@@ -281,6 +328,7 @@ int spare_on_frame(struct session *s, const struct frame *f)
     sp->have_msb = msb;
     sp->have_major = (uint16_t)(msb ? setup[2] << 8 | setup[3] : setup[3] << 8 | setup[2]);
     sp->have_minor = (uint16_t)(msb ? setup[4] << 8 | setup[5] : setup[5] << 8 | setup[4]);
+    release_waiting(s);
     return 0;
 }
 

@@ -34,6 +34,13 @@ void spare_tick(struct session *s);
  * replaced. */
 void spare_check_root(struct session *s, uint32_t root, uint32_t masks, uint16_t width, uint16_t height);
 
+/* App side: whether new clients should wait for the first SPARE frame (briefly, after the
+ * link comes up: it follows the display side's first facts, and a client that waits for it
+ * connects and starts without crossing the link). */
+bool spare_awaited(const struct session *s);
+/* App side, once the link is up: how long new clients may wait for the first spare. */
+void spare_expect(struct session *s);
+
 /* App side: FRAME_SPARE received. 0 or -EBADMSG. */
 int spare_on_frame(struct session *s, const struct frame *f);
 /* App side: whether a client's setup request (byte order, version) can take the spare. */

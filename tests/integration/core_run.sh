@@ -21,6 +21,9 @@ else
     check "That the statistics count the one client" \
         bash -c "[ \$(grep -c '^clients: 1 connected, 0 refused, 0 dropped for bad input' '$XL_TMP/run.err') = 2 ]"
     check "That it says how the command ended" grep -q '^tincan run: xlogo ended' "$XL_TMP/run.err"
+    # xlogo connects as the link comes up: it waits for the first spare connection (PROTOCOL.md 3.5)
+    check "That the command's first client connected through a spare connection, without a link round trip" \
+        grep -q '^connection setups answered here (spare connections): 1$' "$XL_TMP/run.err"
     # The screenshot: an xwd of the embedded Xvfb's whole screen (1280x800) with xlogo on it.
     check "That the screenshot is an xwd of the whole 1280x800 screen" python3 -c '
 import struct, sys
