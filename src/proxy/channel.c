@@ -762,16 +762,20 @@ int channel_on_open(struct session *s, const struct frame *f)
     return 0;
 }
 
-void channel_send_setup(struct channel *ch, const struct frame_open *o)
+int channel_build_upstream_setup(const struct session *s, struct buf *out, const struct frame_open *o)
 {
-    struct session *s = ch->s;
-    if (ch->dead || ch->x_closed)
-        return;
     uint8_t cookie[256];
     size_t cookie_len = 0;
     bool have_cookie = xauth_lookup(&s->cfg.upstream, cookie, &cookie_len, sizeof cookie) == 0;
-    xw_build_setup_request(&ch->to_x, o->msb, o->major, o->minor, have_cookie ? XAUTH_COOKIE_NAME : "",
-                           have_cookie ? strlen(XAUTH_COOKIE_NAME) : 0, cookie, have_cookie ? cookie_len : 0);
+    return xw_build_setup_request(out, o->msb, o->major, o->minor, have_cookie ? XAUTH_COOKIE_NAME : "",
+                                  have_cookie ? strlen(XAUTH_COOKIE_NAME) : 0, cookie, have_cookie ? cookie_len : 0);
+}
+
+void channel_send_setup(struct channel *ch, const struct frame_open *o)
+{
+    if (ch->dead || ch->x_closed)
+        return;
+    channel_build_upstream_setup(ch->s, &ch->to_x, o);
     channel_update_interest(ch);
 }
 

@@ -193,6 +193,8 @@ struct channel *channel_find(struct session *s, uint32_t id);
 int channel_start_client(struct channel *ch);
 void channel_drop(struct channel *ch, const char *why);
 void channel_update_interest(struct channel *ch);
+/* Display side: appends the setup request for a new upstream connection (the user's cookie). */
+int channel_build_upstream_setup(const struct session *s, struct buf *out, const struct frame_open *o);
 void channel_write_x(struct channel *ch);
 void channel_grant(struct channel *ch);
 void reap_channels(struct session *s);

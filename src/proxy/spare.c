@@ -12,7 +12,6 @@
 #include "common/net.h"
 #include "proxy/session_private.h"
 #include "x11/xdisplay.h"
-#include "x11/xwire.h"
 
 #define SPARE_MAX_SETUP (256u * 1024)   /* a larger setup reply is not kept ahead */
 #define SPARE_MAX_FAILURES 3            /* spares lost in a row before we stop opening them */
@@ -104,6 +103,7 @@ static void on_spare_event(struct watch *w, unsigned events)
     if (size > SPARE_MAX_SETUP) {
         sp->failures = SPARE_MAX_FAILURES;
         spare_close(s);
+        spare_none(s);
         return;
     }
     if (sp->rx.len < size)
@@ -119,8 +119,12 @@ static void on_spare_event(struct watch *w, unsigned events)
 void spare_open(struct session *s)
 {
     struct spare_state *sp = &s->spare;
-    if (is_app(s) || sp->fd >= 0 || sp->failures >= SPARE_MAX_FAILURES || !sp->enabled || s->state != SESSION_UP)
+    if (is_app(s) || sp->fd >= 0 || !sp->enabled || s->state != SESSION_UP)
         return;
+    if (sp->failures >= SPARE_MAX_FAILURES) {
+        spare_none(s); /* given up: nobody should wait for one */
+        return;
+    }
     int fd = s->cfg.connect_upstream ? s->cfg.connect_upstream(s->cfg.connect_ctx) : xdisplay_connect(&s->cfg.upstream);
     if (fd < 0) {
         sp->failures++;
@@ -128,14 +132,10 @@ void spare_open(struct session *s)
         spare_none(s);
         return;
     }
-    uint8_t cookie[256];
-    size_t cookie_len = 0;
-    bool have_cookie = xauth_lookup(&s->cfg.upstream, cookie, &cookie_len, sizeof cookie) == 0;
     struct buf req = { 0 };
-    xw_build_setup_request(&req, SPARE_MSB, 11, 0, have_cookie ? XAUTH_COOKIE_NAME : "",
-                           have_cookie ? strlen(XAUTH_COOKIE_NAME) : 0, cookie, have_cookie ? cookie_len : 0);
+    int rc = channel_build_upstream_setup(s, &req, &(struct frame_open){ .msb = SPARE_MSB, .major = 11, .minor = 0 });
     /* A few dozen bytes into a new socket's empty buffer: written whole. */
-    ssize_t n = write(fd, buf_head(&req), req.len);
+    ssize_t n = rc < 0 ? -1 : write(fd, buf_head(&req), req.len);
     bool ok = n == (ssize_t)req.len;
     buf_free(&req);
     if (!ok || net_set_nonblock(fd) < 0 || loop_watch(s->loop, &sp->w, fd, LOOP_READ, on_spare_event, s) < 0) {
