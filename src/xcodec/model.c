@@ -24,7 +24,7 @@ static const struct xc_body_model bm_addglyphs = { XC_BM_GLYPHS, 0, { 0 } };
  * left p1 x y, p2 x y, right p1 x y, p2 x y. Bottom and the lines' y follow top and
  * bottom; p2.x follows p1.x; the rest follows the previous trapezoid. */
 static const struct xc_body_model bm_traps = {
-    XC_BM_ELEMS, 20, { 0xff, 0xff, 0, 1, 0xff, 0xff, 0, 1, 4, 5, 2, 3, 0xff, 0xff, 6, 7, 12, 13, 10, 11 }
+    XC_BM_TRAPS, 20, { 0xff, 0xff, 0, 1, 0xff, 0xff, 0, 1, 4, 5, 2, 3, 0xff, 0xff, 6, 7, 12, 13, 10, 11 }
 };
 
 /* Per core request: the fixed part coded as word deltas (0: the first 32 bytes), and the

@@ -65,7 +65,7 @@ struct xc_body_model {
     uint8_t words;    /* fields per element, at most XC_BM_WORDS */
     uint8_t base[20]; /* per field: 0xff = same field of the previous element, else a field before it */
 };
-enum { XC_BM_ELEMS = 1, XC_BM_IMAGE = 2, XC_BM_REPLY = 3, XC_BM_GLYPHS = 4 };
+enum { XC_BM_ELEMS = 1, XC_BM_IMAGE = 2, XC_BM_REPLY = 3, XC_BM_GLYPHS = 4, XC_BM_TRAPS = 5 };
 #define XC_BM_WORDS 20
 #define XC_EXT_TRAPEZOIDS 10 /* the minor of RENDER's Trapezoids (any extension's minor 10: below) */
 #define XC_EXT_ADDGLYPHS 20  /* RENDER's AddGlyphs, as any extension's minor 20 */
@@ -131,7 +131,7 @@ int xc_body_decode(const struct xc_body_model *bm, const uint8_t *fixed, uint8_t
  * next segment starts where the previous one ended), or NULL. */
 static inline const uint8_t *xc_ref_last_elem(const struct xc_shape *s, const struct xc_slot *ref)
 {
-    if (!ref || !s->body || s->body->kind != XC_BM_ELEMS || ref->len <= s->head)
+    if (!ref || !s->body || (s->body->kind != XC_BM_ELEMS && s->body->kind != XC_BM_TRAPS) || ref->len <= s->head)
         return NULL;
     uint32_t rb = ref->len - s->head, el = 2u * s->body->words;
     return rb % el == 0 ? ref->p + ref->len - el : NULL;

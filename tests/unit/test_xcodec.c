@@ -276,6 +276,19 @@ static const char addglyphs_argb_hex[] =
     "f7ab56ab56abf7ab00000900000000000000000000000000000000000000000000000000000000000000000003000000"
     "64452245224564450000030000000000000000000000000000000000";
 
+/* Three RENDER Trapezoids requests of xclock 1.1.1 -render (the first second hand: 1 and
+ * 2 x 3 trapezoids of 4-vertex polygons), as Xvfb's RENDER (major 138) got them, LSB first.
+ * Bytes 5-7 are unset padding, as the client sent them. */
+static const char xclock_traps_hex[] =
+    "8a0a1000030062000e0020000d002000240000000000000089a15100765e5200856b940089a15100856b9400765e5200"
+    "cccc9b0089a15100cccc9b00765e52008a0a240003636c6f0e0020000d002000240000000000000025f65800e3585900"
+    "b6c3970025f65800f6af97000ab25900b6c3970025f658002d6f9b00e3585900e35859000ab25900b6c3970025f65800"
+    "f6af97000ab259002d6f9b00e35859006d5b9b00c8145a000ab25900c8145a00f6af97000ab259006d5b9b00c8145a00"
+    "2d6f9b00e35859006d5b9b00c8145a008a0a2400030000000e0020000d00200024000000000000003b37600008f06000"
+    "96a796003b3760004f80960008f0600096a796003b37600096439a00a2fb600008f06000a2fb60004f80960008f06000"
+    "4e1c9a006fb4610096a796003b37600096439a00a2fb6000a2fb60006fb461004f80960008f060004e1c9a006fb46100"
+    "96439a00a2fb60004e1c9a006fb46100";
+
 static void add_hex(struct msgs *m, const char *hex)
 {
     struct buf b = { 0 };
@@ -501,6 +514,80 @@ int main(void)
         CHECK(size <= 20 * 56); /* mostly zero differences, which the link's coder squeezes */
         printf("  20 requests of 2 trapezoids (104 bytes each): %zu bytes\n", size);
         buf_free(&r.all);
+    }
+    TEST("That xclock's RENDER trapezoids of polygons round-trip as a table of vertex values") {
+        struct msgs one = { 0 }, m = { 0 };
+        add_hex(&one, xclock_traps_hex); /* one string: cut it into its requests */
+        CHECK_EQ(one.all.len, 352);
+        for (size_t at = 0; at + 4 <= one.all.len;) {
+            const uint8_t *p = buf_head(&one.all) + at;
+            size_t len = 4u * ld16(p + 2, false);
+            add(&m, p, len);
+            at += len;
+        }
+        buf_free(&one.all);
+        CHECK_EQ(m.n, 3);
+        size_t size;
+        for (size_t chunk = 0; chunk < 4; chunk++)
+            CHECK(round_trip(XC_REQUESTS, false, &m, chunk, chunk ? NULL : &size));
+        printf("  3 Trapezoids of xclock (352 bytes): %zu bytes\n", size);
+        CHECK(size <= 180); /* field deltas took 265: each vertex value is sent once a request */
+        /* The same in the other byte order (the model takes values in the request's order). */
+        struct msgs b = { 0 };
+        for (int i = 0; i < m.n; i++) {
+            uint8_t *p = (uint8_t *)buf_head(&m.all) + m.off[i];
+            size_t len = m.off[i + 1] - m.off[i];
+            uint8_t t = p[2]; p[2] = p[3]; p[3] = t;  /* the length; bytes 4-7 op and padding */
+            for (size_t k = 8; k + 4 <= len; k += 4) /* ids, then FIXED values (srcx/y: any bytes do) */
+                st32(p + k, ld32(p + k, false), true);
+            add(&b, p, len);
+        }
+        CHECK(round_trip(XC_REQUESTS, true, &b, 0, NULL));
+        CHECK(round_trip(XC_REQUESTS, true, &b, 5, NULL));
+        buf_free(&b.all);
+        buf_free(&m.all);
+    }
+    TEST("That corrupt or cut trapezoid tables are refused or awaited") {
+        /* Trapezoids of one trapezoid, no reference, all head words zero: a table code of
+         * one new value 0 and nine references to it; then the same broken. */
+        uint8_t rec[] = { 138, 0x07, 10, 16, 0, 0, 2, 1, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+        struct xdec *d;
+        struct buf out = { 0 };
+        xdec_new(&d, XC_REQUESTS, false);
+        CHECK_EQ(xdec_feed(d, rec, sizeof rec, &out), (long)sizeof rec);
+        CHECK_EQ(out.len, 64);
+        CHECK_EQ(buf_head(&out)[1], 10);
+        xdec_free(d);
+        for (size_t cut = 0; cut < sizeof rec; cut++) { /* cut short: waits, changes nothing */
+            xdec_new(&d, XC_REQUESTS, false);
+            buf_clear(&out);
+            CHECK_EQ(xdec_feed(d, rec, cut, &out), 0);
+            CHECK_EQ(out.len, 0);
+            xdec_free(d);
+        }
+        struct { size_t at; uint8_t v; } bad[] = {
+            { 7, 2 },    /* no such sub-model */
+            { 8, 0 },    /* index 0 of an empty table */
+            { 10, 1 },   /* index 1 of a table of one */
+            { 10, 254 }, /* neither an index nor a new value */
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+            uint8_t c[sizeof rec];
+            memcpy(c, rec, sizeof rec);
+            c[bad[i].at] = bad[i].v;
+            xdec_new(&d, XC_REQUESTS, false);
+            buf_clear(&out);
+            CHECK_EQ(xdec_feed(d, c, sizeof c, &out), -EBADMSG);
+            CHECK_EQ(out.len, 0);
+            xdec_free(d);
+        }
+        /* A new value beyond 32 bits. */
+        uint8_t wide[] = { 138, 0x07, 10, 16, 0, 0, 2, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f,
+                           0, 0, 0, 0, 0, 0, 0, 0, 0 };
+        xdec_new(&d, XC_REQUESTS, false);
+        CHECK_EQ(xdec_feed(d, wide, sizeof wide, &out), -EBADMSG);
+        xdec_free(d);
+        buf_free(&out);
     }
     TEST("That QueryFont replies, the real one of \"fixed\" and large glyph tables, round-trip and shrink") {
         struct buf all = { 0 }, enc = { 0 };
