@@ -148,7 +148,7 @@ xl_build_clients() {
     mkdir -p "$XL_BIN"
     local c
     for c in "$XL_ROOT"/tests/clients/*.c; do
-        cc -std=c11 -D_GNU_SOURCE -O1 -Wall -o "$XL_BIN/$(basename "$c" .c)" "$c" -lxcb-render -lxcb || return 1
+        cc -std=c11 -D_GNU_SOURCE -O1 -Wall -o "$XL_BIN/$(basename "$c" .c)" "$c" -lxcb-render -lxcb -lX11 || return 1
     done
 }
 

@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/net.h"
+#include "proxy/fontset.h"
 #include "proxy/learnt.h"
 #include "proxy/session_private.h"
 #include "proxy/spare.h"
@@ -539,7 +540,9 @@ static long frame_span(struct channel *ch, const uint8_t *p, size_t n, struct bu
         if (requests) {
             struct xw_request rq;
             if ((size = xstream_next_request(&ch->xs, m_at, n - used, &rq)) >= 0) {
-                if (!is_app(s) && s->observer && observer_must_hold(s->observer, ch, rq.major))
+                if (!is_app(s) && s->observer &&
+                    (observer_must_hold(s->observer, ch, rq.major) ||
+                     fontset_hold(s->fontset, s->observer, ch, m_at, rq.size, ch->xs.msb)))
                     break; /* resumed by channel_resume_requests() */
                 rc = on_request_msg(ch, m_at, &rq, out, &cls);
             }

@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/net.h"
 #include "proxy/expose.h"
+#include "proxy/fontset.h"
 #include "proxy/learnt.h"
 #include "proxy/session_private.h"
 #include "proxy/spare.h"
@@ -1519,6 +1520,7 @@ static void observer_event(struct watch *w, unsigned events)
     if (o->broken) {
         probe_finish(o); /* no more answers: the clients held back go on without them */
         own_unwatch_all(o);
+        fontset_give_up(o->s->fontset);
     }
 }
 

@@ -291,9 +291,27 @@ static void replies_seq(uint8_t *r, size_t n, uint16_t seq, bool msb)
 }
 
 /* Remembers a reply; the first one learnt stays (both sides learn in the same order). */
+/* ListFonts and ListFontsWithInfo keys with what the server ignores zeroed: the unused
+ * second byte and the pattern's padding, which Xlib leaves as it finds them. Returns key,
+ * or copy (of at least 8 + 255 + 3 bytes) made from it. */
+static const uint8_t *font_list_key(const uint8_t *key, size_t key_len, bool msb, uint8_t *copy, size_t copy_size)
+{
+    if (key_len < 8 || key_len > copy_size || (key[0] != OP_LIST_FONTS && key[0] != OP_LIST_FONTS_WITH_INFO))
+        return key;
+    size_t n = ld16(key + 6, msb);
+    memcpy(copy, key, key_len);
+    copy[1] = 0;
+    if (8 + n <= key_len)
+        memset(copy + 8 + n, 0, key_len - 8 - n);
+    return copy;
+}
+
 static void exchange_add(struct predictor *p, uint8_t kind, bool msb, const uint8_t *key, size_t key_len,
                          const uint8_t *reply, size_t reply_len)
 {
+    uint8_t copy[8 + 65536 + 4];
+    if (kind == EX_REQ)
+        key = font_list_key(key, key_len, msb, copy, sizeof copy);
     if (!key_len || key_len > PREDICT_MAX_KEY || !reply_whole(reply, reply_len, msb) || p->n_ex >= PREDICT_MAX_EXCHANGES ||
         p->ex_bytes + reply_len + key_len > PREDICT_MAX_EXCHANGE_BYTES || exchange_find(p, kind, msb, key, key_len))
         return;
@@ -968,6 +986,16 @@ static bool answer_exchange(const struct exchange *e, uint16_t seq, bool msb, st
     return true;
 }
 
+const uint8_t *predict_font_list_answer(const struct predictor *p, const uint8_t *req, uint32_t size, bool msb,
+                                        size_t *len)
+{
+    uint8_t copy[8 + 65536 + 4];
+    const struct exchange *e = p ? exchange_find(p, EX_REQ, msb, font_list_key(req, size, msb, copy, sizeof copy), size)
+                                 : NULL;
+    *len = e ? e->reply_len : 0;
+    return e ? e->reply : NULL;
+}
+
 bool predict_answer(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
                     const uint8_t *req, uint32_t size, uint16_t seq, bool msb, struct buf *out)
 {
@@ -981,8 +1009,11 @@ bool predict_answer(const struct predictor *p, const struct predict_questions *p
         free(key);
         return ok;
     }
-    if (cls->major == OP_LIST_FONTS || cls->major == OP_LIST_FONTS_WITH_INFO)
-        return answer_exchange(exchange_find(p, EX_REQ, msb, req, size), seq, msb, out);
+    if (cls->major == OP_LIST_FONTS || cls->major == OP_LIST_FONTS_WITH_INFO) {
+        uint8_t copy[8 + 65536 + 4];
+        return answer_exchange(exchange_find(p, EX_REQ, msb, font_list_key(req, size, msb, copy, sizeof copy), size),
+                               seq, msb, out);
+    }
     if (cls->major == OP_GET_PROPERTY)
         return answer_get_property(p, req, size, seq, msb, out);
     if (cls->major == OP_GET_KEYBOARD_MAPPING && p->kb.known && size == 8) {

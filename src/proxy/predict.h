@@ -86,6 +86,11 @@ bool predict_answer(const struct predictor *p, const struct predict_questions *p
 void predict_track(struct predictor *p, struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req,
                    uint32_t size, bool msb);
 
+/* The known answer to this ListFonts or ListFontsWithInfo request (a whole request; its
+ * replies with sequence numbers 0), or NULL. */
+const uint8_t *predict_font_list_answer(const struct predictor *p, const uint8_t *req, uint32_t size, bool msb,
+                                        size_t *len);
+
 /* FACT frames on channel 0 (kinds 2..4): learns one; 0 or -EBADMSG. Both sides call it on the
  * same payload (the display side as it sends it), so both learn the same. */
 int predict_on_fact(struct predictor *p, const uint8_t *payload, size_t len);

@@ -12,6 +12,7 @@
 #include "common/net.h"
 #include "link/dict_builtin.h"
 #include "link/transport.h"
+#include "proxy/fontset.h"
 #include "proxy/learnt.h"
 #include "proxy/session_private.h"
 #include "proxy/spare.h"
@@ -756,6 +757,8 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
     s->idle_ns_at_start = loop_idle_ns(loop);
     if (cfg->role == ROLE_DISPLAY && cfg->cache_dir && learnt_new(&s->learnt, cfg->cache_dir) < 0)
         s->learnt = NULL; /* learn once: without it, fonts are learnt per session, that is all */
+    if (cfg->role == ROLE_DISPLAY && fontset_new(&s->fontset, s) < 0)
+        s->fontset = NULL; /* font sets then cost a round trip per question, that is all */
     uint32_t caps = cfg->compress_level ? CAP_ZSTD | cache_open(s) : 0;
     if (cfg->compress_level && !cfg->no_xcodec)
         caps |= CAP_XCODEC;
@@ -820,6 +823,7 @@ void session_free(struct session *s)
     codec_free(s->codec);
     free(s->dict);
     predict_free(s->predict);
+    fontset_free(s->fontset);
     if (s->learnt) {
         learnt_save(s->learnt);
         learnt_free(s->learnt);

@@ -151,6 +151,7 @@ struct session {
     struct spare_state spare;     /* a connection set up ahead of the next client */
     bool observer_tried;
     struct learnt *learnt;        /* display side: questions remembered across sessions (learnt.h); NULL if none */
+    struct fontset *fontset;      /* display side: font sets asked ahead (fontset.h); NULL if none */
     /* Memory bound (DESIGN.md "Bounded memory"): bytes held in buffers, and the marks
      * between which reading X peers stops and starts again. */
     uint64_t mem_held, mem_peak, mem_high, mem_low;

@@ -267,6 +267,16 @@ static void test_fonts(void)
         predict_ask(&a, &lf, l, 12, 3, false);
         predict_learn(p, &a, &lfr, 3, make_reply(r, 3, 8, 6), 40, false);
         CHECK_EQ(answer(p, &b, &lf, l, 12, 12, &out), 40);
+        /* What the server ignores (the unused byte, the padding) does not matter. */
+        l[1] = 1;
+        l[9] = 'x';
+        CHECK_EQ(answer(p, &b, &lf, l, 12, 12, &out), 40);
+        size_t known_len;
+        CHECK(predict_font_list_answer(p, l, 12, false, &known_len) && known_len == 40);
+        l[8] = '?'; /* but the pattern does */
+        CHECK_EQ(answer(p, &b, &lf, l, 12, 12, &out), 0);
+        CHECK(!predict_font_list_answer(p, l, 12, false, &known_len) && known_len == 0);
+        l[8] = '*';
         l[4] = 99; /* another maximum */
         CHECK_EQ(answer(p, &b, &lf, l, 12, 12, &out), 0);
         /* ListFontsWithInfo: one reply per font, then one with an empty name; all answered. */

@@ -1,0 +1,312 @@
+/* fontset.c -- a font set in one round trip (fontset.h). */
+#include "proxy/fontset.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/buf.h"
+#include "common/log.h"
+#include "proxy/learnt.h"
+#include "proxy/observer.h"
+#include "proxy/predict.h"
+#include "proxy/session_private.h"
+#include "x11/xwire.h"
+
+#define OP_LIST_FONTS 49
+#define OP_LIST_FONTS_WITH_INFO 50
+#define FONTSET_MAX_PATTERN 255   /* longer patterns are left alone */
+
+/* The charsets of the font sets of libX11's en_US.UTF-8 XLC_LOCALE, in its order, as Xlib
+ * spells them in patterns; locale.dir maps some 430 UTF-8 locales to that file. */
+static const char *const charsets[] = {
+    "ISO8859-1", "ISO8859-2", "ISO8859-3", "ISO8859-4", "ISO8859-5", "KOI8-R",
+    "ISO8859-7", "ISO8859-9", "ISO8859-13", "ISO8859-14", "ISO8859-15",
+    "JISX0208.1983-0", "KSC5601.1987-0", "GB2312.1980-0", "JISX0201.1976-0", "ISO10646-1",
+};
+#define N_CHARSETS (sizeof charsets / sizeof charsets[0])
+
+enum base_state { BASE_ONE_CHARSET, BASE_ASKING, BASE_DONE };
+
+struct base {
+    uint8_t pattern[FONTSET_MAX_PATTERN];
+    size_t len;
+    int first;                /* the charset first asked */
+    enum base_state state;
+};
+
+/* One question asked of the server: the whole request, and a ListFontsWithInfo's replies. */
+struct question {
+    struct buf req;
+    struct buf replies;
+    uint8_t kind;             /* LEARNT_LIST_FONTS or LEARNT_LIST_FONTS_WITH_INFO */
+    bool done;
+};
+
+struct fontset {
+    struct session *s;
+    struct base bases[FONTSET_MAX_BASES];
+    uint32_t n_bases;
+    struct question *q;
+    uint32_t n_q, cap_q;
+    uint32_t outstanding;     /* questions not yet answered */
+    uint32_t held[FONTSET_MAX_HELD]; /* channel ids waiting for them */
+    uint32_t n_held;
+    uint32_t told;
+};
+
+size_t fontset_n_charsets(void) { return N_CHARSETS; }
+const char *fontset_charset(size_t i) { return i < N_CHARSETS ? charsets[i] : NULL; }
+
+int fontset_new(struct fontset **out, struct session *s)
+{
+    struct fontset *f = calloc(1, sizeof *f);
+    if (!f)
+        return -ENOMEM;
+    f->s = s;
+    *out = f;
+    return 0;
+}
+
+static void clear_questions(struct fontset *f)
+{
+    for (uint32_t i = 0; i < f->n_q; i++) {
+        buf_free(&f->q[i].req);
+        buf_free(&f->q[i].replies);
+    }
+    free(f->q);
+    f->q = NULL;
+    f->n_q = f->cap_q = 0;
+}
+
+void fontset_free(struct fontset *f)
+{
+    if (!f)
+        return;
+    clear_questions(f);
+    free(f);
+}
+
+int fontset_split(const uint8_t *p, size_t n, size_t *base_len)
+{
+    /* An XLFD has 14 fields, each after a '-'; the charset is the last two. */
+    if (!n || p[0] != '-')
+        return -1;
+    size_t dashes = 0, at13 = 0;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] == '-' && ++dashes == 13)
+            at13 = i;
+    if (dashes != 14)
+        return -1;
+    for (size_t c = 0; c < N_CHARSETS; c++)
+        if (n - at13 - 1 == strlen(charsets[c]) && !memcmp(p + at13 + 1, charsets[c], n - at13 - 1)) {
+            *base_len = at13;
+            return (int)c;
+        }
+    return -1;
+}
+
+/* A ListFonts or ListFontsWithInfo request as Xlib builds it: max-names 1, the pattern, zero padding. */
+static int build_request(struct buf *out, uint8_t major, const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len)
+{
+    size_t n = a_len + b_len, size = 8 + ((n + 3) & ~(size_t)3);
+    uint8_t *r = buf_append_space(out, size);
+    if (!r)
+        return -ENOMEM;
+    memset(r, 0, size);
+    r[0] = major;
+    st16(r + 2, (uint16_t)(size / 4), false);
+    st16(r + 4, 1, false);
+    st16(r + 6, (uint16_t)n, false);
+    memcpy(r + 8, a, a_len);
+    if (b_len)
+        memcpy(r + 8 + a_len, b, b_len);
+    return 0;
+}
+
+static void release_held(struct fontset *f)
+{
+    uint32_t n = f->n_held;
+    f->n_held = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct channel *ch = channel_find(f->s, f->held[i]);
+        if (ch)
+            channel_resume_requests(ch);
+    }
+}
+
+static void finish_bases(struct fontset *f)
+{
+    for (uint32_t i = 0; i < f->n_bases; i++)
+        if (f->bases[i].state == BASE_ASKING)
+            f->bases[i].state = BASE_DONE;
+}
+
+static void question_done(struct fontset *f)
+{
+    if (f->outstanding && !--f->outstanding) {
+        log_debug("font set: told the app side %u answers ahead of the client's questions", f->told);
+        finish_bases(f);
+        clear_questions(f);
+        release_held(f);
+    }
+}
+
+void fontset_give_up(struct fontset *f)
+{
+    if (!f || !f->outstanding)
+        return;
+    f->outstanding = 0;
+    finish_bases(f);
+    clear_questions(f);
+    release_held(f);
+}
+
+static void on_answer(void *ctx, uint32_t tag, const uint8_t *msg, uint32_t size, bool error, struct buf *fact);
+
+static int ask(struct fontset *f, uint8_t major, const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len);
+
+/* Xlib asks next the info of the name a ListFonts found, by that name. */
+static void ask_info_of(struct fontset *f, const uint8_t *reply, size_t size)
+{
+    uint16_t names = size >= 32 ? ld16(reply + 8, false) : 0;
+    uint8_t len = size > 32 ? reply[32] : 0;
+    if (names && len && 33u + len <= size)
+        ask(f, OP_LIST_FONTS_WITH_INFO, reply + 33, len, NULL, 0);
+}
+
+static int ask(struct fontset *f, uint8_t major, const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len)
+{
+    struct observer *o = f->s->observer;
+    if (!o)
+        return -EPIPE;
+    if (f->n_q == f->cap_q) {
+        uint32_t cap = f->cap_q ? 2 * f->cap_q : 2 * N_CHARSETS;
+        struct question *n = realloc(f->q, cap * sizeof *n);
+        if (!n)
+            return -ENOMEM;
+        f->q = n;
+        f->cap_q = cap;
+    }
+    struct question *q = &f->q[f->n_q];
+    *q = (struct question){ .kind = major == OP_LIST_FONTS ? LEARNT_LIST_FONTS : LEARNT_LIST_FONTS_WITH_INFO };
+    int rc = build_request(&q->req, major, a, a_len, b, b_len);
+    size_t n;
+    const uint8_t *known = rc ? NULL : predict_font_list_answer(f->s->predict, buf_head(&q->req), (uint32_t)q->req.len,
+                                                                false, &n);
+    if (known) { /* the app side has it already; what Xlib asks next may be new */
+        buf_free(&q->req);
+        if (major == OP_LIST_FONTS)
+            ask_info_of(f, known, n);
+        return 0;
+    }
+    if (!rc)
+        rc = observer_ask(o, buf_head(&q->req), (uint32_t)q->req.len, on_answer, f, f->n_q);
+    if (rc) {
+        buf_free(&q->req);
+        return rc;
+    }
+    f->n_q++;
+    f->outstanding++;
+    return 0;
+}
+
+/* Tells the app side the answer, and remembers the question for the next session. */
+static void tell(struct fontset *f, struct question *q, const uint8_t *reply, size_t n, struct buf *fact)
+{
+    if (predict_fact_reply(fact, FACT_EXCHANGE, false, buf_head(&q->req), q->req.len, reply, n) < 0)
+        return;
+    f->told++;
+    if (f->s->learnt) {
+        uint8_t hash[LEARNT_ANSWER_SIZE];
+        learnt_answer_hash(NULL, 0, reply, n, hash);
+        learnt_note(f->s->learnt, q->kind, buf_head(&q->req), q->req.len, hash);
+    }
+}
+
+static void on_answer(void *ctx, uint32_t tag, const uint8_t *msg, uint32_t size, bool error, struct buf *fact)
+{
+    struct fontset *f = ctx;
+    struct question *q = tag < f->n_q ? &f->q[tag] : NULL;
+    if (!q || q->done)
+        return;
+    if (!error && q->kind == LEARNT_LIST_FONTS_WITH_INFO) {
+        if (q->replies.len + size > LEARNT_MAX_ANSWER || buf_append(&q->replies, msg, size) < 0) {
+            q->done = true; /* too large to tell: the client asks the server */
+            question_done(f);
+            return;
+        }
+        if (msg[1])
+            return; /* not yet the last reply */
+        tell(f, q, buf_head(&q->replies), q->replies.len, fact);
+    } else if (!error && size >= 32) {
+        tell(f, q, msg, size, fact);
+        ask_info_of(f, msg, size); /* realloc: q is stale after this */
+    }
+    f->q[tag].done = true;
+    question_done(f);
+}
+
+static bool hold_channel(struct fontset *f, const struct channel *ch)
+{
+    for (uint32_t i = 0; i < f->n_held; i++)
+        if (f->held[i] == ch->id)
+            return true;
+    if (f->n_held == FONTSET_MAX_HELD)
+        return false;
+    f->held[f->n_held++] = ch->id;
+    return true;
+}
+
+static void start(struct fontset *f, struct base *b)
+{
+    b->state = BASE_ASKING;
+    uint32_t before = f->outstanding;
+    for (size_t c = 0; c < N_CHARSETS; c++) {
+        char tail[32] = "-";
+        strcat(tail, charsets[c]);
+        if (ask(f, OP_LIST_FONTS, b->pattern, b->len, (const uint8_t *)tail, strlen(tail)) < 0)
+            break;
+    }
+    log_debug("font set: a client asks the charsets of %.*s one by one: asking the server %u ahead",
+              (int)b->len, (const char *)b->pattern, f->outstanding - before);
+}
+
+bool fontset_hold(struct fontset *f, struct observer *o, struct channel *ch, const uint8_t *req, uint32_t size,
+                  bool msb)
+{
+    if (!f || !o || !f->s->predict || msb || size < 8 || req[0] != OP_LIST_FONTS || ld16(req + 2, false) * 4u != size ||
+        ld16(req + 4, false) != 1)
+        return false;
+    size_t n = ld16(req + 6, false), base_len;
+    if (n > FONTSET_MAX_PATTERN || 8 + n > size)
+        return false;
+    int c = fontset_split(req + 8, n, &base_len);
+    size_t known;
+    if (c < 0 || predict_font_list_answer(f->s->predict, req, size, false, &known))
+        return false; /* not a font set's, or answered already (an earlier session's, learnt.h) */
+    struct base *b = NULL;
+    for (uint32_t i = 0; i < f->n_bases && !b; i++)
+        if (f->bases[i].len == base_len && !memcmp(f->bases[i].pattern, req + 8, base_len))
+            b = &f->bases[i];
+    if (!b) {
+        if (f->n_bases == FONTSET_MAX_BASES)
+            return false;
+        b = &f->bases[f->n_bases++];
+        memcpy(b->pattern, req + 8, base_len);
+        b->len = base_len;
+        b->first = c;
+        b->state = BASE_ONE_CHARSET;
+        return false;
+    }
+    if (b->state == BASE_ONE_CHARSET && c != b->first)
+        start(f, b);
+    if (b->state != BASE_ASKING)
+        return false;
+    if (!f->outstanding) { /* nothing could be asked */
+        b->state = BASE_DONE;
+        return false;
+    }
+    return hold_channel(f, ch);
+}
