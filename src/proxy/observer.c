@@ -53,7 +53,7 @@ enum pending_kind { P_SELECT, P_ATTRS, P_GEOMETRY, P_SYNC, P_KEYMAP, P_MODMAP, P
  * ListProperties and GetProperty of the root. */
 enum probe_step { S_LIST, S_QE, S_ATOM, S_HS, S_PROPS, S_PROP, S_COLOR, S_FONT, S_FONT_QUERY, S_FONTS_DONE, S_POLL,
                   S_XKB_MAP };
-#define PROBE_SLOTS 14               /* handshake probes (probes[] below) */
+#define PROBE_SLOTS 15               /* handshake probes (probes[] below) */
 
 struct pending {
     uint32_t seq;
@@ -400,6 +400,7 @@ static const struct {
     { "XInputExtension", 1, { 15, 0, 0, 0, 'X', 'I', 'n', 'p', 'u', 't', 'E', 'x', 't', 'e', 'n', 's', 'i', 'o', 'n' },
       19 },
     { "XInputExtension", 47, { 2, 0, 4, 0 }, 4 },      /* XIQueryVersion 2.4 */
+    { "SYNC", 0, { 3, 1, 0, 0 }, 4 },                   /* Initialize 3.1 (libXext, GTK 3's frame clock) */
 };
 #define N_PROBES (sizeof probes / sizeof *probes)
 _Static_assert(N_PROBES == PROBE_SLOTS, "PROBE_SLOTS counts probes[]");

@@ -261,15 +261,64 @@ void predict_questions_free(struct predict_questions *pq)
 
 /* ---------------------------------------------------------------- exchanges */
 
+/* The request table entry of a request of this server (an extension's by its major opcode). */
+static const struct xp_request *request_entry(const struct predictor *p, const uint8_t *req)
+{
+    if (req[0] < 128)
+        return &xp_core_requests[req[0]];
+    for (size_t i = 0; p->ext && i < xp_n_extensions; i++)
+        if (p->ext[i].known && p->ext[i].body[0] && p->ext[i].body[1] == req[0])
+            return req[1] < xp_extensions[i].n_requests ? &xp_extensions[i].requests[req[1]] : NULL;
+    return NULL;
+}
+
+/* A key of requests with what the server ignores zeroed: the padding xcb-proto describes,
+ * and a font pattern's padding, which libraries (Xlib, libXext) leave as they find them, so
+ * the same question from two clients is one question. */
+static void zero_padding(const struct predictor *p, uint8_t *key, size_t len, bool msb)
+{
+    for (size_t at = 0; at + 4 <= len;) {
+        size_t n = 4u * ld16(key + at + 2, msb);
+        if (n < 4 || at + n > len)
+            return;
+        const struct xp_request *r = request_entry(p, key + at);
+        for (unsigned b = 0; r && b < 32 && b < n; b++)
+            if (r->pad_mask & (1u << b))
+                key[at + b] = 0;
+        if ((key[at] == OP_LIST_FONTS || key[at] == OP_LIST_FONTS_WITH_INFO) && n >= 8 &&
+            8u + ld16(key + at + 6, msb) <= n)
+            memset(key + at + 8 + ld16(key + at + 6, msb), 0, n - 8 - ld16(key + at + 6, msb));
+        at += n;
+    }
+}
+
+/* A copy of key with its padding zeroed: in small (of `cap` bytes) when it fits, or on the
+ * heap (*heap, to be freed). NULL: no memory. */
+static const uint8_t *normalized_key(const struct predictor *p, const uint8_t *key, size_t len, bool msb, uint8_t *small,
+                                     size_t cap, uint8_t **heap)
+{
+    uint8_t *k = len <= cap ? small : (*heap = malloc(len));
+    if (!k)
+        return NULL;
+    memcpy(k, key, len);
+    zero_padding(p, k, len, msb);
+    return k;
+}
+
 static const struct exchange *exchange_find(const struct predictor *p, uint8_t kind, bool msb, const uint8_t *key,
                                             size_t key_len)
 {
-    for (uint32_t i = 0; i < p->n_ex; i++) {
+    uint8_t small[512], *heap = NULL;
+    if (kind == EX_REQ && !(key = normalized_key(p, key, key_len, msb, small, sizeof small, &heap)))
+        return NULL;
+    const struct exchange *found = NULL;
+    for (uint32_t i = 0; i < p->n_ex && !found; i++) {
         const struct exchange *e = &p->ex[i];
         if (e->kind == kind && e->msb == msb && e->key_len == key_len && memcmp(e->key, key, key_len) == 0)
-            return e;
+            found = e;
     }
-    return NULL;
+    free(heap);
+    return found;
 }
 
 /* One or more whole replies (ListFontsWithInfo has several): type 1, lengths adding up. */
@@ -291,27 +340,9 @@ static void replies_seq(uint8_t *r, size_t n, uint16_t seq, bool msb)
 }
 
 /* Remembers a reply; the first one learnt stays (both sides learn in the same order). */
-/* ListFonts and ListFontsWithInfo keys with what the server ignores zeroed: the unused
- * second byte and the pattern's padding, which Xlib leaves as it finds them. Returns key,
- * or copy (of at least 8 + 255 + 3 bytes) made from it. */
-static const uint8_t *font_list_key(const uint8_t *key, size_t key_len, bool msb, uint8_t *copy, size_t copy_size)
-{
-    if (key_len < 8 || key_len > copy_size || (key[0] != OP_LIST_FONTS && key[0] != OP_LIST_FONTS_WITH_INFO))
-        return key;
-    size_t n = ld16(key + 6, msb);
-    memcpy(copy, key, key_len);
-    copy[1] = 0;
-    if (8 + n <= key_len)
-        memset(copy + 8 + n, 0, key_len - 8 - n);
-    return copy;
-}
-
 static void exchange_add(struct predictor *p, uint8_t kind, bool msb, const uint8_t *key, size_t key_len,
                          const uint8_t *reply, size_t reply_len)
 {
-    uint8_t copy[8 + 65536 + 4];
-    if (kind == EX_REQ)
-        key = font_list_key(key, key_len, msb, copy, sizeof copy);
     if (!key_len || key_len > PREDICT_MAX_KEY || !reply_whole(reply, reply_len, msb) || p->n_ex >= PREDICT_MAX_EXCHANGES ||
         p->ex_bytes + reply_len + key_len > PREDICT_MAX_EXCHANGE_BYTES || exchange_find(p, kind, msb, key, key_len))
         return;
@@ -323,6 +354,8 @@ static void exchange_add(struct predictor *p, uint8_t kind, bool msb, const uint
         return;
     }
     memcpy(e.key, key, key_len);
+    if (kind == EX_REQ)
+        zero_padding(p, e.key, key_len, msb);
     memcpy(e.reply, reply, reply_len);
     replies_seq(e.reply, reply_len, 0, msb);
     p->ex[p->n_ex++] = e;
@@ -989,9 +1022,7 @@ static bool answer_exchange(const struct exchange *e, uint16_t seq, bool msb, st
 const uint8_t *predict_font_list_answer(const struct predictor *p, const uint8_t *req, uint32_t size, bool msb,
                                         size_t *len)
 {
-    uint8_t copy[8 + 65536 + 4];
-    const struct exchange *e = p ? exchange_find(p, EX_REQ, msb, font_list_key(req, size, msb, copy, sizeof copy), size)
-                                 : NULL;
+    const struct exchange *e = p ? exchange_find(p, EX_REQ, msb, req, size) : NULL;
     *len = e ? e->reply_len : 0;
     return e ? e->reply : NULL;
 }
@@ -1010,9 +1041,7 @@ bool predict_answer(const struct predictor *p, const struct predict_questions *p
         return ok;
     }
     if (cls->major == OP_LIST_FONTS || cls->major == OP_LIST_FONTS_WITH_INFO) {
-        uint8_t copy[8 + 65536 + 4];
-        return answer_exchange(exchange_find(p, EX_REQ, msb, font_list_key(req, size, msb, copy, sizeof copy), size),
-                               seq, msb, out);
+        return answer_exchange(exchange_find(p, EX_REQ, msb, req, size), seq, msb, out);
     }
     if (cls->major == OP_GET_PROPERTY)
         return answer_get_property(p, req, size, seq, msb, out);
@@ -1427,10 +1456,16 @@ static bool quiet_extension(const struct predictor *p, const struct predict_ques
         return ld16(req + 4, msb) == 0x100 /* UseCoreKbd */ || ld16(req + 4, msb) == core_keyboard_id(p, req[0]);
     }
     if (!strcmp(cls->ext, "XFIXES")) {
-        /* SetCursorName (XFIXES 2) on its own cursor, after QueryVersion agreed on 2 or later
-         * (the server refuses requests beyond the version agreed) */
+        /* XFIXES 2 requests, after QueryVersion agreed on 2 or later (the server refuses
+         * requests beyond the version agreed): SetCursorName on its own cursor, */
         e = ext_opened(p, pq, req, 0, msb);
-        return cls->minor == 23 && own_id(pq, req, size, 4, msb) && e && ld32(e->reply + 8, e->msb) >= 2;
+        if (!e || ld32(e->reply + 8, e->msb) < 2 || !own_id(pq, req, size, 4, msb))
+            return false;
+        /* SelectSelectionInput on its own window, of an atom that exists (else BadAtom), with
+         * the three defined event bits (else BadValue): events only when owners change later */
+        if (cls->minor == 2)
+            return size == 16 && predict_atom_known(p, ld32(req + 8, msb)) && ld32(req + 12, msb) <= 7;
+        return cls->minor == 23;
     }
     if (strcmp(cls->ext, "RENDER"))
         return false;
@@ -1463,6 +1498,8 @@ bool predict_quiet(const struct predictor *p, const struct predict_questions *pq
     if (cls->ext)
         return req[0] >= 128 && quiet_extension(p, pq, cls, req, size, msb);
     switch (cls->major) {
+    case 36: case 37:                                  /* Grab/UngrabServer: no reply, error or event */
+        return size == 4;
     case 1: case 2: case 8: case 9: case 10: case 12:  /* Create/ChangeAttributes/Map/MapSub/Unmap/Configure Window */
     case 18: case 19:                                  /* Change/DeleteProperty on its own window */
     case 46:                                           /* CloseFont */

@@ -196,6 +196,30 @@ static void test_handshakes(void)
         predict_questions_free(&d);
         predict_free(p);
     }
+    TEST("That a handshake's padding (xcb-proto's, left unset by libraries) does not change its key") {
+        struct predictor *p;
+        CHECK(predict_new(&p) == 0);
+        struct buf fact = { 0 }, out = { 0 };
+        uint8_t qe[32], r[32];
+        make_reply(qe, 0, 0, 7);
+        qe[8] = 1;
+        qe[9] = 133; /* SYNC's major opcode on this server */
+        CHECK(predict_fact_extension(&fact, "SYNC", 4, qe) == 0);
+        CHECK(learn(p, &fact) == 0);
+        uint8_t init[8] = { 133, 0, 2, 0, 3, 1, 0, 0 };     /* Initialize 3.1, as the display side asks it */
+        CHECK(predict_fact_exchange(&fact, false, init, 8, make_reply(r, 0, 0, 4), 32) == 0);
+        CHECK(learn(p, &fact) == 0);
+        struct msg_class c_init = ext("SYNC", 133, 0);
+        struct predict_questions a = { 0 };
+        uint8_t libxext[8] = { 133, 0, 2, 0, 3, 1, 0x20, 0 }; /* as libXext sends it */
+        CHECK_EQ(answer(p, &a, &c_init, libxext, 8, 3, &out), 32);
+        libxext[5] = 0; /* another version: not the same question */
+        CHECK_EQ(answer(p, &a, &c_init, libxext, 8, 3, &out), 0);
+        buf_free(&fact);
+        buf_free(&out);
+        predict_questions_free(&a);
+        predict_free(p);
+    }
 }
 
 /* OpenFont: fid, name length, name. */
@@ -328,6 +352,11 @@ static void test_quiet(void)
         CHECK(!predict_quiet(p, &a, &put, b, req_len, false));
         request(b, 28, 0, w, 3);
         CHECK(!predict_quiet(p, &a, &grab, b, req_len, false)); /* too short for a GrabButton */
+        struct msg_class gs = core(36), ugs = core(37);
+        request(b, 36, 0, NULL, 0);
+        CHECK(predict_quiet(p, &a, &gs, b, req_len, false)); /* Grab/UngrabServer: nothing comes back */
+        request(b, 37, 0, NULL, 0);
+        CHECK(predict_quiet(p, &a, &ugs, b, req_len, false));
         predict_questions_free(&a);
         predict_free(p);
     }
@@ -734,6 +763,18 @@ static void test_quiet_extensions(void)
         CHECK(predict_quiet(p, &c, &c_scn, scn, 20, false));
         st32(scn + 4, 0x800007, false);
         CHECK(!predict_quiet(p, &c, &c_scn, scn, 20, false)); /* not its cursor */
+        /* SelectSelectionInput on its own window, of an atom that exists, with defined bits. */
+        struct msg_class c_ssi = ext("XFIXES", 138, 2);
+        uint8_t ssi[16];
+        request(ssi, 138, 2, (uint32_t[3]){ 0x400001, 1 /* PRIMARY, predefined */, 7 }, 3);
+        CHECK(predict_quiet(p, &c, &c_ssi, ssi, 16, false));
+        CHECK(!predict_quiet(p, &a, &c_ssi, ssi, 16, false)); /* version 1 agreed on a */
+        request(ssi, 138, 2, (uint32_t[3]){ 0x400001, 1, 8 }, 3);
+        CHECK(!predict_quiet(p, &c, &c_ssi, ssi, 16, false)); /* an undefined bit: BadValue */
+        request(ssi, 138, 2, (uint32_t[3]){ 0x400001, 100000, 1 }, 3);
+        CHECK(!predict_quiet(p, &c, &c_ssi, ssi, 16, false)); /* an atom not known to exist */
+        request(ssi, 138, 2, (uint32_t[3]){ ROOT, 1, 1 }, 3);
+        CHECK(!predict_quiet(p, &c, &c_ssi, ssi, 16, false)); /* not its window */
         /* RENDER: pictures of its own drawables, without other resources in the values. */
         struct msg_class cpic = ext("RENDER", RENDER_MAJOR, 4), comp = ext("RENDER", RENDER_MAJOR, 8),
                          rcur = ext("RENDER", RENDER_MAJOR, 27), trap = ext("RENDER", RENDER_MAJOR, 10);
