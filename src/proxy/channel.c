@@ -362,6 +362,8 @@ static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct x
         if (s->learnt)
             learnt_on_request(s->learnt, &ch->pq, cls, msg, rq->size, ch->xs.msb);
         struct dropped_reply *d = drop_find(ch, seq);
+        if (d) /* the state may have changed since the app side answered: a miss, not a bug */
+            d->state = predict_is_state_query(cls, msg, rq->size, ch->xs.msb);
         if (d && is_copy(cls) && body_len >= 8) {
             d->event = true;
             uint8_t *ev = buf_append_space(&d->expected, 32);
@@ -371,7 +373,8 @@ static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct x
             predict_atom_none_reply(&d->expected, (uint16_t)seq, ch->xs.msb);
         } else if (d && !predict_answer(s->predict, &ch->pq, cls, msg, rq->size, (uint16_t)seq, ch->xs.msb, &d->expected) &&
                    !(d->own_window = ownwin_answer(&ch->own, s->predict, cls, msg, rq->size, (uint16_t)seq, ch->xs.msb,
-                                                   true, &d->expected)))
+                                                   true, &d->expected)) &&
+                   !d->state)
             log_error("channel %u: request %u was answered at the app side, but this side knows no answer "
                       "(please report this)", ch->id, seq);
         /* The client has its answer already and may act on it (BigReqEnable, extension
@@ -448,6 +451,16 @@ static bool predicted_reply(struct channel *ch, const struct xw_server_msg *m, c
         log_info("channel %u: request %u (%s) about the client's own window was answered at the app side, but "
                  "the server's %s differs (the window changed meanwhile)", ch->id, ch->xs.seq_done,
                  cls->name ? cls->name : "?", m->kind == XW_KIND_REPLY ? "reply" : "error");
+        drop_pop(ch);
+        return true;
+    }
+    if (ch->drops.q[ch->drops.head].state && (m->kind != XW_KIND_REPLY || e->len != size ||
+                                               memcmp(buf_head(e), msg, size) != 0)) {
+        /* The state changed, and this side learnt it, while the answer was on its way
+         * (PROTOCOL.md 3.2): the client keeps the answer it has, as if it asked a moment earlier. */
+        ch->s->stats.state_missed++;
+        log_info("channel %u: request %u (%s%s%s) was answered at the app side from state that changed meanwhile",
+                 ch->id, ch->xs.seq_done, cls->ext ? cls->ext : "", cls->ext ? " " : "", cls->name ? cls->name : "?");
         drop_pop(ch);
         return true;
     }

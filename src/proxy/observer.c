@@ -20,6 +20,7 @@
 #include "proxy/expose.h"
 #include "proxy/fontset.h"
 #include "proxy/learnt.h"
+#include "proxy/statewatch.h"
 #include "proxy/session_private.h"
 #include "proxy/spare.h"
 #include "x11/xdisplay.h"
@@ -412,6 +413,13 @@ static void send_session_fact(struct observer *o, struct buf *payload)
         frame_encode(&o->s->link_tx, FRAME_FACT, 0, buf_head(payload), payload->len);
         o->s->stats.link_frames_out++;
     }
+    buf_clear(payload);
+}
+
+void observer_send_fact(struct observer *o, struct buf *payload)
+{
+    if (o->s->predict)
+        send_session_fact(o, payload);
     buf_clear(payload);
 }
 
@@ -895,6 +903,11 @@ static void probe_answer(struct observer *o, const struct pending *p, const uint
             o->probe.n_hs++;
             if (!strcmp(probes[k].ext, "XKEYBOARD") && probes[k].minor == 8)
                 xkb_watch(o, buf_head(&o->probe.keys[f]), key_len);
+            uint8_t major, first_event;
+            if ((k + 1 == N_PROBES || strcmp(probes[k + 1].ext, probes[k].ext)) && o->s->predict &&
+                predict_extension(o->s->predict, probes[k].ext, &major, &first_event))
+                statewatch_start(o->s->statewatch, o, probes[k].ext, buf_head(&o->probe.keys[f]), key_len, major,
+                                 first_event, o->root); /* its last handshake: RANDR's and XInput's state */
         }
         break;
     }
@@ -1305,6 +1318,7 @@ static void kid_set(struct owin *w, uint32_t kid, bool mapped)
 static void on_event(struct observer *o, const uint8_t *ev)
 {
     uint8_t code = ev[0] & 0x7f;
+    statewatch_on_event(o->s->statewatch, o, ev, 32);
     uint32_t event = ld32(ev + 4, false), window = ld32(ev + 8, false);
     if (code == EV_PROPERTY && event == o->root) {
         if (!o->probe.props_probing)

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/buf.h"
 #include "link/frame.h"
 #include "x11/xstream.h"
 
@@ -45,6 +46,9 @@ void observer_on_progress(struct observer *o, struct channel *ch);
 void observer_on_channel_open(struct observer *o, struct channel *ch);
 /* ch is going away. */
 void observer_forget_channel(struct observer *o, uint32_t channel_id);
+
+/* Sends a session-wide FACT payload (channel 0), learning it here too; clears payload. */
+void observer_send_fact(struct observer *o, struct buf *payload);
 
 /* Questions of others on the observer's connection (learnt.h). fn gets each reply (a
  * ListFontsWithInfo's several) or the error, and may fill fact: it is sent on channel 0. */

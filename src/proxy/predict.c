@@ -120,6 +120,7 @@ struct predictor {
     bool setup_learnt;
     struct {
         bool known;
+        bool watched;              /* its state queries are answered (FACT_STATE) */
         uint8_t body[QE_BODY];
     } *ext;                        /* by xp_extensions index */
     struct atom *atoms;            /* learnt and predefined, in no order */
@@ -430,6 +431,117 @@ static void forget_keyboard(struct predictor *p)
     }
 }
 
+static int find_extension(const uint8_t *name, size_t len);
+
+/* Queries of an extension's state: their replies depend on the server's state of that
+ * extension, which the display side watches through its events, and on the version the
+ * connection agreed, which its first requests (handshakes) say. delete_at: the offset of a
+ * "delete" flag that must be 0, or 0 when there is none. */
+static const struct {
+    const char *ext;
+    uint8_t minor, delete_at;
+} state_queries[] = {
+    { "RANDR", 6, 0 },   /* GetScreenSizeRange */
+    { "RANDR", 9, 0 },   /* GetOutputInfo */
+    { "RANDR", 15, 24 }, /* GetOutputProperty */
+    { "RANDR", 20, 0 },  /* GetCrtcInfo */
+    { "RANDR", 25, 0 },  /* GetScreenResourcesCurrent */
+    { "RANDR", 31, 0 },  /* GetOutputPrimary */
+    { "RANDR", 42, 0 },  /* GetMonitors */
+    { "XInputExtension", 48, 0 }, /* XIQueryDevice */
+    { "XInputExtension", 59, 6 }, /* XIGetProperty */
+};
+static int state_query_index(const struct msg_class *cls, const uint8_t *req, uint32_t size)
+{
+    for (size_t i = 0; cls->ext && i < sizeof state_queries / sizeof *state_queries; i++)
+        if (state_queries[i].minor == cls->minor && !strcmp(state_queries[i].ext, cls->ext))
+            return !state_queries[i].delete_at || (size > state_queries[i].delete_at && !req[state_queries[i].delete_at])
+                       ? (int)i : -1;
+    return -1;
+}
+
+bool predict_is_state_query(const struct msg_class *cls, const uint8_t *req, uint32_t size, bool msb)
+{
+    (void)msb;
+    return cls->kind == MSG_REQUEST && state_query_index(cls, req, size) >= 0;
+}
+
+/* Whether a request of extension i may change its state, by its name in xcb-proto: one
+ * that sets, changes, deletes, creates, destroys, adds, configures, frees, opens or closes
+ * (XInput 2's names after their "XI");
+ * RANDR's GetScreenResources (which may poll the hardware); and property reads other than
+ * the queries above (which may delete). Queries, selections and grabs leave it. */
+static bool state_changing_name(int i, uint8_t minor)
+{
+    static const char *const verbs[] = { "Set", "Change", "Delete", "Create", "Destroy", "Add", "Configure", "Free",
+                                         "Open", "Close" };
+    const char *name = minor < xp_extensions[i].n_requests ? xp_extensions[i].requests[minor].name : NULL;
+    if (!name)
+        return true;
+    if (!strncmp(name, "XI", 2) && name[2] >= 'A' && name[2] <= 'Z')
+        name += 2; /* XInput 2's: XIChangeProperty */
+    for (size_t v = 0; v < sizeof verbs / sizeof *verbs; v++)
+        if (!strncmp(name, verbs[v], strlen(verbs[v])))
+            return true;
+    return !strcmp(name, "GetScreenResources") || (!strncmp(name, "Get", 3) && strstr(name, "Property"));
+}
+
+/* Whether a request of a watched extension may change its state. */
+static bool state_changing(const struct predictor *p, const struct msg_class *cls, const uint8_t *req, uint32_t size)
+{
+    if (strcmp(cls->ext, "RANDR") && strcmp(cls->ext, "XInputExtension"))
+        return false;
+    int i = find_extension((const uint8_t *)cls->ext, strlen(cls->ext));
+    return i >= 0 && p->ext[i].watched && state_query_index(cls, req, size) < 0 && state_changing_name(i, cls->minor);
+}
+
+/* Forgets what is known of the state of extension i (its queries' replies). */
+static void forget_state(struct predictor *p, int i)
+{
+    if (i < 0 || !p->ext[i].known || !p->ext[i].body[0])
+        return;
+    uint8_t major = p->ext[i].body[1];
+    for (uint32_t k = 0; k < p->n_ex;) {
+        struct exchange *e = &p->ex[k];
+        uint32_t at = 0, last = 0;
+        while (at + 4 <= e->key_len && ld16(e->key + at + 2, e->msb)) {
+            last = at;
+            at += 4u * ld16(e->key + at + 2, e->msb);
+        }
+        struct msg_class c = { .kind = MSG_REQUEST, .ext = xp_extensions[i].xname };
+        bool state = e->kind == EX_REQ && at == e->key_len && e->key[last] == major && (c.minor = e->key[last + 1], true) &&
+                     state_query_index(&c, e->key + last, e->key_len - last) >= 0;
+        if (state) {
+            p->ex_bytes -= e->key_len + e->reply_len;
+            free(e->key);
+            free(e->reply);
+            *e = p->ex[--p->n_ex];
+        } else {
+            k++;
+        }
+    }
+}
+
+/* The key of a state query: the connection's handshakes of the extension (which say the
+ * version it agreed), then the query. NULL when the extension is not watched. */
+static uint8_t *state_key(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
+                          const uint8_t *req, uint32_t size, uint32_t *key_len)
+{
+    int i = cls->ext ? find_extension((const uint8_t *)cls->ext, strlen(cls->ext)) : -1;
+    if (i < 0 || !p->ext[i].watched || req[0] < 128 || pq->hist_lost || !pq->hist || state_query_index(cls, req, size) < 0)
+        return NULL;
+    const struct predict_history *h = &pq->hist[req[0] - 128];
+    if (!h->len || h->late || h->len + size > PREDICT_MAX_KEY)
+        return NULL;
+    uint8_t *key = malloc(h->len + size);
+    if (!key)
+        return NULL;
+    memcpy(key, h->bytes, h->len);
+    memcpy(key + h->len, req, size);
+    *key_len = h->len + size;
+    return key;
+}
+
 /* The key of an extension request: the connection's earlier requests of the extension,
  * then this one. NULL when they are not all handshakes (or for a request of another kind). */
 static uint8_t *handshake_key(const struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req,
@@ -552,14 +664,18 @@ void predict_track(struct predictor *p, struct predict_questions *pq, const stru
     if (!cls->ext && (cls->major == OP_CHANGE_PROPERTY || cls->major == OP_DELETE_PROPERTY ||
                       cls->major == OP_GET_PROPERTY || cls->major == OP_ROTATE_PROPERTIES))
         track_property_change(p, cls, req, size, msb);
+    if (cls->ext && state_changing(p, cls, req, size))
+        forget_state(p, find_extension((const uint8_t *)cls->ext, strlen(cls->ext)));
     if (cls->ext && req[0] >= 128) {
         if (!pq->hist && !pq->hist_lost && !(pq->hist = calloc(128, sizeof *pq->hist)))
             pq->hist_lost = true; /* no histories: no handshake answers on this connection */
         if (!pq->hist)
             return;
         struct predict_history *h = &pq->hist[req[0] - 128];
-        if (h->tainted)
+        if (h->tainted) {
+            h->late = h->late || predict_is_handshake(cls->ext, cls->minor);
             return;
+        }
         if (predict_is_handshake(cls->ext, cls->minor) && h->len + size <= PREDICT_MAX_HISTORY) {
             memcpy(h->bytes + h->len, req, size);
             clear_pad(cls, h->bytes + h->len, size);
@@ -1036,6 +1152,8 @@ bool predict_answer(const struct predictor *p, const struct predict_questions *p
     if (cls->ext) {
         uint32_t key_len;
         uint8_t *key = handshake_key(pq, cls, req, size, &key_len);
+        if (!key)
+            key = state_key(p, pq, cls, req, size, &key_len);
         bool ok = key && answer_exchange(exchange_find(p, EX_REQ, msb, key, key_len), seq, msb, out);
         free(key);
         return ok;
@@ -1158,6 +1276,22 @@ static int find_extension(const uint8_t *name, size_t len)
         if (strlen(xp_extensions[i].xname) == len && memcmp(xp_extensions[i].xname, name, len) == 0)
             return (int)i;
     return -1;
+}
+
+int predict_fact_state(struct buf *out, const char *ext, bool watched)
+{
+    uint8_t head[2] = { FACT_STATE, (uint8_t)strlen(ext) }, w = watched;
+    return buf_append(out, head, 2) || buf_append(out, ext, head[1]) || buf_append(out, &w, 1) ? -ENOMEM : 0;
+}
+
+bool predict_extension(const struct predictor *p, const char *xname, uint8_t *major, uint8_t *first_event)
+{
+    int i = find_extension((const uint8_t *)xname, strlen(xname));
+    if (i < 0 || !p->ext[i].known || !p->ext[i].body[0])
+        return false;
+    *major = p->ext[i].body[1];
+    *first_event = p->ext[i].body[2];
+    return true;
 }
 
 int predict_fact_property(struct buf *out, uint32_t window, uint32_t property, uint8_t state, uint32_t type,
@@ -1371,6 +1505,17 @@ int predict_on_fact(struct predictor *p, const uint8_t *payload, size_t len)
             p->census_next = (uint32_t)next;
         while (atom_by_id(p, p->census_next))
             p->census_next++;
+        return 0;
+    }
+    case FACT_STATE: {
+        uint8_t watched;
+        if (rd_u8(&r, &n) || rd_bytes(&r, &name, n) || rd_u8(&r, &watched) || watched > 1 || rd_left(&r))
+            return -EBADMSG;
+        int i = find_extension(name, n);
+        if (i >= 0) {
+            forget_state(p, i);
+            p->ext[i].watched = watched;
+        }
         return 0;
     }
     case FACT_COLORS:

@@ -38,6 +38,7 @@ struct predict_question {
 #define PREDICT_MAX_HISTORY 96u   /* bytes of one extension's requests kept per connection */
 struct predict_history {          /* a connection's requests of one extension so far */
     bool tainted;                 /* one was not a handshake, or they outgrew the bound */
+    bool late;                    /* a handshake came after that: bytes may not say the version */
     uint8_t len;
     uint8_t bytes[PREDICT_MAX_HISTORY];
 };
@@ -99,6 +100,17 @@ int predict_fact_extension(struct buf *out, const char *name, size_t name_len, c
 int predict_fact_atom(struct buf *out, uint32_t atom, const char *name, size_t name_len); /* appends one */
 int predict_fact_exchange(struct buf *out, bool msb, const uint8_t *key, size_t key_len, const uint8_t *reply,
                           size_t reply_len);
+/* FACT_STATE: the display side watches (or no longer watches) the state of an extension
+ * whose queries are answered from replies seen while it watches: "watched" also says that
+ * the state changed, so what was known is forgotten. */
+int predict_fact_state(struct buf *out, const char *ext, bool watched);
+/* An extension the server has (from EXTENSION facts): its major opcode and first event. */
+bool predict_extension(const struct predictor *p, const char *xname, uint8_t *major, uint8_t *first_event);
+/* Whether this request asks for a watched kind of state (RANDR's screen resources, XInput's
+ * devices): a reply that differs from the app side's answer is a change another client made
+ * meanwhile, not a bug. */
+bool predict_is_state_query(const struct msg_class *cls, const uint8_t *req, uint32_t size, bool msb);
+
 /* FACT_EXCHANGE, or FACT_FONT (key: a font's name, reply: its QueryFont's). */
 int predict_fact_reply(struct buf *out, uint8_t kind, bool msb, const uint8_t *key, size_t key_len,
                        const uint8_t *reply, size_t reply_len);

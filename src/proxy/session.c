@@ -14,6 +14,7 @@
 #include "link/transport.h"
 #include "proxy/fontset.h"
 #include "proxy/learnt.h"
+#include "proxy/statewatch.h"
 #include "proxy/session_private.h"
 #include "proxy/spare.h"
 
@@ -759,6 +760,8 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
         s->learnt = NULL; /* learn once: without it, fonts are learnt per session, that is all */
     if (cfg->role == ROLE_DISPLAY && fontset_new(&s->fontset, s) < 0)
         s->fontset = NULL; /* font sets then cost a round trip per question, that is all */
+    if (cfg->role == ROLE_DISPLAY && statewatch_new(&s->statewatch, s) < 0)
+        s->statewatch = NULL; /* toolkits then ask the server, that is all */
     uint32_t caps = cfg->compress_level ? CAP_ZSTD | cache_open(s) : 0;
     if (cfg->compress_level && !cfg->no_xcodec)
         caps |= CAP_XCODEC;
@@ -824,6 +827,7 @@ void session_free(struct session *s)
     free(s->dict);
     predict_free(s->predict);
     fontset_free(s->fontset);
+    statewatch_free(s->statewatch);
     if (s->learnt) {
         learnt_save(s->learnt);
         learnt_free(s->learnt);

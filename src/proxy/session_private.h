@@ -83,6 +83,7 @@ struct channel {
             bool event;           /* a NoExpose, not a reply */
             bool own_window;      /* a reply about the client's own window (ownwin.h) */
             bool atom_none;       /* an InternAtom the app side answered None (docs/PROTOCOL.md 3.2) */
+            bool state;           /* a query of watched state (statewatch.h): the server's may be newer */
             struct buf expected;  /* the reply the app side gave, computed here too */
         } *q;
         uint32_t head, len, cap;
@@ -152,6 +153,7 @@ struct session {
     bool observer_tried;
     struct learnt *learnt;        /* display side: questions remembered across sessions (learnt.h); NULL if none */
     struct fontset *fontset;      /* display side: font sets asked ahead (fontset.h); NULL if none */
+    struct statewatch *statewatch; /* display side: RANDR's and XInput's state told ahead (statewatch.h); NULL if none */
     /* Memory bound (DESIGN.md "Bounded memory"): bytes held in buffers, and the marks
      * between which reading X peers stops and starts again. */
     uint64_t mem_held, mem_peak, mem_high, mem_low;

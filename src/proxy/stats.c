@@ -95,6 +95,9 @@ void stats_print(const struct stats *st, FILE *f, const char *title, uint64_t id
     if (st->ownwin_missed)
         fprintf(f, "answers about a client's own window contradicted by the server: %llu (another client changed it)\n",
                 (unsigned long long)st->ownwin_missed);
+    if (st->state_missed)
+        fprintf(f, "RANDR or XInput queries answered at the app side from state that changed meanwhile: %llu\n",
+                (unsigned long long)st->state_missed);
     if (st->atom_none_missed)
         fprintf(f, "InternAtom answered None at the app side for an atom another client had just made: %llu\n",
                 (unsigned long long)st->atom_none_missed);

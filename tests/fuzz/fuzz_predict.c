@@ -1,7 +1,7 @@
 /* fuzz_predict.c -- libFuzzer target for the local-answer facts: a stream of records
  * (kind byte, major opcode, 2-byte length, bytes) feeds predict_ask and predict_track
  * (requests), predict_learn (replies), predict_answer, predict_on_fact (FACT payloads from
- * the link, kinds 2..9), predict_color_check (the display side's colour probes; kind 2),
+ * the link, kinds 2..15), predict_color_check (the display side's colour probes; kind 2),
  * predict_learn_connection (setup replies) and predict_quiet, as both sides of a
  * session would. Kind bits 3..5 name the extension of a request with a major of 128 up. */
 #include <stdint.h>
@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         at += len;
         bool msb = kind & 0x80;
         static const char *const exts[8] = { "XKEYBOARD", "RENDER", "BIG-REQUESTS", "SHAPE",
-                                             "XFIXES", "XKEYBOARD", "RENDER", "XFIXES" };
+                                             "XFIXES", "RANDR", "XInputExtension", "SYNC" };
         struct msg_class cls = { .major = major, .query_ext = -1 };
         if (major == 98 && len > 0)
             cls.query_ext = (int16_t)(msg[0] % 16);

@@ -222,6 +222,78 @@ static void test_handshakes(void)
     }
 }
 
+static void test_state(void)
+{
+    TEST("That RANDR queries are answered from the display side's facts while it watches, keyed by the version agreed") {
+        struct predictor *p;
+        CHECK(predict_new(&p) == 0);
+        struct buf fact = { 0 }, out = { 0 };
+        uint8_t qe[32], r[64], qv[12], gsrc[8], key[20];
+        make_reply(qe, 0, 0, 7);
+        qe[8] = 1;
+        qe[9] = 139; /* RANDR's major opcode here */
+        CHECK(predict_fact_extension(&fact, "RANDR", 5, qe) == 0);
+        CHECK(learn(p, &fact) == 0);
+        request(qv, 139, 0, (uint32_t[2]){ 1, 6 }, 2);      /* QueryVersion 1.6 */
+        request(gsrc, 139, 25, (uint32_t[1]){ ROOT }, 1);    /* GetScreenResourcesCurrent */
+        memcpy(key, qv, 12);
+        memcpy(key + 12, gsrc, 8);
+        struct msg_class c_qv = ext("RANDR", 139, 0), c_sel = ext("RANDR", 139, 4), c_gsrc = ext("RANDR", 139, 25),
+                         c_mode = ext("RANDR", 139, 16);
+        CHECK(predict_fact_exchange(&fact, false, key, 20, make_reply(r, 0, 32, 5), 64) == 0);
+        CHECK(learn(p, &fact) == 0);
+        struct predict_questions a = { 0 };
+        predict_track(p, &a, &c_qv, qv, 12, false);
+        CHECK_EQ(answer(p, &a, &c_gsrc, gsrc, 8, 3, &out), 0); /* not watched: not answered */
+        CHECK(predict_fact_state(&fact, "RANDR", true) == 0);  /* watched; forgets what was known */
+        CHECK(learn(p, &fact) == 0);
+        CHECK_EQ(answer(p, &a, &c_gsrc, gsrc, 8, 3, &out), 0);
+        CHECK(predict_fact_exchange(&fact, false, key, 20, make_reply(r, 0, 32, 5), 64) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK_EQ(answer(p, &a, &c_gsrc, gsrc, 8, 3, &out), 64);
+        uint8_t sel[12];
+        request(sel, 139, 4, (uint32_t[2]){ ROOT, 1 }, 2);   /* SelectInput changes nothing */
+        predict_track(p, &a, &c_sel, sel, 12, false);
+        CHECK_EQ(answer(p, &a, &c_gsrc, gsrc, 8, 4, &out), 64);
+        CHECK(predict_is_state_query(&c_gsrc, gsrc, 8, false) && !predict_is_state_query(&c_sel, sel, 12, false));
+        /* Another version agreed: another key. */
+        struct predict_questions b = { 0 };
+        uint8_t qv5[12];
+        request(qv5, 139, 0, (uint32_t[2]){ 1, 5 }, 2);
+        predict_track(p, &b, &c_qv, qv5, 12, false);
+        CHECK_EQ(answer(p, &b, &c_gsrc, gsrc, 8, 2, &out), 0);
+        /* A client's CreateMode may change the state: forgotten on both sides at that point. */
+        uint8_t mode[12];
+        request(mode, 139, 16, (uint32_t[2]){ ROOT, 0 }, 2);
+        predict_track(p, &b, &c_mode, mode, 12, false);
+        CHECK_EQ(answer(p, &a, &c_gsrc, gsrc, 8, 5, &out), 0);
+        /* A change the display side saw: told again after STATE. */
+        CHECK(predict_fact_exchange(&fact, false, key, 20, make_reply(r, 0, 32, 6), 64) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK_EQ(answer(p, &a, &c_gsrc, gsrc, 8, 6, &out), 64);
+        CHECK(predict_fact_state(&fact, "RANDR", true) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK_EQ(answer(p, &a, &c_gsrc, gsrc, 8, 6, &out), 0);
+        /* A handshake after a request that is not one: the version is not known from the bytes. */
+        struct predict_questions c = { 0 };
+        CHECK(predict_fact_exchange(&fact, false, key, 20, make_reply(r, 0, 32, 6), 64) == 0);
+        CHECK(learn(p, &fact) == 0);
+        predict_track(p, &c, &c_qv, qv, 12, false);
+        predict_track(p, &c, &c_sel, sel, 12, false);
+        CHECK_EQ(answer(p, &c, &c_gsrc, gsrc, 8, 3, &out), 64);
+        predict_track(p, &c, &c_qv, qv5, 12, false);
+        CHECK_EQ(answer(p, &c, &c_gsrc, gsrc, 8, 4, &out), 0);
+        uint8_t bad[] = { FACT_STATE, 5, 'R', 'A', 'N', 'D', 'R', 2 };
+        CHECK(predict_on_fact(p, bad, sizeof bad) == -EBADMSG);
+        buf_free(&fact);
+        buf_free(&out);
+        predict_questions_free(&a);
+        predict_questions_free(&b);
+        predict_questions_free(&c);
+        predict_free(p);
+    }
+}
+
 /* OpenFont: fid, name length, name. */
 static uint8_t *open_font(uint8_t *b, uint32_t fid, const char *name)
 {
@@ -876,6 +948,7 @@ int main(void)
 {
     test_extension_and_atom_facts();
     test_handshakes();
+    test_state();
     test_fonts();
     test_quiet();
     test_root_properties();

@@ -1,0 +1,198 @@
+/* statewatch.c -- toolkits' start-up queries of RANDR and XInput 2 state (statewatch.h). */
+#include "proxy/statewatch.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/log.h"
+#include "proxy/observer.h"
+#include "proxy/predict.h"
+#include "x11/xwire.h"
+
+#define MAX_KEY 96            /* the handshakes' bytes (a connection's history holds no more) */
+#define MAX_ITEMS 16          /* outputs and CRTCs asked about, each */
+
+enum { RR_SELECT_INPUT = 4, RR_GET_SCREEN_SIZE_RANGE = 6, RR_GET_OUTPUT_INFO = 9, RR_GET_CRTC_INFO = 20,
+       RR_GET_SCREEN_RESOURCES_CURRENT = 25, RR_GET_OUTPUT_PRIMARY = 31 };
+enum { XI_SELECT_EVENTS = 46, XI_QUERY_DEVICE = 48 };
+enum { XI_DEVICE_CHANGED = 1, XI_HIERARCHY_CHANGED = 11, XI_PROPERTY_EVENT = 12 };
+#define RR_WATCH_MASK 0x4fu   /* ScreenChange, CrtcChange, OutputChange, OutputProperty, ResourceChange */
+#define GENERIC_EVENT 35
+
+enum which { W_RANDR, W_XI, N_WATCHED };
+static const char *const names[N_WATCHED] = { "RANDR", "XInputExtension" };
+
+struct question {
+    uint8_t req[16];
+    uint8_t size;
+};
+
+struct watched {
+    bool on;
+    uint8_t major, first_event;
+    uint8_t key[MAX_KEY];     /* the handshakes, then room for the query */
+    size_t key_len;
+    struct question q[4 + 2 * MAX_ITEMS]; /* this round's queries; the tag is the index */
+    uint32_t n_q;
+    uint32_t asking;          /* queries not yet answered */
+    bool dirty;               /* a change came while asking: ask again when done */
+    unsigned rounds;
+};
+
+struct statewatch {
+    struct session *s;
+    struct observer *o;
+    uint32_t root;
+    struct watched w[N_WATCHED];
+};
+
+int statewatch_new(struct statewatch **out, struct session *s)
+{
+    struct statewatch *w = calloc(1, sizeof *w);
+    if (!w)
+        return -ENOMEM;
+    w->s = s;
+    *out = w;
+    return 0;
+}
+
+void statewatch_free(struct statewatch *w) { free(w); }
+
+/* An extension request (LSB): major, minor, length, then the words. */
+static uint32_t build(uint8_t *r, uint8_t major, uint8_t minor, const uint32_t *words, unsigned n)
+{
+    r[0] = major;
+    r[1] = minor;
+    st16(r + 2, (uint16_t)(1 + n), false);
+    for (unsigned i = 0; i < n; i++)
+        st32(r + 4 + 4 * i, words[i], false);
+    return 4 + 4 * n;
+}
+
+static void on_answer(void *ctx, uint32_t tag, const uint8_t *msg, uint32_t size, bool error, struct buf *fact);
+
+/* Asks a query; its answer becomes an EXCHANGE fact keyed by the handshakes and the query. */
+static void ask(struct statewatch *sw, enum which k, const uint8_t *req, uint32_t size)
+{
+    struct watched *x = &sw->w[k];
+    if (x->n_q == sizeof x->q / sizeof *x->q || size > sizeof x->q[0].req)
+        return;
+    memcpy(x->q[x->n_q].req, req, size);
+    x->q[x->n_q].size = (uint8_t)size;
+    if (observer_ask(sw->o, req, size, on_answer, sw, (uint32_t)k << 16 | x->n_q) == 0) {
+        x->n_q++;
+        x->asking++;
+    }
+}
+
+static void ask_randr_items(struct statewatch *sw, const uint8_t *res, uint32_t size)
+{
+    /* GetScreenResourcesCurrent: timestamps, counts, then the CRTCs and the outputs. */
+    uint32_t config_ts = ld32(res + 12, false);
+    uint16_t n_crtcs = ld16(res + 16, false), n_outputs = ld16(res + 18, false);
+    if (32u + 4u * (n_crtcs + n_outputs) > size)
+        return;
+    uint8_t r[16];
+    uint8_t major = sw->w[W_RANDR].major;
+    for (uint16_t i = 0; i < n_outputs && i < MAX_ITEMS; i++)
+        ask(sw, W_RANDR, r, build(r, major, RR_GET_OUTPUT_INFO,
+                                  (uint32_t[2]){ ld32(res + 32 + 4u * (n_crtcs + i), false), config_ts }, 2));
+    for (uint16_t i = 0; i < n_crtcs && i < MAX_ITEMS; i++)
+        ask(sw, W_RANDR, r, build(r, major, RR_GET_CRTC_INFO, (uint32_t[2]){ ld32(res + 32 + 4u * i, false), config_ts }, 2));
+}
+
+/* Tells the app side to forget the extension's state, then asks it again. */
+static void tell_and_ask(struct statewatch *sw, enum which k)
+{
+    struct watched *x = &sw->w[k];
+    struct buf fact = { 0 };
+    if (predict_fact_state(&fact, names[k], true) == 0)
+        observer_send_fact(sw->o, &fact);
+    buf_free(&fact);
+    x->dirty = false;
+    x->n_q = 0;
+    x->rounds++;
+    uint8_t r[16];
+    if (k == W_RANDR) {
+        ask(sw, k, r, build(r, x->major, RR_GET_SCREEN_RESOURCES_CURRENT, &sw->root, 1));
+        /* Not GetMonitors: the server makes an atom of each monitor's name when first asked,
+         * and what the observer does must not show in the server's state. */
+        ask(sw, k, r, build(r, x->major, RR_GET_OUTPUT_PRIMARY, &sw->root, 1));
+        ask(sw, k, r, build(r, x->major, RR_GET_SCREEN_SIZE_RANGE, &sw->root, 1));
+    } else {
+        ask(sw, k, r, build(r, x->major, XI_QUERY_DEVICE, (uint32_t[1]){ 0 /* XIAllDevices */ }, 1));
+    }
+}
+
+static void on_answer(void *ctx, uint32_t tag, const uint8_t *msg, uint32_t size, bool error, struct buf *fact)
+{
+    struct statewatch *sw = ctx;
+    uint32_t k = tag >> 16, i = tag & 0xffff;
+    if (k >= N_WATCHED || i >= sw->w[k].n_q || !sw->w[k].asking)
+        return;
+    struct watched *x = &sw->w[k];
+    const struct question *q = &x->q[i];
+    if (!error && x->key_len + q->size <= sizeof x->key + sizeof q->req) {
+        uint8_t key[MAX_KEY + sizeof q->req];
+        memcpy(key, x->key, x->key_len);
+        memcpy(key + x->key_len, q->req, q->size);
+        predict_fact_exchange(fact, false, key, x->key_len + q->size, msg, size);
+        if (k == W_RANDR && q->req[1] == RR_GET_SCREEN_RESOURCES_CURRENT)
+            ask_randr_items(sw, msg, size); /* (q may move: not used after this) */
+    }
+    if (!--x->asking && x->dirty)
+        tell_and_ask(sw, (enum which)k);
+}
+
+void statewatch_start(struct statewatch *sw, struct observer *o, const char *ext, const uint8_t *key, size_t key_len,
+                      uint8_t major, uint8_t first_event, uint32_t root)
+{
+    enum which k = !strcmp(ext, names[W_RANDR]) ? W_RANDR : !strcmp(ext, names[W_XI]) ? W_XI : N_WATCHED;
+    if (!sw || k == N_WATCHED || sw->w[k].on || key_len > MAX_KEY || !major)
+        return;
+    struct watched *x = &sw->w[k];
+    sw->o = o;
+    sw->root = root;
+    x->on = true;
+    x->major = major;
+    x->first_event = first_event;
+    memcpy(x->key, key, key_len);
+    x->key_len = key_len;
+    uint8_t r[24];
+    if (k == W_RANDR) {
+        observer_ask(o, r, build(r, major, RR_SELECT_INPUT, (uint32_t[2]){ root, RR_WATCH_MASK }, 2), NULL, NULL, 0);
+    } else {
+        uint32_t mask = 1u << XI_DEVICE_CHANGED | 1u << XI_HIERARCHY_CHANGED | 1u << XI_PROPERTY_EVENT;
+        /* window, one mask; the mask: XIAllDevices, one word */
+        observer_ask(o, r, build(r, major, XI_SELECT_EVENTS, (uint32_t[4]){ root, 1, 0 | 1u << 16, mask }, 4), NULL,
+                     NULL, 0);
+    }
+    log_debug("state watch: %s: watching its changes, telling the app side its state", names[k]);
+    tell_and_ask(sw, k);
+}
+
+void statewatch_on_event(struct statewatch *sw, struct observer *o, const uint8_t *ev, size_t size)
+{
+    (void)o;
+    if (!sw || size < 32)
+        return;
+    uint8_t code = ev[0] & 0x7f;
+    enum which k = N_WATCHED;
+    struct watched *rr = &sw->w[W_RANDR], *xi = &sw->w[W_XI];
+    if (rr->on && rr->first_event && (code == rr->first_event || code == rr->first_event + 1))
+        k = W_RANDR; /* ScreenChangeNotify, or RRNotify of a CRTC, output, property or resource */
+    else if (xi->on && code == GENERIC_EVENT && ev[1] == xi->major &&
+             (ld16(ev + 8, false) == XI_DEVICE_CHANGED || ld16(ev + 8, false) == XI_HIERARCHY_CHANGED ||
+              ld16(ev + 8, false) == XI_PROPERTY_EVENT))
+        k = W_XI;
+    if (k == N_WATCHED)
+        return;
+    log_debug("state watch: %s changed: telling the app side again", names[k]);
+    if (sw->w[k].asking)
+        sw->w[k].dirty = true;
+    else
+        tell_and_ask(sw, k);
+}
