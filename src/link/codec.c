@@ -391,6 +391,7 @@ static int text_model(struct codec *c, enum codec_dir d)
     size_t n = h->hist_len < c->prime_max ? h->hist_len : c->prime_max;
     if (n > TC_HISTORY)
         n = TC_HISTORY;
+    tc_write_start(c->tc[d], n);
     tc_feed(c->tc[d], h->hist + h->hist_len - n, n);
     return 0;
 }
@@ -402,11 +403,12 @@ static void text_feed(struct codec *c, enum codec_dir d, const uint8_t *p, size_
         tc_feed(c->tc[d], p, n);
 }
 
-/* A chunk (one write of whole frames) of direction d begins. */
+/* A chunk (one write of whole frames) of direction d begins: of its bytes, the text model's
+ * history takes the first TC_FEED_MAX (a large image costs it no more than that). */
 static void text_write_start(struct codec *c, enum codec_dir d)
 {
     if (c->tc[d])
-        tc_write_start(c->tc[d]);
+        tc_write_start(c->tc[d], TC_FEED_MAX);
 }
 
 /* One text-like write through the text coder: its head, then its code. */
@@ -414,7 +416,7 @@ static int compress_text(struct codec *c, const uint8_t *p, size_t n, struct buf
 {
     int rc = text_model(c, CODEC_TX);
     if (rc == 0)
-        tc_write_start(c->tc[CODEC_TX]);
+        tc_write_start(c->tc[CODEC_TX], 0);
     buf_clear(&c->scratch);
     if (rc == 0)
         rc = tc_encode(c->tc[CODEC_TX], p, n, &c->scratch);
@@ -596,7 +598,7 @@ static int decompress_text(struct codec *c, struct buf *in)
         return -EAGAIN;
     if (text_model(c, CODEC_RX) < 0)
         return -ENOMEM;
-    tc_write_start(c->tc[CODEC_RX]);
+    tc_write_start(c->tc[CODEC_RX], 0);
     buf_clear(&c->rx_text);
     c->rx_text_at = 0;
     uint8_t *dst = buf_append_space(&c->rx_text, c->rx_text_n);

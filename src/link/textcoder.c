@@ -45,6 +45,7 @@ struct tc_model {
     uint8_t fstate, ftype, fb0;                /* fstate: 0 type, 1 channel, 2 length, 3 payload */
     unsigned fshift;
     uint32_t flen, foff;
+    size_t feed_left;                          /* of the chunk being fed */
 };
 
 size_t tc_memory(void) { return sizeof(struct tc_model); }
@@ -82,7 +83,7 @@ int tc_new(struct tc_model **out)
     m->pos = m->mptr = m->last = 0;
     m->mlen = 0;
     m->word = m->prev_word = 0;
-    tc_write_start(m);
+    tc_write_start(m, 0);
     *out = m;
     return 0;
 }
@@ -130,8 +131,9 @@ static uint32_t *bucket_of(struct tc_model *m, uint32_t h, unsigned c0)
 
 static uint32_t ring_mask(void) { return TC_HISTORY - 1; }
 
-void tc_write_start(struct tc_model *m)
+void tc_write_start(struct tc_model *m, size_t limit)
 {
+    m->feed_left = limit;
     m->fstate = m->ftype = m->fb0 = 0;
     m->fshift = 0;
     m->flen = m->foff = 0;
@@ -206,6 +208,9 @@ static void history_add(struct tc_model *m, uint8_t c, bool follow)
 
 void tc_feed(struct tc_model *m, const uint8_t *p, size_t n)
 {
+    if (n > m->feed_left)
+        n = m->feed_left;
+    m->feed_left -= n;
     for (size_t i = 0; i < n; i++)
         history_add(m, p[i], false);
     m->mlen = 0;

@@ -15,6 +15,7 @@
 #define TC_MAX_INPUT 65536u                  /* bytes of one write, at most */
 #define TC_MAX_CODE (12u * TC_MAX_INPUT + 8)  /* its code, at most (12 bits per bit at worst) */
 #define TC_HISTORY (1u << 18)                /* what the match model looks back into */
+#define TC_FEED_MAX 65536u                   /* what another chunk gives the history, at most */
 
 struct tc_model;
 
@@ -23,11 +24,13 @@ int tc_new(struct tc_model **out);
 void tc_free(struct tc_model *m);
 /* Bytes a model holds. */
 size_t tc_memory(void);
-/* Bytes of the direction that were not coded here (other chunks, a prime): they join the
- * history and the contexts of the next byte, as on the other end. */
+/* Bytes of the direction that were not coded here (other chunks, a prime): the first
+ * limit (of tc_write_start) of them join the history and the contexts of the next byte,
+ * as on the other end, in any number of calls. */
 void tc_feed(struct tc_model *m, const uint8_t *p, size_t n);
-/* A link write (whole frames) begins: at every chunk, coded here or not, at both ends. */
-void tc_write_start(struct tc_model *m);
+/* A link write (whole frames) begins: at every chunk, coded here or not, at both ends;
+ * tc_feed then takes at most limit of its bytes. */
+void tc_write_start(struct tc_model *m, size_t limit);
 /* Appends the code of p[0, n), 1 <= n <= TC_MAX_INPUT: 0, -EINVAL or -ENOMEM. */
 int tc_encode(struct tc_model *m, const uint8_t *p, size_t n, struct buf *out);
 /* Decodes the code in[0, code_len) of n bytes into out: 0, or -EBADMSG when the code does
