@@ -24,7 +24,10 @@
 #define REPRIME_WRITE 4096u          /* ... at a write this large (priming costs about 15 ms at
                                       * level 9 with a 2 MiB window: not for a small reply) */
 #define TEXT_LEVEL_MIN 7             /* text chunks only at the levels of slow links: they cost
-                                      * about 0.3 us a byte at each end, zstd a tenth of that */
+                                      * about 1.4 us a byte at each end, zstd a tenth of that */
+#define TEXT_RATE_MAX (32u * 1024)   /* ... or, at the automatic level, on a link this slow (B/s):
+                                      * the tenth of a byte they save per byte is worth 3 us of
+                                      * its time */
 
 /* One direction: what went through it (the last bytes, for priming and the cache) and the
  * stable copy the current zstd frame was primed with (zstd reads it while the frame lasts). */
@@ -411,6 +414,13 @@ static void text_write_start(struct codec *c, enum codec_dir d)
         tc_write_start(c->tc[d], TC_FEED_MAX);
 }
 
+/* Whether a text chunk is worth its CPU: at a slow link's level, or on a link known slow. */
+static bool text_pays(const struct codec *c)
+{
+    return c->level >= TEXT_LEVEL_MIN ||
+           (!c->fixed && c->speed == CODEC_SPEED_AUTO && c->rate_Bps && c->rate_Bps <= TEXT_RATE_MAX);
+}
+
 /* One text-like write through the text coder: its head, then its code. */
 static int compress_text(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
 {
@@ -469,7 +479,7 @@ int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
     text_write_start(c, CODEC_TX);
     if (chunked && n && n <= SC_MAX_INPUT) {
         rc = compress_small(c, p, n, out);
-    } else if (chunked && n <= TC_MAX_INPUT && c->level >= TEXT_LEVEL_MIN && tc_suits(p, n)) {
+    } else if (chunked && n <= TC_MAX_INPUT && text_pays(c) && tc_suits(p, n)) {
         rc = compress_text(c, p, n, out);
         text = true;
     } else {

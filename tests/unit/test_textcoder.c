@@ -108,6 +108,20 @@ int main(void)
         codec_free(tx6);
         codec_free(rx6);
     }
+    TEST("That the automatic level uses text chunks on a link known slow, not on a fast or unknown one") {
+        size_t wire[3];
+        uint64_t rates[3] = { 20 * 1024, 0, 10u << 20 };
+        for (int i = 0; i < 3; i++) {
+            struct codec *tx, *rx;
+            pair(&tx, &rx, CODEC_LEVEL_AUTO);
+            codec_set_link_rate(tx, rates[i]);
+            CHECK_EQ(mixed_session(tx, rx, 1 << 20, 1 << 16, &wire[i]), 0);
+            codec_free(tx);
+            codec_free(rx);
+        }
+        CHECK(wire[0] * 10 < wire[1] * 9);
+        CHECK_EQ(wire[1], wire[2]);
+    }
     TEST("That text chunks cut anywhere by the transport wait for their whole code, given out in small steps") {
         size_t sizes[] = { 1, 5, 333 };
         for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
