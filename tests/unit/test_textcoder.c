@@ -120,7 +120,7 @@ int main(void)
             codec_free(rx);
         }
         CHECK(wire[0] * 10 < wire[1] * 9);
-        CHECK_EQ(wire[1], wire[2]);
+        CHECK(wire[0] * 10 < wire[2] * 9); /* (the fast link's level may also change: by time) */
     }
     TEST("That text chunks cut anywhere by the transport wait for their whole code, given out in small steps") {
         size_t sizes[] = { 1, 5, 333 };
