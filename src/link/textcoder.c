@@ -20,6 +20,7 @@
 #define TC_MINLEN 6               /* bytes a match must have to be followed */
 #define TC_MAXLEN 15              /* match lengths beyond this count as this */
 #define TC_MIX_SHIFT 10           /* the mixer's learning rate: 2^-10 */
+#define TC_ERR_MIN 32              /* a mixer learns from errors at least this large (of 4096) */
 #define TC_COUNT_LIMIT 30         /* a counter's rate stops falling at 1/(n+1.5) */
 #define TC_MIX_START 19661        /* each context's first weight: 0.3 in 16.16 */
 
@@ -264,8 +265,11 @@ static void predict(struct tc_model *m, uint32_t *const bk[TC_HASHED], unsigned 
 /* One mixer's weights learn from its error. */
 static void train(int32_t *w, const struct bitstep *b, int32_t err)
 {
-    for (int i = 0; i < TC_INPUTS; i++) { /* bounded at +-128: no overflow in a long session */
-        int32_t v = w[i] + (int32_t)asr((int64_t)b->st[i] * err + (1 << (TC_MIX_SHIFT - 1)), TC_MIX_SHIFT);
+    if (err > -TC_ERR_MIN && err < TC_ERR_MIN) /* right enough: most bits of a long match */
+        return;
+    for (int i = 0; i < TC_INPUTS; i++) { /* |st * err| < 2^23; weights bounded at +-128 */
+        int32_t d = b->st[i] * err + (1 << (TC_MIX_SHIFT - 1));
+        int32_t v = w[i] + (d >= 0 ? d >> TC_MIX_SHIFT : -((-d - 1) >> TC_MIX_SHIFT) - 1);
         w[i] = v > (1 << 23) ? 1 << 23 : v < -(1 << 23) ? -(1 << 23) : v;
     }
 }
