@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "link/smallcoder.h"
+#include "link/textcoder.h"
 
 #define TUNE_BYTES (256u * 1024)     /* input between two looks at the level */
 #define TUNE_HOLD_NS 5000000000ull   /* 5 s between level changes: each re-primes a frame */
@@ -22,6 +23,11 @@
                                       * dictionary out of the current frame's window ... */
 #define REPRIME_WRITE 4096u          /* ... at a write this large (priming costs about 15 ms at
                                       * level 9 with a 2 MiB window: not for a small reply) */
+#define TEXT_LEVEL_MIN 7             /* text chunks only at the levels of slow links: they cost
+                                      * about 1.4 us a byte at each end, zstd a tenth of that */
+#define TEXT_RATE_MAX (32u * 1024)   /* ... or, at the automatic level, on a link this slow (B/s):
+                                      * the tenth of a byte they save per byte is worth 3 us of
+                                      * its time */
 
 /* One direction: what went through it (the last bytes, for priming and the cache) and the
  * stable copy the current zstd frame was primed with (zstd reads it while the frame lasts). */
@@ -58,6 +64,11 @@ struct codec {
     bool reprime;          /* the next zstd write starts a new frame (after an idle time) */
     uint64_t rx_left;      /* zstd bytes left in the chunk being received */
     bool rx_more;          /* zstd may hold output that did not fit the last call */
+    /* Text chunks: each direction's model is made at its first one. */
+    struct tc_model *tc[2];
+    uint32_t rx_text_n, rx_text_code; /* the text chunk whose code comes next: its sizes */
+    struct buf rx_text;    /* a decoded text chunk, given out from rx_text_at on */
+    size_t rx_text_at;
 };
 
 static const int speed_levels[] = {
@@ -115,6 +126,14 @@ uint64_t codec_reserve(int window_log)
     return w + 3 * w + w + 2 * (w + w / 4 + w) + (2u << 20) + sc_memory(false) + sc_memory(true) + SC_MAX_CODE;
 }
 
+/* Text chunks, on top of the reserve: a model per direction that uses them (made at the
+ * first), the largest code and a decoded chunk. Not part of the window's choice: the
+ * window is worth more to the other workloads than text is. */
+uint64_t codec_text_reserve(void)
+{
+    return 2 * (uint64_t)tc_memory() + TC_MAX_CODE + TC_MAX_INPUT;
+}
+
 int codec_window_for(uint64_t bound)
 {
     int wl = CODEC_WINDOW_LOG;
@@ -127,8 +146,9 @@ uint64_t codec_memory(const struct codec *c)
 {
     uint64_t n = sizeof *c + ZSTD_sizeof_CCtx(c->cctx) + ZSTD_sizeof_DCtx(c->dctx);
     for (int d = 0; d < 2; d++)
-        n += c->h[d].hist_cap + c->h[d].prefix_len + (c->sc[d] ? sc_memory(d == CODEC_RX) : 0);
-    return n + c->scratch.cap;
+        n += c->h[d].hist_cap + c->h[d].prefix_len + (c->sc[d] ? sc_memory(d == CODEC_RX) : 0) +
+             (c->tc[d] ? tc_memory() : 0);
+    return n + c->scratch.cap + c->rx_text.cap;
 }
 
 int codec_new_speed(struct codec **out, int level, enum codec_speed speed)
@@ -198,8 +218,10 @@ void codec_free(struct codec *c)
         free(c->h[d].hist);
         free(c->h[d].prefix);
         sc_free(c->sc[d]);
+        tc_free(c->tc[d]);
     }
     buf_free(&c->scratch);
+    buf_free(&c->rx_text);
     free(c);
 }
 
@@ -360,6 +382,65 @@ static int new_frame(struct codec *c, struct buf *out)
     return prime_frame(c, CODEC_TX);
 }
 
+/* Direction d's text model, made at its first text chunk from the history so far: both
+ * ends hold the same there, all of it or at least the window (hist_append). */
+static int text_model(struct codec *c, enum codec_dir d)
+{
+    if (c->tc[d])
+        return 0;
+    if (tc_new(&c->tc[d]) < 0)
+        return -ENOMEM;
+    const struct half *h = &c->h[d];
+    size_t n = h->hist_len < c->prime_max ? h->hist_len : c->prime_max;
+    if (n > TC_HISTORY)
+        n = TC_HISTORY;
+    tc_write_start(c->tc[d], n);
+    tc_feed(c->tc[d], h->hist + h->hist_len - n, n);
+    return 0;
+}
+
+/* Bytes of direction d that a text model did not code join its history. */
+static void text_feed(struct codec *c, enum codec_dir d, const uint8_t *p, size_t n)
+{
+    if (c->tc[d])
+        tc_feed(c->tc[d], p, n);
+}
+
+/* A chunk (one write of whole frames) of direction d begins: of its bytes, the text model's
+ * history takes the first TC_FEED_MAX (a large image costs it no more than that). */
+static void text_write_start(struct codec *c, enum codec_dir d)
+{
+    if (c->tc[d])
+        tc_write_start(c->tc[d], TC_FEED_MAX);
+}
+
+/* Whether a text chunk is worth its CPU: at a slow link's level, or on a link known slow. */
+static bool text_pays(const struct codec *c)
+{
+    return c->level >= TEXT_LEVEL_MIN ||
+           (!c->fixed && c->speed == CODEC_SPEED_AUTO && c->rate_Bps && c->rate_Bps <= TEXT_RATE_MAX);
+}
+
+/* One text-like write through the text coder: its head, then its code. */
+static int compress_text(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
+{
+    int rc = text_model(c, CODEC_TX);
+    if (rc == 0)
+        tc_write_start(c->tc[CODEC_TX], 0);
+    buf_clear(&c->scratch);
+    if (rc == 0)
+        rc = tc_encode(c->tc[CODEC_TX], p, n, &c->scratch);
+    if (rc == 0)
+        rc = sc_encode_text_head(c->sc[CODEC_TX], (uint32_t)n, (uint32_t)c->scratch.len, out);
+    if (rc == 0)
+        rc = buf_append(out, buf_head(&c->scratch), c->scratch.len);
+    if (rc == 0) { /* the small coder's history, as for a zstd chunk */
+        sc_feed_start(c->sc[CODEC_TX], SC_FEED_MAX);
+        sc_feed(c->sc[CODEC_TX], p, n);
+    }
+    return rc;
+}
+
 /* One write through the small coder: a chunk of its own. */
 static int compress_small(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
 {
@@ -394,9 +475,13 @@ int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
     c->last_write_ns = t0;
     size_t out0 = out->len;
     int rc;
-    bool chunked = c->sc[CODEC_TX] != NULL;
+    bool chunked = c->sc[CODEC_TX] != NULL, text = false;
+    text_write_start(c, CODEC_TX);
     if (chunked && n && n <= SC_MAX_INPUT) {
         rc = compress_small(c, p, n, out);
+    } else if (chunked && n <= TC_MAX_INPUT && text_pays(c) && tc_suits(p, n)) {
+        rc = compress_text(c, p, n, out);
+        text = true;
     } else {
         /* A zstd chunk: its head says its size, so the block is made aside first. */
         struct buf *z = chunked ? &c->scratch : out;
@@ -419,6 +504,8 @@ int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
         return rc;
     if ((rc = hist_append(c, &c->h[CODEC_TX], p, n)) < 0)
         return rc;
+    if (!text)
+        text_feed(c, CODEC_TX, p, n);
     c->h[CODEC_TX].total += n;
     uint64_t t1 = clock_ns();
     c->tune_in += n;
@@ -462,6 +549,7 @@ static int decompress_zstd(struct codec *c, struct buf *in, uint64_t limit, stru
         }
         if (c->sc[CODEC_RX])
             sc_feed(c->sc[CODEC_RX], dst, o.pos);
+        text_feed(c, CODEC_RX, dst, o.pos);
         h->total += o.pos;
         *room -= o.pos;
         if (r == 0)
@@ -486,21 +574,69 @@ static int decompress_chunk(struct codec *c, struct buf *in, struct buf *out, si
 {
     struct half *h = &c->h[CODEC_RX];
     size_t before = out->len, used;
-    uint32_t zstd_len;
-    int rc = sc_decode(c->sc[CODEC_RX], buf_head(in), in->len, out, &used, &zstd_len);
+    uint32_t zstd_len, text_len;
+    int rc = sc_decode(c->sc[CODEC_RX], buf_head(in), in->len, out, &used, &zstd_len, &text_len);
     if (rc < 0)
         return rc;
+    buf_consume(in, used);
+    text_write_start(c, CODEC_RX);
+    if (text_len) {
+        if (text_len > TC_MAX_INPUT || zstd_len > TC_MAX_CODE)
+            return -EBADMSG;
+        c->rx_text_n = text_len;
+        c->rx_text_code = zstd_len;
+        return 0;
+    }
     if (zstd_len > CHUNK_MAX_ZSTD)
         return -EBADMSG;
     size_t n = out->len - before;
     if (hist_append(c, h, buf_head(out) + before, n) < 0)
         return -ENOMEM;
+    text_feed(c, CODEC_RX, buf_head(out) + before, n);
     h->total += n;
     *room -= n;
     c->rx_left = zstd_len;
     if (zstd_len)
         sc_feed_start(c->sc[CODEC_RX], SC_FEED_MAX);
-    buf_consume(in, used);
+    return 0;
+}
+
+/* A text chunk's code, once all there, decoded into rx_text. 0, -EAGAIN, -EBADMSG or -ENOMEM. */
+static int decompress_text(struct codec *c, struct buf *in)
+{
+    if (in->len < c->rx_text_code)
+        return -EAGAIN;
+    if (text_model(c, CODEC_RX) < 0)
+        return -ENOMEM;
+    tc_write_start(c->tc[CODEC_RX], 0);
+    buf_clear(&c->rx_text);
+    c->rx_text_at = 0;
+    uint8_t *dst = buf_append_space(&c->rx_text, c->rx_text_n);
+    if (!dst)
+        return -ENOMEM;
+    if (tc_decode(c->tc[CODEC_RX], buf_head(in), c->rx_text_code, dst, c->rx_text_n) < 0)
+        return -EBADMSG;
+    sc_feed_start(c->sc[CODEC_RX], SC_FEED_MAX);
+    sc_feed(c->sc[CODEC_RX], dst, c->rx_text_n);
+    buf_consume(in, c->rx_text_code);
+    c->rx_text_n = c->rx_text_code = 0;
+    return 0;
+}
+
+/* Gives out what room allows of a decoded text chunk. */
+static int text_give(struct codec *c, struct buf *out, size_t *room)
+{
+    struct half *h = &c->h[CODEC_RX];
+    size_t left = c->rx_text.len - c->rx_text_at, k = left < *room ? left : *room;
+    const uint8_t *p = buf_head(&c->rx_text) + c->rx_text_at;
+    if (buf_append(out, p, k) < 0 || hist_append(c, h, p, k) < 0)
+        return -ENOMEM;
+    h->total += k;
+    *room -= k;
+    if ((c->rx_text_at += k) == c->rx_text.len) {
+        buf_clear(&c->rx_text);
+        c->rx_text_at = 0;
+    }
     return 0;
 }
 
@@ -509,7 +645,22 @@ int codec_decompress(struct codec *c, struct buf *in, struct buf *out, size_t ma
     size_t room = max_out;
     if (!c->sc[CODEC_RX]) /* one zstd stream */
         return decompress_zstd(c, in, SIZE_MAX, out, &room);
-    while (in->len || c->rx_more) {
+    while (in->len || c->rx_more || c->rx_text.len) {
+        if (c->rx_text.len) {
+            if (!room)
+                return 1;
+            if (text_give(c, out, &room) < 0)
+                return -ENOMEM;
+            continue;
+        }
+        if (c->rx_text_n) {
+            int rc = decompress_text(c, in);
+            if (rc == -EAGAIN)
+                break;
+            if (rc < 0)
+                return rc;
+            continue;
+        }
         if (c->rx_left || c->rx_more) {
             int rc = decompress_zstd(c, in, c->rx_left, out, &room);
             if (rc)

@@ -38,6 +38,8 @@ int codec_new_window(struct codec **out, int level, enum codec_speed speed, int 
  * codec_reserve() bytes at most, an eighth of the bound or less. */
 int codec_window_for(uint64_t bound);
 uint64_t codec_reserve(int window_log);
+/* What text chunks (PROTOCOL.md 2.4) may add to that, at most. */
+uint64_t codec_text_reserve(void);
 /* What the codec holds now (zstd's contexts, histories, prefixes), in bytes. */
 uint64_t codec_memory(const struct codec *c);
 int codec_window_log(const struct codec *c);

@@ -4,6 +4,8 @@
  * ends must compute the same probabilities bit for bit. */
 #include "link/smallcoder.h"
 
+#include "link/arith.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -11,29 +13,22 @@
 
 #define SC_INPUTS 5          /* contexts mixed per bit */
 #define SC_TABLE_BITS 14     /* slots per context table: 2^14 */
-#define SC_COUNT_LIMIT 60    /* a slot adapts at 1/(n+1.5) until it has seen this many bits */
 #define SC_MIX_RATE 6        /* the mixer's learning rate */
 #define SC_MIX_START 19661   /* each context's first weight: 0.3 in 16.16 */
-#define SC_SLOT_START 0x80000000u /* probability 1/2, no bits seen */
 #define SC_RING_BITS 17      /* the match model's history: the last 128 KiB of the direction */
 #define SC_MTAB_BITS 15      /* where each context of SC_MINLEN bytes was last seen */
 #define SC_MINLEN 5          /* bytes a match must have to be followed */
 #define SC_MAXLEN 31         /* match lengths beyond this count as this */
 
 
-/* Probability (12 bits) of a logistic value d/256, at d = -2048 + 128 i: round(4096 / (1 + e^(-i/2 + 8))). */
-static const int16_t squash_at[33] = {
-    1, 2, 4, 6, 10, 17, 27, 45, 74, 120, 194, 311, 488, 747, 1102, 1546, 2048,
-    2550, 2994, 3349, 3608, 3785, 3902, 3976, 4022, 4051, 4069, 4079, 4086, 4090, 4092, 4094, 4095,
-};
-
 struct sc_model {
     uint32_t slot[SC_INPUTS][1u << SC_TABLE_BITS]; /* 22-bit probability of a 1, 10-bit count */
     int32_t weight[512][SC_INPUTS + 2];              /* per partial byte and match state: the
                                                       * contexts, the match and a bias */
     int16_t stretch[4096];                           /* the inverse of squash */
-    int32_t rate[SC_COUNT_LIMIT + 1];                /* 65536 / (n + 1.5) */
+    int32_t rate[AC_COUNT_LIMIT + 1];                /* 65536 / (n + 1.5) */
     uint32_t kind_slot;                              /* is the next chunk a small write? */
+    uint32_t text_slot;                              /* if not, is it a text chunk? */
     uint8_t prev[SC_MAX_INPUT + 1];                  /* the last write, length byte first */
     size_t prev_len;
     /* The match model: the direction's history (small writes, the start of zstd chunks, the
@@ -54,21 +49,8 @@ struct sc_model {
     size_t n_undo;
 };
 
-/* Model words one chunk may change: per bit five slots and six weights, plus the kind. */
-#define SC_UNDO_MAX (((SC_MAX_INPUT + 1) * 8 + 1) * (2 * SC_INPUTS + 3) + 1)
-
-/* Floor division by 2^k of a signed value: C leaves >> of negatives to the compiler. */
-static int64_t asr(int64_t x, unsigned k) { return x >= 0 ? x >> k : -((-x - 1) >> k) - 1; }
-
-static int squash(int d)
-{
-    if (d > 2047)
-        d = 2047;
-    if (d < -2047)
-        d = -2047;
-    int i = (d + 2048) >> 7, w = (d + 2048) & 127;
-    return (squash_at[i] * (128 - w) + squash_at[i + 1] * w + 64) >> 7;
-}
+/* Model words one chunk may change: per bit five slots and six weights, plus the kind's two. */
+#define SC_UNDO_MAX (((SC_MAX_INPUT + 1) * 8 + 1) * (2 * SC_INPUTS + 3) + 2)
 
 size_t sc_memory(bool decoding)
 {
@@ -89,7 +71,7 @@ int sc_new(struct sc_model **out)
         return -ENOMEM;
     for (int i = 0; i < SC_INPUTS; i++)
         for (size_t j = 0; j < (1u << SC_TABLE_BITS); j++)
-            m->slot[i][j] = SC_SLOT_START;
+            m->slot[i][j] = AC_SLOT_START;
     for (int c = 0; c < 512; c++) {
         for (int i = 0; i < SC_INPUTS; i++)
             m->weight[c][i] = SC_MIX_START;
@@ -97,24 +79,14 @@ int sc_new(struct sc_model **out)
         m->weight[c][SC_INPUTS + 1] = 0;
     }
     for (int l = 0; l <= SC_MAXLEN; l++)
-        m->mslot[l][0] = m->mslot[l][1] = SC_SLOT_START;
+        m->mslot[l][0] = m->mslot[l][1] = AC_SLOT_START;
     memset(m->ring, 0, sizeof m->ring);
     memset(m->mtab, 0, sizeof m->mtab);
     m->hpos = m->mptr = 0;
     m->mlen = 0;
     m->feed_left = m->npend = m->ndefer = 0;
-    int pi = 0;
-    for (int d = -2047; d <= 2047; d++) {
-        int v = squash(d);
-        for (int j = pi; j <= v; j++)
-            m->stretch[j] = (int16_t)d;
-        pi = v + 1;
-    }
-    for (int j = pi; j < 4096; j++)
-        m->stretch[j] = 2047;
-    for (int n = 0; n <= SC_COUNT_LIMIT; n++)
-        m->rate[n] = 131072 / (2 * n + 3);
-    m->kind_slot = SC_SLOT_START;
+    arith_tables(m->stretch, m->rate);
+    m->kind_slot = m->text_slot = AC_SLOT_START;
     m->prev_len = 0;
     m->undo = NULL;
     m->n_undo = 0;
@@ -127,15 +99,6 @@ void sc_free(struct sc_model *m)
     if (m)
         free(m->undo);
     free(m);
-}
-
-static uint32_t mix32(uint32_t h)
-{
-    h ^= h >> 16;
-    h *= 0x7feb352du;
-    h ^= h >> 15;
-    h *= 0x846ca68bu;
-    return h ^ (h >> 16);
 }
 
 static uint32_t ctx_hash(uint32_t tag, uint32_t a, uint32_t b, uint32_t c)
@@ -204,12 +167,7 @@ static void predict(struct sc_model *m, const uint32_t ctx[SC_INPUTS], unsigned 
 
 static void slot_learn(struct sc_model *m, uint32_t *slot, int bit)
 {
-    uint32_t s = *slot, n = s & 1023;
-    int32_t p = (int32_t)(s >> 10), target = bit ? (1 << 22) - 1 : 0;
-    p += (int32_t)asr((int64_t)(target - p) * m->rate[n], 16);
-    if (n < SC_COUNT_LIMIT)
-        n++;
-    set_word(m, slot, (uint32_t)p << 10 | n);
+    set_word(m, slot, counter_next(*slot, bit, m->rate));
 }
 
 static void update(struct sc_model *m, const struct bitstep *b, int bit)
@@ -288,55 +246,6 @@ void sc_feed(struct sc_model *m, const uint8_t *p, size_t n)
         m->mlen = 0;
 }
 
-/* The carry-less coder: [x1, x2] narrows per bit; equal leading bytes are settled. */
-struct ac {
-    uint32_t x1, x2, x;
-    uint8_t *out;          /* encoding */
-    const uint8_t *in;     /* decoding: bytes past the end read as zeros */
-    size_t pos, len;       /* bytes settled (encoding) or read (decoding, 4 ahead) */
-};
-
-static void ac_settle(struct ac *a)
-{
-    while (((a->x1 ^ a->x2) & 0xff000000u) == 0) {
-        if (a->out)
-            a->out[a->pos++] = (uint8_t)(a->x2 >> 24);
-        else
-            a->x = a->x << 8 | (a->pos < a->len ? a->in[a->pos] : 0), a->pos++;
-        a->x1 <<= 8;
-        a->x2 = a->x2 << 8 | 255;
-    }
-}
-
-static int ac_bit(struct ac *a, int p, int bit)
-{
-    uint32_t mid = a->x1 + ((a->x2 - a->x1) >> 12) * (uint32_t)p;
-    if (!a->out)
-        bit = a->x <= mid;
-    if (bit)
-        a->x2 = mid;
-    else
-        a->x1 = mid + 1;
-    ac_settle(a);
-    return bit;
-}
-
-/* The ending: the fewest leading bytes of a number whose every continuation lies in
- * [x1, x2], so whatever follows the chunk (the next one) cannot change its decoding.
- * Encoder and decoder both know x1, x2, so both know its length. */
-static unsigned ac_ending(const struct ac *a, uint8_t end[4])
-{
-    for (unsigned k = 1;; k++) {
-        unsigned shift = 32 - 8 * k;
-        uint64_t start = (((uint64_t)a->x1 + ((1ull << shift) - 1)) >> shift) << shift;
-        if (start + ((1ull << shift) - 1) <= a->x2) {
-            for (unsigned i = 0; i < k; i++)
-                end[i] = (uint8_t)(start >> (24 - 8 * i));
-            return k;
-        }
-    }
-}
-
 /* Codes (or decodes, when a->out is NULL) byte i of seq. */
 static uint8_t code_byte(struct sc_model *m, struct ac *a, uint8_t *seq, size_t i)
 {
@@ -367,13 +276,29 @@ static void remember(struct sc_model *m, const uint8_t *seq, size_t n)
     m->prev_len = n;
 }
 
-/* The chunk's kind (adaptive), then a small write's bytes or a zstd chunk's length. */
-static int code_kind(struct sc_model *m, struct ac *a, int small)
+/* One bit of the chunk's kind, with its adaptive probability. */
+static int code_kind(struct sc_model *m, struct ac *a, uint32_t *slot, int bit)
 {
-    int p = (int)(m->kind_slot >> 20);
-    small = ac_bit(a, p < 1 ? 1 : p > 4095 ? 4095 : p, small);
-    slot_learn(m, &m->kind_slot, small);
-    return small;
+    int p = (int)(*slot >> 20);
+    bit = ac_bit(a, p < 1 ? 1 : p > 4095 ? 4095 : p, bit);
+    slot_learn(m, slot, bit);
+    return bit;
+}
+
+/* A length of 1 to 2^32 - 1: its count of bits less one in 5 bits, then the bits below
+ * its leading one (a text chunk's sizes: 4 to 5 bytes for both, not 8). */
+static uint32_t code_gamma(struct ac *a, uint32_t v)
+{
+    unsigned b = 0;
+    while (b < 31 && v >> (b + 1))
+        b++;
+    unsigned got = 0;
+    for (int k = 4; k >= 0; k--)
+        got = got << 1 | (unsigned)ac_bit(a, 2048, (int)(b >> k) & 1);
+    uint32_t r = 1;
+    for (int k = (int)got - 1; k >= 0; k--)
+        r = r << 1 | (uint32_t)ac_bit(a, 2048, (int)(v >> k) & 1);
+    return r;
 }
 
 static uint32_t code_length(struct ac *a, uint32_t len)
@@ -384,13 +309,15 @@ static uint32_t code_length(struct ac *a, uint32_t len)
     return v;
 }
 
-static int encode(struct sc_model *m, const uint8_t *p, size_t n, uint32_t zstd_len, struct buf *out)
+/* A small write's p[0, n); or the head of a chunk whose follow_len code bytes come next:
+ * zstd when text_len is 0, else a text chunk of text_len bytes. */
+static int encode(struct sc_model *m, const uint8_t *p, size_t n, uint32_t follow_len, uint32_t text_len, struct buf *out)
 {
     uint8_t *dst = buf_append_space(out, SC_MAX_CODE);
     if (!dst)
         return -ENOMEM;
     struct ac a = { .x1 = 0, .x2 = 0xffffffffu, .out = dst };
-    if (code_kind(m, &a, p != NULL)) {
+    if (code_kind(m, &a, &m->kind_slot, p != NULL)) {
         uint8_t seq[SC_MAX_INPUT + 1];
         seq[0] = (uint8_t)(n - 1);
         memcpy(seq + 1, p, n);
@@ -398,8 +325,11 @@ static int encode(struct sc_model *m, const uint8_t *p, size_t n, uint32_t zstd_
             code_byte(m, &a, seq, i);
         remember(m, seq, n + 1);
         match_commit(m);
+    } else if (code_kind(m, &a, &m->text_slot, text_len != 0)) {
+        code_gamma(&a, text_len);
+        code_gamma(&a, follow_len);
     } else {
-        code_length(&a, zstd_len);
+        code_length(&a, follow_len);
     }
     a.pos += ac_ending(&a, dst + a.pos);
     out->len -= SC_MAX_CODE - a.pos;
@@ -410,12 +340,17 @@ int sc_encode(struct sc_model *m, const uint8_t *p, size_t n, struct buf *out)
 {
     if (!n || n > SC_MAX_INPUT)
         return -EINVAL;
-    return encode(m, p, n, 0, out);
+    return encode(m, p, n, 0, 0, out);
 }
 
 int sc_encode_zstd_head(struct sc_model *m, uint32_t len, struct buf *out)
 {
-    return len ? encode(m, NULL, 0, len, out) : -EINVAL;
+    return len ? encode(m, NULL, 0, len, 0, out) : -EINVAL;
+}
+
+int sc_encode_text_head(struct sc_model *m, uint32_t n, uint32_t code_len, struct buf *out)
+{
+    return n && code_len ? encode(m, NULL, 0, code_len, n, out) : -EINVAL;
 }
 
 static void undo_all(struct sc_model *m)
@@ -426,23 +361,27 @@ static void undo_all(struct sc_model *m)
     }
 }
 
-int sc_decode(struct sc_model *m, const uint8_t *in, size_t n, struct buf *out, size_t *used, uint32_t *zstd_len)
+int sc_decode(struct sc_model *m, const uint8_t *in, size_t n, struct buf *out, size_t *used, uint32_t *zstd_len,
+              uint32_t *text_len)
 {
     if (!m->undo && !(m->undo = malloc(SC_UNDO_MAX * sizeof *m->undo)))
         return -ENOMEM;
     m->n_undo = 0;
     uint64_t mptr = m->mptr;
     unsigned mlen = m->mlen;
-    struct ac a = { .x1 = 0, .x2 = 0xffffffffu, .in = in, .len = n };
-    for (int k = 0; k < 4; k++)
-        a.x = a.x << 8 | (a.pos < n ? in[a.pos] : 0), a.pos++;
+    struct ac a;
+    ac_start_decoding(&a, in, n);
     uint8_t seq[SC_MAX_INPUT + 1] = { 0 };
     size_t len = 0;
-    *zstd_len = 0;
-    if (code_kind(m, &a, 0)) {
+    *zstd_len = *text_len = 0;
+    if (code_kind(m, &a, &m->kind_slot, 0)) {
         len = (size_t)code_byte(m, &a, seq, 0) + 1;
         for (size_t i = 1; i <= len; i++)
             code_byte(m, &a, seq, i);
+    } else if (code_kind(m, &a, &m->text_slot, 0)) {
+        uint32_t t = code_gamma(&a, 0);
+        *zstd_len = code_gamma(&a, 0);
+        *text_len = t;
     } else {
         *zstd_len = code_length(&a, 0);
     }

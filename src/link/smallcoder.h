@@ -33,12 +33,17 @@ void sc_feed(struct sc_model *m, const uint8_t *p, size_t n);
 int sc_encode(struct sc_model *m, const uint8_t *p, size_t n, struct buf *out);
 /* Appends the head of a chunk of len (> 0) zstd bytes, which the caller appends next. */
 int sc_encode_zstd_head(struct sc_model *m, uint32_t len, struct buf *out);
+/* Appends the head of a text chunk (textcoder.h) of n (> 0) bytes whose code_len (> 0)
+ * code bytes the caller appends next. */
+int sc_encode_text_head(struct sc_model *m, uint32_t n, uint32_t code_len, struct buf *out);
 /* Decodes the chunk at in[0, n): a small write's bytes are appended to out, or *zstd_len
- * says how many zstd bytes follow its head (0 for a small write); *used is the chunk's (or
+ * says how many code bytes follow its head (0 for a small write): zstd's, or, when
+ * *text_len is not 0, a text chunk's code of *text_len bytes; *used is the chunk's (or
  * head's) size. 0; -EAGAIN when it is not all there yet (the model is as before: call
  * again with more); -EBADMSG (a zstd chunk of 0 bytes, or a code whose ending differs
  * from the one its bits give) or -ENOMEM. Any other input decodes to something: the
  * frames it makes are checked as ever. */
-int sc_decode(struct sc_model *m, const uint8_t *in, size_t n, struct buf *out, size_t *used, uint32_t *zstd_len);
+int sc_decode(struct sc_model *m, const uint8_t *in, size_t n, struct buf *out, size_t *used, uint32_t *zstd_len,
+              uint32_t *text_len);
 
 #endif

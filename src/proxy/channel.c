@@ -235,7 +235,7 @@ static void answered_here(struct channel *ch, const struct msg_class *cls, uint3
 {
     struct session *s = ch->s;
     struct buf seq = { 0 };
-    buf_put_varint(&seq, ch->xs.seq_sent);
+    buf_put_varint(&seq, ch->xs.seq_sent - ch->seq_floor); /* after the last: a byte, the same most times */
     if (atom_none) /* the display side cannot tell this answer from its own facts */
         buf_append(&seq, &(uint8_t){ 1 }, 1);
     frame_encode(&s->link_tx, FRAME_PREDICTED, ch->id, buf_head(&seq), seq.len);
@@ -914,14 +914,16 @@ int channel_on_window(struct session *s, const struct frame *f)
 int channel_on_predicted(struct session *s, const struct frame *f)
 {
     struct rd r = rd_make(f->payload, f->len, false);
-    uint64_t seq;
+    uint64_t step;
     uint8_t note = 0;
-    if (is_app(s) || rd_varint(&r, &seq) < 0 || (rd_left(&r) && rd_u8(&r, &note) < 0) || rd_left(&r) ||
-        seq > UINT32_MAX || note > 1)
+    if (is_app(s) || rd_varint(&r, &step) < 0 || (rd_left(&r) && rd_u8(&r, &note) < 0) || rd_left(&r) ||
+        step > UINT32_MAX || note > 1)
         return -EBADMSG;
     struct channel *ch = channel_find(s, f->channel);
     if (!ch)
         return 0;
+    uint32_t seq = ch->seq_floor + (uint32_t)step;
+    ch->seq_floor = seq;
     if (ch->drops.len == ch->drops.cap) {
         uint32_t cap = ch->drops.cap ? ch->drops.cap * 2 : 16;
         struct dropped_reply *n = cap <= XS_MAX_PENDING ? malloc(cap * sizeof *n) : NULL;
@@ -935,7 +937,7 @@ int channel_on_predicted(struct session *s, const struct frame *f)
         ch->drops.cap = cap;
     }
     ch->drops.q[(ch->drops.head + ch->drops.len++) % ch->drops.cap] =
-        (struct dropped_reply){ .seq = (uint32_t)seq, .atom_none = note == 1 };
+        (struct dropped_reply){ .seq = seq, .atom_none = note == 1 };
     return 0;
 }
 

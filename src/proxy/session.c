@@ -309,8 +309,8 @@ static void on_link_readable(struct session *s)
 }
 
 /* ---------------------------------------------------------------- memory bound
- * What a side holds is the codec (fixed once the window is agreed: codec_reserve) and its
- * buffers. Above the high mark the session stops reading its X peers (the app side's
+ * What a side holds is the codec (fixed once the window is agreed: codec_reserve, plus
+ * codec_text_reserve for text chunks) and its buffers. Above the high mark the session stops reading its X peers (the app side's
  * clients, the display side's server connections), which then block as on a slow server,
  * until the link has drained it below the low mark. Nothing is dropped. */
 
@@ -321,7 +321,7 @@ static void on_link_readable(struct session *s)
 static void mem_set_window(struct session *s, int window_log)
 {
     uint64_t limit = s->cfg.max_memory, floor = limit / 8;
-    uint64_t fixed = codec_reserve(window_log) + MEM_BASE + 64 * READ_CHUNK + 2 * (uint64_t)XS_MAX_REQUEST_BYTES;
+    uint64_t fixed = codec_reserve(window_log) + codec_text_reserve() + MEM_BASE + 64 * READ_CHUNK + 2 * (uint64_t)XS_MAX_REQUEST_BYTES;
     s->mem_high = limit > fixed + floor ? limit - fixed : floor;
     s->mem_low = s->mem_high / 4 * 3;
 }

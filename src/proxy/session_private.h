@@ -66,7 +66,7 @@ struct channel {
                                    * an answer, an answer, an input event): write it at once */
     uint32_t last_answered;       /* sequence number of the last request counted as a round trip */
     uint32_t last_unpredicted;    /* app side: the latest request not answered locally */
-    uint32_t seq_floor;           /* app side: the latest request answered locally */
+    uint32_t seq_floor;           /* the latest request answered at the app side (PREDICTED) */
     struct predict_questions pq;  /* questions whose answers teach the predictor */
     struct expose_state ex;       /* app side: GCs, pixmaps and window facts, for NoExpose */
     struct ownwin_state own;      /* both sides: the client's own windows, for local answers */

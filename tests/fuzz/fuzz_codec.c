@@ -3,7 +3,9 @@
  * send anything, decoded in bounded steps. With bit 0 of the first byte clear, the input
  * is instead cut into writes that go through a chunked pair and must come back equal.
  * Bit 1 primes the streams with the built-in dictionary (CAP_BUILTIN); bit 2 hands the
- * round trip's receiver the link a byte at a time (a chunk cut anywhere waits for the rest). */
+ * round trip's receiver the link a byte at a time (a chunk cut anywhere waits for the rest);
+ * bit 3 makes the round trip's sender use level 9, where text-like writes of more than 256
+ * bytes go through the text coder (text chunks). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 
 static bool with_builtin;    /* this input's bit 1 */
 static bool byte_at_a_time; /* bit 2: the round trip's receiver gets the link a byte at a time */
+static int tx_level;         /* bit 3: 9 (text chunks), else 1 */
 
 static void decode_any(const uint8_t *p, size_t n)
 {
@@ -42,7 +45,7 @@ done:
 static void round_trip(const uint8_t *p, size_t n)
 {
     struct codec *tx, *rx;
-    if (codec_new(&tx, 1) < 0)
+    if (codec_new(&tx, tx_level) < 0)
         return;
     if (codec_new(&rx, 1) < 0) {
         codec_free(tx);
@@ -94,6 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     with_builtin = data[0] & 2;
     byte_at_a_time = data[0] & 4;
+    tx_level = data[0] & 8 ? 9 : 1;
     if (data[0] & 1)
         decode_any(data + 1, size - 1);
     else

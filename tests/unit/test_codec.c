@@ -163,9 +163,9 @@ static void chunk_tests(void)
             }
             for (size_t cut = 0; cut < code.len; cut++) {
                 size_t used;
-                uint32_t zlen;
+                uint32_t zlen, tlen;
                 buf_clear(&out);
-                int rc = sc_decode(dec, buf_head(&code), cut, &out, &used, &zlen);
+                int rc = sc_decode(dec, buf_head(&code), cut, &out, &used, &zlen, &tlen);
                 early += rc != -EAGAIN;
             }
             /* Complete, then followed by other bytes (the next chunk): the same decoding. */
@@ -173,9 +173,9 @@ static void chunk_tests(void)
             buf_append(&ahead, buf_head(&code), code.len);
             buf_append(&ahead, (const uint8_t *)"\xa5\x5a\xff\x00", 4);
             size_t used;
-            uint32_t zlen;
+            uint32_t zlen, tlen;
             buf_clear(&out);
-            CHECK_EQ(sc_decode(dec, buf_head(&ahead), i % 2 ? ahead.len : code.len, &out, &used, &zlen), 0);
+            CHECK_EQ(sc_decode(dec, buf_head(&ahead), i % 2 ? ahead.len : code.len, &out, &used, &zlen, &tlen), 0);
             CHECK_EQ(used, code.len);
             if (i % 50 == 49) {
                 CHECK_EQ(zlen, sizeof bulk);
@@ -206,8 +206,8 @@ static void chunk_tests(void)
         ((uint8_t *)buf_head(&code))[code.len - 1] ^= 0x80; /* the ending's last byte */
         buf_append(&code, (const uint8_t *)"\0\0\0\0", 4); /* all the decoder reads is there */
         size_t used;
-        uint32_t zlen;
-        CHECK_EQ(sc_decode(dec, buf_head(&code), code.len, &out, &used, &zlen), -EBADMSG);
+        uint32_t zlen, tlen;
+        CHECK_EQ(sc_decode(dec, buf_head(&code), code.len, &out, &used, &zlen, &tlen), -EBADMSG);
         buf_free(&code);
         buf_free(&out);
         sc_free(enc);

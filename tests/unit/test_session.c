@@ -364,6 +364,39 @@ static void session_tests(void)
         close(b);
         rig_stop(&r);
     }
+    STEST("That answers given here in a row each drop the server's own reply (PREDICTED steps)") {
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        uint8_t qe[16] = { 98, 0, 4, 0, 6, 0, 0, 0, 'R', 'E', 'N', 'D', 'E', 'R', 0, 0 };
+        uint8_t answer[32] = { 1, 0, 1, 0, 0, 0, 0, 0, 1, 139, 0, 142 };
+        struct buf got = { 0 };
+        int a = client_ready(&r, 0);
+        ask_server(&r, a, 0, qe, sizeof qe, answer, &got);
+        int b = client_ready(&r, 1);
+        for (int i = 0; i < 3; i++) /* requests 1, 2 and 3 of this client, all answered here */
+            write(b, qe, sizeof qe);
+        pump(&r, 5);
+        buf_clear(&got);
+        drain(&r, b, &got);
+        CHECK_EQ(got.len, 96);
+        buf_clear(&got);
+        drain(&r, r.upstream[1], &got);
+        CHECK_EQ(got.len, 3 * sizeof qe);
+        for (uint16_t seq = 1; seq <= 3; seq++) { /* the server's replies: dropped */
+            st16(answer + 2, seq, false);
+            write(r.upstream[1], answer, 32);
+        }
+        uint8_t ev[32] = { 12, 0, 3, 0 }; /* an Expose after them: the only thing to arrive */
+        write(r.upstream[1], ev, 32);
+        buf_clear(&got);
+        drain(&r, b, &got);
+        CHECK(got.len == 32 && !memcmp(buf_head(&got), ev, 32));
+        CHECK_EQ(session_stats(r.app)->answered_locally, 3);
+        buf_free(&got);
+        close(a);
+        close(b);
+        rig_stop(&r);
+    }
     STEST("That an event from before a locally answered request keeps the sequence numbers rising") {
         struct rig r;
         rig_start(&r, NULL, NULL);
