@@ -368,7 +368,8 @@ static int pix_put(struct xc_model *m, const struct xc_pix_image *im, const uint
 /* The pixel coder's view of a PutImage: 32-bit pixels (depth above 16, 4 bytes each,
  * rows unpadded) or a plane of bytes (depth 8 or less: rows of B / h bytes, the first
  * width of them samples). false when neither fits. */
-#define PIX_MIN_IMAGE 64 /* smaller images: the filters do as well */
+#define PIX_MIN_IMAGE 64           /* smaller images: the filters do as well */
+#define PIX_MAX_IMAGE (64u << 10)  /* larger ones (photos, screens): its time per byte does not pay */
 static bool image_pix(const uint8_t *fixed, uint32_t blen, bool msb, struct xc_pix_image *im)
 {
     uint16_t w = ld16(fixed + 12, msb), h = ld16(fixed + 14, msb);
@@ -380,7 +381,7 @@ static bool image_pix(const uint8_t *fixed, uint32_t blen, bool msb, struct xc_p
         im->kind = XC_PIX_PLANE, im->stride = blen / h;
     else
         return false;
-    return blen >= PIX_MIN_IMAGE && xc_pix_shape_ok(im);
+    return blen >= PIX_MIN_IMAGE && blen <= PIX_MAX_IMAGE && xc_pix_shape_ok(im);
 }
 
 /* One filter byte per row (0 none, 1 left, 2 up), chosen by the smallest sum of
@@ -392,14 +393,6 @@ static int image_encode_new(struct xc_model *m, const uint8_t *fixed, const uint
     uint32_t rows, stride;
     unsigned psz;
     image_geom(fixed, blen, msb, &rows, &stride, &psz);
-    struct xc_pix_image im;
-    if (image_pix(fixed, blen, msb, &im)) {
-        size_t mark = out->len;
-        uint8_t f4 = 4;
-        if (buf_append(out, &f4, 1) < 0)
-            return -ENOMEM;
-        return pix_put(m, &im, body, out, mark, blen > XC_BIG_BODY ? blen / XC_PIX_MIN_DIV : 0);
-    }
     /* Few colours: a palette, marked by filter 3 in place of the first row's. */
     size_t mark = out->len;
     uint8_t f3 = 3;
@@ -408,6 +401,15 @@ static int image_encode_new(struct xc_model *m, const uint8_t *fixed, const uint
     int rc = palette_encode(body, rows, stride, psz, out);
     if (rc != 1)
         return rc;
+    out->len = mark;
+    /* Else the pixel coder, when the image has a shape it knows. */
+    struct xc_pix_image im;
+    if (image_pix(fixed, blen, msb, &im)) {
+        uint8_t f4 = 4;
+        if (buf_append(out, &f4, 1) < 0)
+            return -ENOMEM;
+        return pix_put(m, &im, body, out, mark, blen > XC_BIG_BODY ? blen / XC_PIX_MIN_DIV : 0);
+    }
     out->len = mark;
     uint8_t *o = buf_append_space(out, (size_t)blen + rows);
     if (!o)
@@ -774,7 +776,7 @@ static int glyphs_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t
 {
     uint32_t n = 0;
     bool argb = glyphs_argb(fixed, body, blen, msb, &n);
-    if (!argb && !glyphs_a8(fixed, body, blen, msb))
+    if (blen > XC_PIX_MAX_BODY || (!argb && !glyphs_a8(fixed, body, blen, msb)))
         return 1;
     size_t mark = out->len;
     uint8_t sub = argb ? XC_GLYPHS_PIX_ARGB : XC_GLYPHS_PIX_A8;
@@ -794,7 +796,7 @@ static int glyphs_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst,
         return rc;
     if (!glyphs_argb(fixed, NULL, blen, msb, &n))
         return -EBADMSG;
-    if (sub != XC_GLYPHS_PIX_A8 && sub != XC_GLYPHS_PIX_ARGB)
+    if ((sub != XC_GLYPHS_PIX_A8 && sub != XC_GLYPHS_PIX_ARGB) || blen > XC_PIX_MAX_BODY)
         return -EBADMSG;
     struct xc_pix *x = pix_of(m);
     if (!x)

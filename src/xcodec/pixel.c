@@ -132,10 +132,10 @@ static unsigned ac_get(struct ac_dec *d, uint16_t *p)
  * whose predictions are mixed in the logistic domain by weights learnt online per
  * (set, node). Integer arithmetic only: both ends must compute the same bits. */
 #define CM_N 6
-#define CM_TBITS 18
-#define CM_LIMIT 15
-#define CM_LR 1
-#define CM_LRSHIFT 11
+#define CM_TBITS 18 /* slots: 2^18 of 3 bytes (768 KiB), made on a channel's first image */
+#define CM_LIMIT 15 /* a slot's count: its adaptation rate is 1 / (count + 1.5) */
+#define CM_LRSHIFT 11 /* the mixer's learning rate: error * input >> this */
+#define CM_WMAX (1 << 24)
 
 /* Sets of statistics: glyph coverage (A8), subpixel glyphs (red, green, blue samples in
  * a row), the channels of 32-bit images (glyph alpha too when it is not green's copy),
@@ -144,7 +144,7 @@ enum { SET_A8, SET_SUB, SET_G, SET_R, SET_B, SET_A, SET_MASK, SET_N };
 
 struct xc_pix {
     uint16_t slot[1u << CM_TBITS]; /* probability of a 1 (12 bits) << 4 | count */
-    uint8_t check[1u << CM_TBITS];
+    uint8_t check[1u << CM_TBITS]; /* 8 bits of the slot's hash: another context resets it */
     int32_t weight[SET_N][256][CM_N + 1];
     uint16_t amode;                /* adaptive bit: alpha is green's copy */
     uint16_t quiet[SET_N][3][4];   /* adaptive bit: a sample among zeros is not zero */
@@ -201,7 +201,7 @@ struct xc_pix *xc_pix_new(void)
     for (unsigned s = 0; s < SET_N; s++)
         for (unsigned n = 0; n < 256; n++)
             for (unsigned i = 0; i <= CM_N; i++)
-                x->weight[s][n][i] = 12000; /* about 0.3 each */
+                x->weight[s][n][i] = 12000; /* 16.16 fixed point: about 0.18 each */
     x->amode = P_ONE / 2;
     probs_init(&x->quiet[0][0][0], sizeof x->quiet / 2);
     probs_init(x->pad, 256);
@@ -295,9 +295,11 @@ static unsigned code_sample(struct pix_io *io, unsigned set, const uint32_t *h, 
             ac_put(io->enc, (unsigned)p, bit);
         } else
             bit = ac_take(io->dec, (unsigned)p);
-        int err = ((int)(bit << 12) - p) * CM_LR;
-        for (unsigned i = 0; i <= CM_N; i++)
-            w[i] += (int32_t)(((int64_t)st[i] * err) >> CM_LRSHIFT);
+        int err = (int)(bit << 12) - p;
+        for (unsigned i = 0; i <= CM_N; i++) { /* kept within +-256.0: no overflow on any input */
+            int32_t nw = w[i] + (int32_t)(((int64_t)st[i] * err) >> CM_LRSHIFT);
+            w[i] = nw > CM_WMAX ? CM_WMAX : nw < -CM_WMAX ? -CM_WMAX : nw;
+        }
         for (unsigned i = 0; i < CM_N; i++) {
             unsigned pr = *sl[i] >> 4, n = *sl[i] & 15;
             int target = bit ? 4095 : 0;
@@ -312,11 +314,13 @@ static unsigned code_sample(struct pix_io *io, unsigned set, const uint32_t *h, 
 /* Coverage quantised: none, some, more than half, full. */
 static unsigned q4(unsigned v) { return v == 0 ? 0 : v >= 0xf0 ? 3 : v < 0x80 ? 1 : 2; }
 
-/* A plane of w by h samples (rows of w bytes): each sample from its coded neighbours.
- * phase: samples per pixel in a row (3 for subpixel glyphs), a context of every model. */
 static unsigned clamp255(int v) { return v < 0 ? 0 : v > 255 ? 255 : (unsigned)v; }
 
-static unsigned clamp255(int v);
+/* A plane of w by h samples (rows of w bytes): each sample from its coded neighbours
+ * (0 outside the plane). phase: samples per pixel in a row (3 for subpixel glyphs), part
+ * of every context; comp: another plane of the same pixels coded before, or NULL. A
+ * sample whose six nearest neighbours are all zero (glyph background) is first a single
+ * adaptive bit, zero or not. */
 static void code_plane(struct pix_io *io, uint8_t *pl, uint32_t w, uint32_t h, unsigned set, unsigned phase,
                        const uint8_t *comp)
 {
@@ -327,21 +331,24 @@ static void code_plane(struct pix_io *io, uint8_t *pl, uint32_t w, uint32_t h, u
             unsigned N = up ? up[x] : 0, NW = up && x ? up[x - 1] : 0, NE = up && x + 1 < w ? up[x + 1] : 0;
             unsigned NN = up2 ? up2[x] : 0, NNE = up2 && x + 1 < w ? up2[x + 1] : 0;
             unsigned WWW = x > 2 ? row[x - 3] : 0;
-            unsigned lin = clamp255(2 * (int)W - (int)WW), quad = clamp255(3 * (int)W - 3 * (int)WW + (int)WWW);
-            int grad = (int)W + (int)N - (int)NW;
-            grad = grad < 0 ? 0 : grad > 255 ? 255 : grad;
-            unsigned s = set << 2 | (phase > 1 ? x % phase : 0);
+            unsigned NWW = up && x > 1 ? up[x - 2] : 0, ph = phase > 1 ? x % phase : 0;
+            /* predictions: the plane through W, N, NW; lines through the row's last two and
+             * three samples (subpixel rows are smooth), and the row above's line moved down */
+            unsigned grad = clamp255((int)W + (int)N - (int)NW), lin = clamp255(2 * (int)W - (int)WW);
+            unsigned quad = clamp255(3 * (int)W - 3 * (int)WW + (int)WWW);
+            unsigned lin_n = clamp255((int)N + (int)lin - (int)clamp255(2 * (int)NW - (int)NWW));
+            unsigned s = set << 2 | ph;
             uint32_t hh[CM_N] = {
-                hash_ctx(1, s, W, 0),
-                hash_ctx(3, s, q4(W) | q4(N) << 2 | q4(NW) << 4 | q4(NE) << 6 | (WW > 0) << 8 | (NN > 0) << 9, 0),
-                hash_ctx(6, s, (unsigned)grad >> 3, q4(NE)),
-                hash_ctx(8, s, W >> 2, WW >> 2),
-                hash_ctx(10, s, lin >> 1, N >> 5),
-                hash_ctx(11, s, quad >> 2, clamp255((int)N + (int)lin - clamp255(2 * (int)NW - (x > 1 && up ? (int)up[x - 2] : 0))) >> 3),
+                hash_ctx(0, s, W, 0),
+                hash_ctx(1, s, q4(W) | q4(N) << 2 | q4(NW) << 4 | q4(NE) << 6 | (WW > 0) << 8 | (NN > 0) << 9, 0),
+                hash_ctx(2, s, grad >> 3, q4(NE)),
+                hash_ctx(3, s, W >> 2, WW >> 2),
+                hash_ctx(4, s, lin >> 1, N >> 5),
+                hash_ctx(5, s, quad >> 2, lin_n >> 3),
             };
-            if (!(W | N | NW | NE | WW | NN)) { /* among zeros (glyph background): one bit says if zero */
+            if (!(W | N | NW | NE | WW | NN)) {
                 uint8_t *v = &pl[(size_t)y * w + x];
-                uint16_t *q = &io->x->quiet[set][phase > 1 ? x % phase : 0][(NNE > 0) | (WWW > 0) << 1];
+                uint16_t *q = &io->x->quiet[set][ph][(NNE > 0) | (WWW > 0) << 1];
                 unsigned nz;
                 if (io->enc)
                     ac_bit(io->enc, q, nz = *v != 0);
@@ -352,12 +359,12 @@ static void code_plane(struct pix_io *io, uint8_t *pl, uint32_t w, uint32_t h, u
                     continue;
                 }
             }
-            if (comp) { /* another channel of the same pixels, coded before: its changes */
+            if (comp) { /* another channel of the same pixels, coded before: it moves alike */
                 const uint8_t *crow = comp + (size_t)y * w;
                 int C = crow[x], CW = x ? crow[x - 1] : 0, CN = y ? (crow - w)[x] : 0;
-                hh[3] = hash_ctx(12, s, (unsigned)C, clamp255((int)W + C - CW));
-                hh[4] = hash_ctx(13, s, (unsigned)C, clamp255((int)N + C - CN));
-                hh[5] = hash_ctx(14, s, (unsigned)C >> 2, (W >> 2) << 8 | N >> 2);
+                hh[3] = hash_ctx(6, s, (unsigned)C, clamp255((int)W + C - CW));
+                hh[4] = hash_ctx(7, s, (unsigned)C, clamp255((int)N + C - CN));
+                hh[5] = hash_ctx(8, s, (unsigned)C >> 2, (W >> 2) << 8 | N >> 2);
             }
             pl[(size_t)y * w + x] = (uint8_t)code_sample(io, set, hh, pl[(size_t)y * w + x]);
         }
