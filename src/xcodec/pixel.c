@@ -543,10 +543,11 @@ int xc_pix_encode(struct xc_pix *x, const struct xc_pix_image *im, const uint8_t
     free(copy);
     if (rc == 0)
         rc = ac_enc_finish(&a, 0);
-    while (rc == 0 && code.len + 1 < min) /* zeros the decoder would read anyway */
+    bool sized = im->blen <= XC_BIG_BODY; /* larger bodies' codes carry their size already */
+    while (rc == 0 && code.len + sized < min) /* zeros the decoder would read anyway */
         if (buf_append(&code, "", 1) < 0)
             rc = -ENOMEM;
-    if (rc == 0 && (buf_put_varint(out, code.len) < 0 || buf_append(out, buf_head(&code), code.len) < 0))
+    if (rc == 0 && ((sized && buf_put_varint(out, code.len) < 0) || buf_append(out, buf_head(&code), code.len) < 0))
         rc = -ENOMEM;
     buf_free(&code);
     return rc;
@@ -554,9 +555,9 @@ int xc_pix_encode(struct xc_pix *x, const struct xc_pix_image *im, const uint8_t
 
 int xc_pix_decode(struct xc_pix *x, const struct xc_pix_image *im, uint8_t *dst, struct rd *r)
 {
-    uint64_t n;
+    uint64_t n = rd_left(r); /* a large body's code: the rest of it */
     const uint8_t *p;
-    int rc = rd_varint(r, &n);
+    int rc = im->blen <= XC_BIG_BODY ? rd_varint(r, &n) : 0;
     if (rc < 0)
         return rc;
     if (n > xc_pix_max_code(im->blen))

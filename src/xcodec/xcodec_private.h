@@ -143,8 +143,9 @@ static inline bool xc_word_implied(const struct xc_shape *s, enum xc_dir dir, un
 static inline uint64_t xc_zz16(uint16_t d) { return (uint16_t)((uint32_t)d << 1) ^ (uint16_t)(0u - (d >> 15)); }
 static inline uint16_t xc_unzz16(uint64_t v) { return (uint16_t)((uint32_t)(v >> 1) ^ (0u - (uint32_t)(v & 1))); }
 
-/* Pixel coder (pixel.c): an image's bytes as an arithmetic code, `size:varint code`,
- * with statistics that carry over from image to image of the same channel direction. */
+/* Pixel coder (pixel.c): an image's bytes as an arithmetic code (`size:varint code` for
+ * bodies up to XC_BIG_BODY; larger ones' codes are the rest of the body's code), with
+ * statistics that carry over from image to image of the same channel direction. */
 enum { XC_PIX_GLYPHS_A8, XC_PIX_GLYPHS_ARGB, XC_PIX_PLANE, XC_PIX_ARGB };
 struct xc_pix_image {
     uint8_t kind;
@@ -160,8 +161,8 @@ void xc_pix_free(struct xc_pix *x);
 bool xc_pix_shape_ok(const struct xc_pix_image *im);
 /* The longest code a decoder accepts for an image of blen bytes: a bit costs at most 12. */
 static inline uint64_t xc_pix_max_code(uint32_t blen) { return 12ull * blen + 64; }
-/* Appends `size:varint code` for im's bytes p; size + its varint at least min (zero bytes
- * end the code then). The statistics learn from it. */
+/* Appends the code of im's bytes p, at least min bytes (zero bytes end the code then).
+ * The statistics learn from it. */
 int xc_pix_encode(struct xc_pix *x, const struct xc_pix_image *im, const uint8_t *p, size_t min, struct buf *out);
 int xc_pix_decode(struct xc_pix *x, const struct xc_pix_image *im, uint8_t *dst, struct rd *r);
 
@@ -178,11 +179,15 @@ int xc_body_decode(struct xc_model *m, const struct xc_body_model *bm, const uin
 
 /* The last element of the reference's body, where a list continues from (a polyline's
  * next segment starts where the previous one ended); for glyph items the first 12 bytes
- * of its body; or NULL. */
-static inline const uint8_t *xc_ref_last_elem(const struct xc_shape *s, const struct xc_slot *ref)
+ * of the body of the class's newest message (slot 0, whichever reference the head used:
+ * lines of text follow each other); or NULL. */
+static inline const uint8_t *xc_ref_last_elem(const struct xc_model *m, const struct xc_shape *s,
+                                              const struct xc_slot *ref)
 {
-    if (ref && s->body && s->body->kind == XC_BM_ITEMS) /* the first item: its deltas and first glyph */
-        return ref->len >= s->head + 12 ? ref->p + s->head : NULL;
+    if (s->body && s->body->kind == XC_BM_ITEMS) {
+        const struct xc_slot *r0 = xc_ref(m, s->cls, 0);
+        return r0 && r0->len >= s->head + 12 ? r0->p + s->head : NULL;
+    }
     if (!ref || !s->body || (s->body->kind != XC_BM_ELEMS && s->body->kind != XC_BM_TRAPS) || ref->len <= s->head)
         return NULL;
     uint32_t rb = ref->len - s->head, el = 2u * s->body->words;
