@@ -40,9 +40,12 @@ uint32_t xc_body_min_code(const struct xc_body_model *bm, uint32_t blen)
 {
     /* Bounds what a decoder allocates per byte of input: an element or pixel row takes at
      * least a byte per 12 of output, a 1-bit palette image one per 32 (rows padded to a byte);
-     * runs of glyphs and the pixel coder go much further. */
-    if (bm->kind == XC_BM_IMAGE || bm->kind == XC_BM_GLYPHS)
-        return blen / XC_PIX_MIN_DIV; /* the pixel coder: flat images cost little */
+     * runs of glyphs and the pixel coder go much further. Images up to the size the list of
+     * recent ones keeps have no bound: one drawn again is 2 bytes, as SAME is 1. */
+    if (bm->kind == XC_BM_IMAGE)
+        return blen <= XC_IMGS_MAX ? 0 : blen / 256;
+    if (bm->kind == XC_BM_GLYPHS)
+        return blen / XC_PIX_MIN_DIV; /* the pixel coder: flat glyphs cost little */
     return bm->kind == XC_BM_REPLY ? blen / 4096 : blen / 12;
 }
 
@@ -408,7 +411,7 @@ static int image_encode_new(struct xc_model *m, const uint8_t *fixed, const uint
         uint8_t f4 = 4;
         if (buf_append(out, &f4, 1) < 0)
             return -ENOMEM;
-        return pix_put(m, &im, body, out, mark, blen > XC_BIG_BODY ? blen / XC_PIX_MIN_DIV : 0);
+        return pix_put(m, &im, body, out, mark, 0);
     }
     out->len = mark;
     uint8_t *o = buf_append_space(out, (size_t)blen + rows);

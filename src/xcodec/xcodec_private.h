@@ -154,7 +154,7 @@ struct xc_pix_image {
     uint32_t w, h, stride; /* PLANE: stride bytes per row, w of them samples; ARGB: 4w */
     uint32_t n;            /* GLYPHS: the glyph count */
 };
-#define XC_PIX_MIN_DIV 1024     /* a MODEL code that uses it is at least B / this */
+#define XC_PIX_MIN_DIV 1024     /* an AddGlyphs MODEL code is at least B / this */
 #define XC_PIX_MAX_BODY (1u << 20) /* nor is it used on larger bodies: its time per byte */
 struct xc_pix *xc_pix_new(void);
 void xc_pix_free(struct xc_pix *x);

@@ -970,16 +970,17 @@ int main(void)
             buf_free(&g.all);
         }
     }
-    TEST("That a large image of few changes still sends a code of the least size a decoder takes") {
-        /* A mask of 256 x 256 bytes (64 KiB, the most the pixel coder takes): 17 values in the
-         * first row, then all zeros. Its pixel code alone is about 20 bytes, shorter than
-         * B / 1024: zeros end it. */
+    TEST("That a large glyph of few changes still sends a code of the least size a decoder takes") {
+        /* One A8 glyph of 256 x 256 (64 KiB): 17 values in its first row, then all zeros.
+         * Its pixel code alone is about 20 bytes, shorter than B / 1024: zeros end it. */
         struct msgs m = { 0 };
-        size_t blen = 256u * 256;
-        uint8_t *t = calloc(1, 20 + blen);
-        st16(t + 8, 256, false); st16(t + 10, 256, false); t[17] = 8;
-        for (int i = 0; i < 17; i++) t[20 + i] = (uint8_t)(i * 9);
-        req(&m, false, 72, 2, 24 + blen, t);
+        size_t blen = 16 + 256u * 256;
+        uint8_t *t = calloc(1, 8 + blen);
+        st32(t + 4, 1, false);
+        st32(t + 8, 77, false);
+        st16(t + 12, 256, false); st16(t + 14, 256, false);
+        for (int i = 0; i < 17; i++) t[8 + 16 + i] = (uint8_t)(i * 9);
+        req(&m, false, 138, 20, 12 + blen - 4 + 4, t);
         size_t size = encoded_size(XC_REQUESTS, false, &m);
         CHECK(size != (size_t)-1 && size >= blen / 1024);
         CHECK(size < blen / 1024 + 32);
@@ -1002,9 +1003,10 @@ int main(void)
             buf_free(&m.all);
         }
         struct msgs m = { 0 };
-        for (unsigned i = 0; i < 9; i++) /* further back than the 7 references */
-            gradient_image(&m, false, 8, 8, i, 0);
-        gradient_image(&m, false, 8, 8, 0, 50);
+        for (unsigned i = 0; i < 9; i++) /* further back than the 7 references, over 2 KiB */
+            gradient_image(&m, false, 40, 40, i, 0);
+        gradient_image(&m, false, 40, 40, 0, 50);
+        CHECK(round_trip(XC_REQUESTS, false, &m, 0, NULL));
         struct xenc *e; struct xdec *d;
         struct buf enc = { 0 }, out = { 0 };
         xenc_new(&e, XC_REQUESTS, false);
