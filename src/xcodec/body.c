@@ -27,6 +27,8 @@ bool xc_body_fits(const struct xc_body_model *bm, const uint8_t *fixed, uint32_t
         return blen % (2u * bm->words) == 0;
     if (bm->kind == XC_BM_REPLY)
         return blen > XC_BIG_BODY; /* always with its code's size */
+    if (bm->kind == XC_BM_ITEMS)
+        return blen % 4 == 0;
     if (bm->kind == XC_BM_GLYPHS) {
         uint32_t n;
         return glyphs_argb(fixed, NULL, blen, msb, &n);
@@ -38,8 +40,13 @@ uint32_t xc_body_min_code(const struct xc_body_model *bm, uint32_t blen)
 {
     /* Bounds what a decoder allocates per byte of input: an element or pixel row takes at
      * least a byte per 12 of output, a 1-bit palette image one per 32 (rows padded to a byte);
-     * runs of glyphs go much further. */
-    return bm->kind == XC_BM_REPLY ? blen / 4096 : bm->kind == XC_BM_IMAGE ? blen / 256 : blen / 12;
+     * runs of glyphs and the pixel coder go much further. Images up to the size the list of
+     * recent ones keeps have no bound: one drawn again is 2 bytes, as SAME is 1. */
+    if (bm->kind == XC_BM_IMAGE)
+        return blen <= XC_IMGS_MAX ? 0 : blen / 256;
+    if (bm->kind == XC_BM_GLYPHS)
+        return blen / XC_PIX_MIN_DIV; /* the pixel coder: flat glyphs cost little */
+    return bm->kind == XC_BM_REPLY ? blen / 4096 : blen / 12;
 }
 
 static int put_zz(struct buf *out, uint16_t d)
@@ -214,12 +221,177 @@ static int traps_decode(const struct xc_body_model *bm, uint8_t *dst, uint32_t b
     return -EBADMSG;
 }
 
+/* CompositeGlyphs items: len:u8, 3 pad bytes, dx, dy (16 bits), then len glyph ids of
+ * size bytes, padded to 4; len 255 is a glyphset switch (4 bytes, no glyphs). Coded: len
+ * and pad as they are; dx, dy against the previous item's (the reference's first item's
+ * before the first); each id against the previous id (the reference's first id before
+ * the first): lines of text drawn one after another differ by a constant step. */
+struct items_prev {
+    uint16_t dx, dy;
+    uint32_t id;
+};
+
+static void items_start(const uint8_t *rfirst, unsigned size, bool msb, struct items_prev *pv)
+{
+    *pv = (struct items_prev){ 0, 0, 0 };
+    if (!rfirst)
+        return;
+    pv->dx = ld16(rfirst + 4, msb);
+    pv->dy = ld16(rfirst + 6, msb);
+    if (rfirst[0] != 0 && rfirst[0] != 255)
+        pv->id = size == 1 ? rfirst[8] : size == 2 ? ld16(rfirst + 8, msb) : ld32(rfirst + 8, msb);
+}
+
+/* Bytes of the item at p (at least 8 there): 0 when it does not fit in left. */
+static uint32_t item_bytes(const uint8_t *p, uint32_t left, unsigned size)
+{
+    uint32_t n = p[0] == 255 ? 12 : 8 + ((p[0] * size + 3u) & ~3u);
+    return n <= left ? n : 0;
+}
+
+static bool items_fit(const uint8_t *body, uint32_t blen, unsigned size)
+{
+    for (uint32_t at = 0, n; at < blen; at += n)
+        if (blen - at < 8 || !(n = item_bytes(body + at, blen - at, size)))
+            return false;
+    return true;
+}
+
+static uint32_t id_at(const uint8_t *p, unsigned size, bool msb)
+{
+    return size == 1 ? p[0] : size == 2 ? ld16(p, msb) : ld32(p, msb);
+}
+
+static void id_store(uint8_t *p, uint32_t v, unsigned size, bool msb)
+{
+    if (size == 1)
+        p[0] = (uint8_t)v;
+    else if (size == 2)
+        st16(p, (uint16_t)v, msb);
+    else
+        st32(p, v, msb);
+}
+
+static int items_encode(const uint8_t *body, uint32_t blen, unsigned size, bool msb, const uint8_t *rfirst,
+                        struct buf *out)
+{
+    if (!items_fit(body, blen, size))
+        return 1;
+    struct items_prev pv;
+    items_start(rfirst, size, msb, &pv);
+    uint32_t mask = size == 4 ? 0xffffffffu : (1u << 8 * size) - 1;
+    for (uint32_t at = 0, n; at < blen; at += n) {
+        const uint8_t *p = body + at;
+        n = item_bytes(p, blen - at, size);
+        uint16_t dx = ld16(p + 4, msb), dy = ld16(p + 6, msb);
+        if (buf_append(out, p, 4) < 0 || put_zz(out, (uint16_t)(dx - pv.dx)) < 0 ||
+            put_zz(out, (uint16_t)(dy - pv.dy)) < 0)
+            return -ENOMEM;
+        pv.dx = dx, pv.dy = dy;
+        uint32_t ids = p[0] == 255 ? 0 : p[0], k;
+        for (k = 0; k < ids; k++) {
+            uint32_t id = id_at(p + 8 + k * size, size, msb), d = (id - pv.id) & mask;
+            if (size < 4 && d > mask / 2)
+                d |= ~mask; /* negative: sign-extend, so that the zigzag is small */
+            if (buf_put_varint(out, zz32(d)) < 0)
+                return -ENOMEM;
+            pv.id = id;
+        }
+        /* the rest: a glyphset id, or padding */
+        if (buf_append(out, p + 8 + ids * size, n - 8 - ids * size) < 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+static int items_decode(uint8_t *dst, uint32_t blen, unsigned size, bool msb, const uint8_t *rfirst, struct rd *r)
+{
+    struct items_prev pv;
+    items_start(rfirst, size, msb, &pv);
+    uint32_t mask = size == 4 ? 0xffffffffu : (1u << 8 * size) - 1;
+    for (uint32_t at = 0, n; at < blen; at += n) {
+        uint8_t *p = dst + at;
+        const uint8_t *src;
+        uint64_t zdx, zdy;
+        int rc;
+        if (blen - at < 8)
+            return -EBADMSG;
+        if ((rc = rd_bytes(r, &src, 4)) < 0 || (rc = rd_varint(r, &zdx)) < 0 || (rc = rd_varint(r, &zdy)) < 0)
+            return rc;
+        if (zdx > 0xffff || zdy > 0xffff)
+            return -EBADMSG;
+        memcpy(p, src, 4);
+        if (!(n = item_bytes(p, blen - at, size)))
+            return -EBADMSG;
+        pv.dx = (uint16_t)(pv.dx + xc_unzz16(zdx));
+        pv.dy = (uint16_t)(pv.dy + xc_unzz16(zdy));
+        st16(p + 4, pv.dx, msb);
+        st16(p + 6, pv.dy, msb);
+        uint32_t ids = p[0] == 255 ? 0 : p[0];
+        for (uint32_t k = 0; k < ids; k++) {
+            uint64_t z;
+            if ((rc = rd_varint(r, &z)) < 0)
+                return rc;
+            if (z > 0xffffffffu)
+                return -EBADMSG;
+            pv.id = (pv.id + unzz32((uint32_t)z)) & mask;
+            id_store(p + 8 + k * size, pv.id, size, msb);
+        }
+        if ((rc = rd_bytes(r, &src, n - 8 - ids * size)) < 0)
+            return rc;
+        memcpy(p + 8 + ids * size, src, n - 8 - ids * size);
+    }
+    return 0;
+}
+
 static int palette_encode(const uint8_t *body, uint32_t rows, uint32_t stride, unsigned psz, struct buf *out);
 static int palette_decode(uint8_t *dst, uint32_t rows, uint32_t stride, unsigned psz, struct rd *r);
 
+/* The pixel coder's statistics (glyphs and images share them), made on first use. */
+static struct xc_pix *pix_of(struct xc_model *m)
+{
+    if (!m->pix)
+        m->pix = xc_pix_new();
+    return m->pix;
+}
+
+/* Appends the pixel code of im, at least min bytes from mark (the code ends with zero
+ * bytes a decoder would take as read anyway). Always used once made: the statistics
+ * have learnt from it. */
+static int pix_put(struct xc_model *m, const struct xc_pix_image *im, const uint8_t *p, struct buf *out,
+                   size_t mark, uint32_t min)
+{
+    struct xc_pix *x = pix_of(m);
+    if (!x)
+        return -ENOMEM;
+    size_t used = out->len - mark;
+    return xc_pix_encode(x, im, p, min > used ? min - used : 0, out);
+}
+
+/* The pixel coder's view of a PutImage: 32-bit pixels (depth above 16, 4 bytes each,
+ * rows unpadded) or a plane of bytes (depth 8 or less: rows of B / h bytes, the first
+ * width of them samples). false when neither fits. */
+#define PIX_MIN_IMAGE 64           /* smaller images: the filters do as well */
+#define PIX_MAX_IMAGE (64u << 10)  /* larger ones (photos, screens): its time per byte does not pay */
+static bool image_pix(const uint8_t *fixed, uint32_t blen, bool msb, struct xc_pix_image *im)
+{
+    uint16_t w = ld16(fixed + 12, msb), h = ld16(fixed + 14, msb);
+    uint8_t depth = fixed[21];
+    *im = (struct xc_pix_image){ .msb = msb, .blen = blen, .w = w, .h = h };
+    if (depth > 16)
+        im->kind = XC_PIX_ARGB;
+    else if (depth <= 8 && h && blen % h == 0)
+        im->kind = XC_PIX_PLANE, im->stride = blen / h;
+    else
+        return false;
+    return blen >= PIX_MIN_IMAGE && blen <= PIX_MAX_IMAGE && xc_pix_shape_ok(im);
+}
+
 /* One filter byte per row (0 none, 1 left, 2 up), chosen by the smallest sum of
- * residual magnitudes, as PNG encoders do; then the residuals. */
-static int image_encode(const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb, struct buf *out)
+ * residual magnitudes, as PNG encoders do; then the residuals. Or the pixel coder
+ * (filter byte 4), or a palette (3). */
+static int image_encode_new(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
+                            struct buf *out)
 {
     uint32_t rows, stride;
     unsigned psz;
@@ -232,6 +404,15 @@ static int image_encode(const uint8_t *fixed, const uint8_t *body, uint32_t blen
     int rc = palette_encode(body, rows, stride, psz, out);
     if (rc != 1)
         return rc;
+    out->len = mark;
+    /* Else the pixel coder, when the image has a shape it knows. */
+    struct xc_pix_image im;
+    if (image_pix(fixed, blen, msb, &im)) {
+        uint8_t f4 = 4;
+        if (buf_append(out, &f4, 1) < 0)
+            return -ENOMEM;
+        return pix_put(m, &im, body, out, mark, 0);
+    }
     out->len = mark;
     uint8_t *o = buf_append_space(out, (size_t)blen + rows);
     if (!o)
@@ -253,11 +434,22 @@ static int image_encode(const uint8_t *fixed, const uint8_t *body, uint32_t blen
     return 0;
 }
 
-static int image_decode(const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb, struct rd *r)
+static int image_decode_new(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb,
+                            struct rd *r)
 {
     uint32_t rows, stride;
     unsigned psz;
     image_geom(fixed, blen, msb, &rows, &stride, &psz);
+    if (rd_left(r) > 0 && r->p[r->pos] == 4) {
+        struct xc_pix_image im;
+        struct xc_pix *x = pix_of(m);
+        if (!image_pix(fixed, blen, msb, &im))
+            return -EBADMSG;
+        if (!x)
+            return -ENOMEM;
+        r->pos++;
+        return xc_pix_decode(x, &im, dst, r);
+    }
     if (rd_left(r) > 0 && r->p[r->pos] == 3) {
         r->pos++;
         return palette_decode(dst, rows, stride, psz, r);
@@ -277,6 +469,45 @@ static int image_decode(const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool 
             row[i] = (uint8_t)(src[i] + (f == 1 ? (i >= psz ? row[i - psz] : 0) : f == 2 ? (row - stride)[i] : 0));
     }
     return 0;
+}
+
+/* An image among the latest ones is filter byte 5 and its index there; every image of a
+ * MODEL body then goes to the front of that list. */
+#define XC_FILTER_AGAIN 5
+static int image_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
+                        struct buf *out)
+{
+    if (!m->imgs && !(m->imgs = calloc(1, sizeof *m->imgs)))
+        return -ENOMEM;
+    uint64_t hash = blen >= XC_IMGS_MIN && blen <= XC_IMGS_MAX ? xc_imgs_hash(body, blen) : 0;
+    int found = hash ? xc_imgs_find(m->imgs, body, blen, hash) : -1, rc;
+    if (found >= 0) {
+        uint8_t code[2] = { XC_FILTER_AGAIN, (uint8_t)found };
+        rc = buf_append(out, code, 2);
+    } else
+        rc = image_encode_new(m, fixed, body, blen, msb, out);
+    return rc < 0 ? rc : xc_imgs_push(m->imgs, body, blen, found, hash);
+}
+
+static int image_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb,
+                        struct rd *r)
+{
+    if (!m->imgs && !(m->imgs = calloc(1, sizeof *m->imgs)))
+        return -ENOMEM;
+    int found = -1, rc;
+    if (rd_left(r) > 0 && r->p[r->pos] == XC_FILTER_AGAIN) {
+        uint8_t code[2];
+        const uint8_t *p;
+        if ((rc = rd_bytes(r, &p, 2)) < 0)
+            return rc;
+        memcpy(code, p, 2);
+        if (code[1] >= m->imgs->n || m->imgs->e[code[1]].len != blen)
+            return -EBADMSG;
+        found = code[1];
+        memcpy(dst, m->imgs->e[found].p, blen);
+    } else if ((rc = image_decode_new(m, fixed, dst, blen, msb, r)) < 0)
+        return rc;
+    return xc_imgs_push(m->imgs, dst, blen, found, 0);
 }
 
 /* Replies (the server direction cannot tell which request a reply answers): a sub-model
@@ -509,10 +740,9 @@ static int reply_decode(uint8_t *dst, uint32_t blen, bool msb, struct rd *r)
     return -EBADMSG;
 }
 
-/* AddGlyphs of 32-bit glyphs (subpixel text): ids and GLYPHINFOs as they are, then the
- * images' pixels, as 32-bit values in the request's byte order, split into red, green and
- * blue (three samples in a row of one coverage signal) and alpha minus green (alpha is
- * green's copy in such glyphs). Any bytes invert exactly; only the gain depends on it. */
+/* AddGlyphs: ids, GLYPHINFOs and images all through the pixel coder (pixel.c), with the
+ * images' layout (A8 or 32-bit) a sub-model byte. Whether 32-bit glyphs fit: their
+ * sizes add up to the body, with at least one pixel. */
 static bool glyphs_argb(const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb, uint32_t *nglyphs)
 {
     uint32_t n = ld32(fixed + 8, msb);
@@ -529,75 +759,85 @@ static bool glyphs_argb(const uint8_t *fixed, const uint8_t *body, uint32_t blen
     return px * 4 == blen - 16 * n && px > 0;
 }
 
-static int glyphs_encode(const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb, struct buf *out)
+/* The layout of AddGlyphs images: A8 rows padded to 4 bytes or 32-bit pixels, by which one
+ * the GLYPHINFOs' sizes add up to (1-pixel-wide glyphs fit both: either codes them). */
+static bool glyphs_a8(const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb)
 {
-    uint32_t n;
-    if (!glyphs_argb(fixed, body, blen, msb, &n))
-        return 1;
-    uint32_t npx = (blen - 16 * n) / 4;
-    uint8_t *o = buf_append_space(out, blen);
-    if (!o)
-        return -ENOMEM;
-    memcpy(o, body, 16 * (size_t)n);
-    uint8_t *rgb = o + 16 * (size_t)n, *alpha = rgb + 3 * (size_t)npx;
-    const uint8_t *px = body + 16 * (size_t)n;
-    for (uint32_t i = 0; i < npx; i++, px += 4) {
-        uint32_t v = ld32(px, msb);
-        uint8_t g = (uint8_t)(v >> 8);
-        *rgb++ = (uint8_t)(v >> 16);
-        *rgb++ = g;
-        *rgb++ = (uint8_t)v;
-        *alpha++ = (uint8_t)((v >> 24) - g);
+    uint32_t n = ld32(fixed + 8, msb);
+    uint64_t bytes = 16ull * n;
+    for (uint32_t g = 0; g < n && bytes <= blen; g++) {
+        const uint8_t *info = body + 4 * (size_t)n + 12 * (size_t)g;
+        bytes += (uint64_t)((ld16(info, msb) + 3u) & ~3u) * ld16(info + 2, msb);
     }
-    return 0;
+    return bytes == blen;
 }
 
-static int glyphs_decode(const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb, struct rd *r)
+enum { XC_GLYPHS_PIX_A8 = 1, XC_GLYPHS_PIX_ARGB = 2 };
+
+static int glyphs_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
+                         struct buf *out)
+{
+    uint32_t n = 0;
+    bool argb = glyphs_argb(fixed, body, blen, msb, &n);
+    if (blen > XC_PIX_MAX_BODY || (!argb && !glyphs_a8(fixed, body, blen, msb)))
+        return 1;
+    size_t mark = out->len;
+    uint8_t sub = argb ? XC_GLYPHS_PIX_ARGB : XC_GLYPHS_PIX_A8;
+    if (buf_append(out, &sub, 1) < 0)
+        return -ENOMEM;
+    struct xc_pix_image im = { argb ? XC_PIX_GLYPHS_ARGB : XC_PIX_GLYPHS_A8, msb, blen, 0, 0, 0, n };
+    return pix_put(m, &im, body, out, mark, blen > XC_BIG_BODY ? blen / XC_PIX_MIN_DIV : 0);
+}
+
+static int glyphs_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb,
+                         struct rd *r)
 {
     uint32_t n;
-    const uint8_t *p;
-    if (!glyphs_argb(fixed, NULL, blen, msb, &n))
-        return -EBADMSG;
-    int rc = rd_bytes(r, &p, blen);
+    uint8_t sub;
+    int rc = rd_u8(r, &sub);
     if (rc < 0)
         return rc;
-    uint32_t npx = (blen - 16 * n) / 4;
-    memcpy(dst, p, 16 * (size_t)n);
-    const uint8_t *rgb = p + 16 * (size_t)n, *alpha = rgb + 3 * (size_t)npx;
-    uint8_t *px = dst + 16 * (size_t)n;
-    for (uint32_t i = 0; i < npx; i++, px += 4, rgb += 3) {
-        uint8_t a = (uint8_t)(alpha[i] + rgb[1]);
-        st32(px, (uint32_t)a << 24 | (uint32_t)rgb[0] << 16 | (uint32_t)rgb[1] << 8 | rgb[2], msb);
-    }
-    return 0;
+    if (!glyphs_argb(fixed, NULL, blen, msb, &n))
+        return -EBADMSG;
+    if ((sub != XC_GLYPHS_PIX_A8 && sub != XC_GLYPHS_PIX_ARGB) || blen > XC_PIX_MAX_BODY)
+        return -EBADMSG;
+    struct xc_pix *x = pix_of(m);
+    if (!x)
+        return -ENOMEM;
+    struct xc_pix_image im = { sub == XC_GLYPHS_PIX_ARGB ? XC_PIX_GLYPHS_ARGB : XC_PIX_GLYPHS_A8, msb, blen, 0, 0, 0, n };
+    return xc_pix_decode(x, &im, dst, r);
 }
 
-int xc_body_encode(const struct xc_body_model *bm, const uint8_t *fixed, const uint8_t *body,
+int xc_body_encode(struct xc_model *m, const struct xc_body_model *bm, const uint8_t *fixed, const uint8_t *body,
                    uint32_t blen, bool msb, const uint8_t *rlast, struct buf *out)
 {
     if (bm->kind == XC_BM_ELEMS)
         return elems_encode(bm, body, blen, msb, rlast, out);
     if (bm->kind == XC_BM_TRAPS)
         return traps_encode(bm, body, blen, msb, rlast, out);
+    if (bm->kind == XC_BM_ITEMS)
+        return items_encode(body, blen, bm->words, msb, rlast, out);
     if (bm->kind == XC_BM_REPLY)
         return reply_encode(body, blen, msb, out);
     if (bm->kind == XC_BM_GLYPHS)
-        return glyphs_encode(fixed, body, blen, msb, out);
-    return image_encode(fixed, body, blen, msb, out);
+        return glyphs_encode(m, fixed, body, blen, msb, out);
+    return image_encode(m, fixed, body, blen, msb, out);
 }
 
-int xc_body_decode(const struct xc_body_model *bm, const uint8_t *fixed, uint8_t *dst,
+int xc_body_decode(struct xc_model *m, const struct xc_body_model *bm, const uint8_t *fixed, uint8_t *dst,
                    uint32_t blen, bool msb, const uint8_t *rlast, struct rd *r)
 {
     if (bm->kind == XC_BM_ELEMS)
         return elems_decode(bm, dst, blen, msb, rlast, r);
     if (bm->kind == XC_BM_TRAPS)
         return traps_decode(bm, dst, blen, msb, rlast, r);
+    if (bm->kind == XC_BM_ITEMS)
+        return items_decode(dst, blen, bm->words, msb, rlast, r);
     if (bm->kind == XC_BM_IMAGE && blen > 0)
-        return image_decode(fixed, dst, blen, msb, r);
+        return image_decode(m, fixed, dst, blen, msb, r);
     if (bm->kind == XC_BM_REPLY && blen > XC_BIG_BODY)
         return reply_decode(dst, blen, msb, r);
     if (bm->kind == XC_BM_GLYPHS)
-        return glyphs_decode(fixed, dst, blen, msb, r);
+        return glyphs_decode(m, fixed, dst, blen, msb, r);
     return -EBADMSG;
 }

@@ -276,7 +276,7 @@ static int dec_one(struct xdec *d, struct rd *r, struct buf *out)
         rc = dec_delta(body, blen, m->msb, &sub);
         break;
     case XC_BODY_MODEL:
-        rc = xc_body_decode(s.body, dst + (big ? 4 : 0), body, blen, m->msb, xc_ref_last_elem(&s, ref), &sub);
+        rc = xc_body_decode(m, s.body, dst + (big ? 4 : 0), body, blen, m->msb, xc_ref_last_elem(m, &s, ref), &sub);
         break;
     }
     if (rc < 0 || (blen && (mode & 3) != XC_BODY_RAW && (mode & 3) != XC_BODY_SAME)) {

@@ -150,7 +150,7 @@ static int model_code(struct xenc *e, const struct xc_shape *s, const uint8_t *m
     if (!s->body || !xc_body_fits(s->body, fixed, blen, e->m.msb))
         return 1;
     buf_clear(&e->scratch);
-    int rc = xc_body_encode(s->body, fixed, msg + s->head, blen, e->m.msb, xc_ref_last_elem(s, ref), &e->scratch);
+    int rc = xc_body_encode(&e->m, s->body, fixed, msg + s->head, blen, e->m.msb, xc_ref_last_elem(&e->m, s, ref), &e->scratch);
     if (rc == 0 && blen > XC_BIG_BODY && e->scratch.len < xc_body_min_code(s->body, blen))
         rc = 1; /* the decoder would refuse so short a code */
     return rc;

@@ -20,6 +20,9 @@ static const struct xc_body_model bm_addtraps = {
     XC_BM_ELEMS, 12, { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }
 };
 static const struct xc_body_model bm_addglyphs = { XC_BM_GLYPHS, 0, { 0 } };
+/* CompositeGlyphs8, 16, 32: items of glyph ids of 1, 2 or 4 bytes (in words). */
+static const struct xc_body_model bm_items[3] = { { XC_BM_ITEMS, 1, { 0 } }, { XC_BM_ITEMS, 2, { 0 } },
+                                                  { XC_BM_ITEMS, 4, { 0 } } };
 /* RENDER's TRAPEZOID as 16-bit words (32-bit FIXED values, two words each): top, bottom,
  * left p1 x y, p2 x y, right p1 x y, p2 x y. Bottom and the lines' y follow top and
  * bottom; p2.x follows p1.x; the rest follows the previous trapezoid. */
@@ -68,6 +71,10 @@ void xc_model_free(struct xc_model *m)
             free(m->cls[c].slot[i].p);
     memset(m->cls, 0, sizeof m->cls);
     m->stored = 0;
+    xc_pix_free(m->pix);
+    m->pix = NULL;
+    xc_imgs_free(m->imgs);
+    m->imgs = NULL;
 }
 
 unsigned xc_class_of(const struct xc_model *m, uint8_t byte0, uint8_t minor)
@@ -98,6 +105,9 @@ void xc_shape_of(const struct xc_model *m, uint8_t byte0, uint8_t minor, uint32_
         } else if (byte0 >= 128 && minor == XC_EXT_ADDTRAPS) {
             head = 12; /* picture, x and y offsets; then TRAPs of 24 bytes */
             s->body = &bm_addtraps;
+        } else if (byte0 >= 128 && minor >= XC_EXT_GLYPHS8 && minor <= XC_EXT_GLYPHS8 + 2) {
+            head = 28; /* op, pictures, mask format, glyphset, source x y; then items */
+            s->body = &bm_items[minor - XC_EXT_GLYPHS8];
         } else if (byte0 >= 128 && minor == XC_EXT_ADDGLYPHS) {
             head = 12; /* glyphset, count; then ids, GLYPHINFOs and images */
             s->body = &bm_addglyphs;

@@ -40,6 +40,30 @@ struct xc_class {
 };
 
 /* Identical on both ends of one channel direction, updated after every whole message. */
+struct xc_pix;
+
+/* Recent PutImage bodies (images.c), newest first. */
+#define XC_IMGS 64
+#define XC_IMGS_BUDGET (2u << 20)
+#define XC_IMGS_MIN 64          /* smaller images are not kept */
+#define XC_IMGS_MAX (256u << 10) /* nor larger ones */
+struct xc_img {
+    uint8_t *p;
+    uint32_t len;
+    uint64_t hash; /* the encoder's, to find it */
+};
+struct xc_imgs {
+    struct xc_img e[XC_IMGS];
+    unsigned n;
+    size_t bytes;
+};
+uint64_t xc_imgs_hash(const uint8_t *p, uint32_t len);
+/* The index of the entry equal to p, or -1. */
+int xc_imgs_find(const struct xc_imgs *c, const uint8_t *p, uint32_t len, uint64_t hash);
+/* Moves entry found (>= 0) to the front, or keeps a copy of p there. 0 or -ENOMEM. */
+int xc_imgs_push(struct xc_imgs *c, const uint8_t *p, uint32_t len, int found, uint64_t hash);
+void xc_imgs_free(struct xc_imgs *c);
+
 struct xc_model {
     enum xc_dir dir;
     bool msb;
@@ -48,6 +72,8 @@ struct xc_model {
     uint64_t serial;
     size_t stored;     /* bytes held by slots */
     struct xc_class cls[XC_NCLASS];
+    struct xc_pix *pix;     /* pixel coder statistics, made on first use */
+    struct xc_imgs *imgs;   /* recent PutImage bodies, made on first use */
 };
 
 /* What the header of a message implies, from its first bytes and its length. */
@@ -65,11 +91,12 @@ struct xc_body_model {
     uint8_t words;    /* fields per element, at most XC_BM_WORDS */
     uint8_t base[20]; /* per field: 0xff = same field of the previous element, else a field before it */
 };
-enum { XC_BM_ELEMS = 1, XC_BM_IMAGE = 2, XC_BM_REPLY = 3, XC_BM_GLYPHS = 4, XC_BM_TRAPS = 5 };
+enum { XC_BM_ELEMS = 1, XC_BM_IMAGE = 2, XC_BM_REPLY = 3, XC_BM_GLYPHS = 4, XC_BM_TRAPS = 5, XC_BM_ITEMS = 6 };
 #define XC_BM_WORDS 20
 #define XC_EXT_TRAPEZOIDS 10 /* the minor of RENDER's Trapezoids (any extension's minor 10: below) */
 #define XC_EXT_ADDGLYPHS 20  /* RENDER's AddGlyphs, as any extension's minor 20 */
 #define XC_EXT_ADDTRAPS 32   /* RENDER's AddTraps, as any extension's minor 32 */
+#define XC_EXT_GLYPHS8 23    /* RENDER's CompositeGlyphs8; 16 and 32 follow */
 
 void xc_model_init(struct xc_model *m, enum xc_dir dir, bool msb);
 void xc_model_free(struct xc_model *m);
@@ -116,21 +143,51 @@ static inline bool xc_word_implied(const struct xc_shape *s, enum xc_dir dir, un
 static inline uint64_t xc_zz16(uint16_t d) { return (uint16_t)((uint32_t)d << 1) ^ (uint16_t)(0u - (d >> 15)); }
 static inline uint16_t xc_unzz16(uint64_t v) { return (uint16_t)((uint32_t)(v >> 1) ^ (0u - (uint32_t)(v & 1))); }
 
+/* Pixel coder (pixel.c): an image's bytes as an arithmetic code (`size:varint code` for
+ * bodies up to XC_BIG_BODY; larger ones' codes are the rest of the body's code), with
+ * statistics that carry over from image to image of the same channel direction. */
+enum { XC_PIX_GLYPHS_A8, XC_PIX_GLYPHS_ARGB, XC_PIX_PLANE, XC_PIX_ARGB };
+struct xc_pix_image {
+    uint8_t kind;
+    bool msb;
+    uint32_t blen;         /* bytes of the image (glyphs: of the whole AddGlyphs body) */
+    uint32_t w, h, stride; /* PLANE: stride bytes per row, w of them samples; ARGB: 4w */
+    uint32_t n;            /* GLYPHS: the glyph count */
+};
+#define XC_PIX_MIN_DIV 1024     /* an AddGlyphs MODEL code is at least B / this */
+#define XC_PIX_MAX_BODY (1u << 20) /* nor is it used on larger bodies: its time per byte */
+struct xc_pix *xc_pix_new(void);
+void xc_pix_free(struct xc_pix *x);
+bool xc_pix_shape_ok(const struct xc_pix_image *im);
+/* The longest code a decoder accepts for an image of blen bytes: a bit costs at most 12. */
+static inline uint64_t xc_pix_max_code(uint32_t blen) { return 12ull * blen + 64; }
+/* Appends the code of im's bytes p, at least min bytes (zero bytes end the code then).
+ * The statistics learn from it. */
+int xc_pix_encode(struct xc_pix *x, const struct xc_pix_image *im, const uint8_t *p, size_t min, struct buf *out);
+int xc_pix_decode(struct xc_pix *x, const struct xc_pix_image *im, uint8_t *dst, struct rd *r);
+
 /* Body models (body.c). The encoders append to out (1: no sub-model of a reply fits); the decoders write exactly blen bytes
  * to dst from the reader, returning 0, -EAGAIN or -EBADMSG. fixed is the message as if
  * without BIG-REQUESTS (its fixed part is complete whenever there is a body). */
-int xc_body_encode(const struct xc_body_model *bm, const uint8_t *fixed, const uint8_t *body,
+int xc_body_encode(struct xc_model *m, const struct xc_body_model *bm, const uint8_t *fixed, const uint8_t *body,
                    uint32_t blen, bool msb, const uint8_t *rlast, struct buf *out);
 bool xc_body_fits(const struct xc_body_model *bm, const uint8_t *fixed, uint32_t blen, bool msb);
 /* The least code size a MODEL body of blen bytes may have (its size field is checked). */
 uint32_t xc_body_min_code(const struct xc_body_model *bm, uint32_t blen);
-int xc_body_decode(const struct xc_body_model *bm, const uint8_t *fixed, uint8_t *dst,
+int xc_body_decode(struct xc_model *m, const struct xc_body_model *bm, const uint8_t *fixed, uint8_t *dst,
                    uint32_t blen, bool msb, const uint8_t *rlast, struct rd *r);
 
 /* The last element of the reference's body, where a list continues from (a polyline's
- * next segment starts where the previous one ended), or NULL. */
-static inline const uint8_t *xc_ref_last_elem(const struct xc_shape *s, const struct xc_slot *ref)
+ * next segment starts where the previous one ended); for glyph items the first 12 bytes
+ * of the body of the class's newest message (slot 0, whichever reference the head used:
+ * lines of text follow each other); or NULL. */
+static inline const uint8_t *xc_ref_last_elem(const struct xc_model *m, const struct xc_shape *s,
+                                              const struct xc_slot *ref)
 {
+    if (s->body && s->body->kind == XC_BM_ITEMS) {
+        const struct xc_slot *r0 = xc_ref(m, s->cls, 0);
+        return r0 && r0->len >= s->head + 12 ? r0->p + s->head : NULL;
+    }
     if (!ref || !s->body || (s->body->kind != XC_BM_ELEMS && s->body->kind != XC_BM_TRAPS) || ref->len <= s->head)
         return NULL;
     uint32_t rb = ref->len - s->head, el = 2u * s->body->words;

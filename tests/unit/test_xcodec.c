@@ -10,7 +10,7 @@
 #include "common/buf.h"
 #include "xcodec/xcodec.h"
 
-#define MAXMSG 64
+#define MAXMSG 256
 struct msgs { struct buf all; size_t off[MAXMSG + 1]; int n; };
 
 static uint32_t rng_state = 12345;
@@ -390,6 +390,182 @@ static void requests_of_every_kind(struct msgs *m, bool msb)
     req(m, msb, 0, 0, 4, NULL);                /* opcode 0 (no such request) */
 }
 
+
+/* Real messages, LSB first, as Xvfb got them: x11perf -aa24text's A8 glyphs and
+ * -rgb24text's subpixel glyphs (one per AddGlyphs), -aa10text's CompositeGlyphs8 (lines
+ * one glyph on), gtk3-widget-factory's 16x16 icons (PutImage depth 32), a mask (depth 8)
+ * and CompositeGlyphs16. */
+static const char real_a8_hex[] =
+    "8a14470018002000010000000e00000010001000feff100014000000000000000000009eac0800000000000000000000"
+    "000000ecff0c00000000000000000000000000ecff0c00000000000000000000000000ecff0c00000000000000000000"
+    "000000ecff0c00000000000000000000000000ecff0c00000000000000000000000000ecff0c00000000000074ffffff"
+    "ffffffffffffffffffffff9074ffffffffffffffffffffffffffff9009141414141414edff1f14141414140b00000000"
+    "000000ecff0c00000000000000000000000000ecff0c00000000000000000000000000ecff0c00000000000000000000"
+    "000000ecff0c00000000000000000000000000ecff0c00000000000000000000000000ecff0c0000000000008a144600"
+    "180020000100000012000000090015000000120008000000000000000012fced0300000000000000005bffa500000000"
+    "0000000000a7ff59000000000000000004eefb1100000000000000003fffc10000000000000000008bff750000000000"
+    "00000000d7ff29000000000000000022ffdd0000000000000000006fff91000000000000000000bbff45000000000000"
+    "00000df9f206000000000000000054ffac000000000000000000a0ff60000000000000000002e9fd1600000000000000"
+    "0038ffc800000000000000000084ff7c000000000000000000d0ff3000000000000000001cffe3000000000000000000"
+    "68ff98000000000000000000b4ff4c0000000000000000007680090000000000000000008a144f001800200001000000"
+    "130000000d001200ffff12000f0000000000001d96dff8e8ae3b000000000000000037effffffbfffffd6a0000000000"
+    "000de7ffce31011ba2fffc3700000000007cffef1800000001c2ffbb0000000000d7ff9000000000004cfffd17000000"
+    "18ffff4a00000000000afaff5700000042ffff1f000000000000d9ff800000005bffff05000000000000bfff99000000"
+    "66fffc00000000000000b5ffa500000067fffb00000000000000b5ffa50000005bffff05000000000000bfff99000000"
+    "41ffff1f000000000000d9ff8000000017ffff49000000000009faff5700000000d6ff8f00000000004bfffd17000000"
+    "007cffee1600000001c0ffbb00000000000ee7ffcc30011aa0fffc3800000000000037f0fffffbfffffd6a0000000000"
+    "0000001d97e0f9e9ae3b0000000000008a143d001800200001000000140000000c001200feff12000f000000105085b9"
+    "edffff30000000005cffffffffffff30000000005ce6b37f6affff30000000000300000028ffff300000000000000000"
+    "28ffff30000000000000000028ffff30000000000000000028ffff30000000000000000028ffff300000000000000000"
+    "28ffff30000000000000000028ffff30000000000000000028ffff30000000000000000028ffff300000000000000000"
+    "28ffff30000000000000000028ffff30000000000000000028ffff30000000000014141438ffff401414140104ffffff"
+    "ffffffffffffff1004ffffffffffffffffffff10";
+static const char real_argb_hex[] =
+    "8a1497001e002000010000002000000012000800ffff0c0014000000000000000c06020610100f101010101010101010"
+    "101010101010101010101010101010101010101010101010101010101010101010101010101010100f10101003090d09"
+    "0000000002000000c6732373fffff9ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"
+    "fffffffffffffffffffffffffffffffffcffffff3c8fdf8f0000050002000000c6732373fffff9ffffffffffffffffff"
+    "fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffcffffff3c8fdf8f"
+    "000005000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "00000000000000000f080208141413141414141414141414141414141414141414141414141414141414141414141414"
+    "1414141414141414141414141414141413141414040b110b0000000002000000c6732373fffff9ffffffffffffffffff"
+    "fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffcffffff3c8fdf8f"
+    "0000050002000000c6732373fffff9ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"
+    "fffffffffffffffffffffffffffffffffcffffff3c8fdf8f000005008a14cd001e00200001000000220000000b001200"
+    "ffff12000d0000000000000035170517977a587ad7c5b0c5f6f0e6f0f4f9faf9cddfecdf6d95b495051b401b00000000"
+    "000000007d340434fdf1ccf1fffffefffffffffffffffffffffffffffffffffffeffffffb3e6fbe60628672800000000"
+    "9d480648e4f6eaf6799dc49d263d593d060b160b211007109c653c65fef3d0f3feffffff61b3f0b300011a0140240324"
+    "0c2848280000010000000000000000000000000004000000ce7d2c7dfffffaffa8f3fef3000a530a0000000000000000"
+    "0000000000000000000000000000000000000000ad580c58fffef6feb0f6fef6000f5c0f000000000000000000000000"
+    "00000000000000000000000014010001e8a654a6fefffdff74c6f8c60003250300000000000000000000000000000000"
+    "000000000d010001bb743374fffdeafdd3f7fef70d3e8c3e00000000000000000000000000000000000000000d010001"
+    "bd773577fffdebfde0fafefa245ea95e000006000000000000000000000000000000000004000000b5662566fffde9fd"
+    "defafefa245da75d00000600000000000000000000000000000000000000000058130113fdeeabeeeefdfffd286dbb6d"
+    "0000060000000000000000000000000000000000000000000000000099450645fffde8fda5effeef000a500a00000000"
+    "000000000000000000000000000000000000000000000000ab560956fffef6fe8fdffcdf00053c050000000000000000"
+    "0000000000000000000000000000000000000000ac570a57fffff7ff8edefcde00053b05000000000000000000000000"
+    "000000000000000000000000000000002010011030302e301a292f2900010b0100000000000000000000000000000000"
+    "00000000000000000000000011090209181817180f161716000007000000000000000000000000000000000000000000"
+    "0000000002000000be6b1c6bfffff9ffa2f0fef000074d07000000000000000000000000000000000000000000000000"
+    "02000000be6b1c6bfffff9ffa2f0fef000074d0700000000000000000000000000000000000000000000000002000000"
+    "be6b1c6bfffff9ffa2f0fef000074d0700000000000000000000000000000000";
+static const char real_cg8_hex[] =
+    "8a171d00030000000b002000110020002400000012002000000000005000000014001400030405060708090a0b0c0d0e"
+    "0f101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e"
+    "3f404142434445464748494a4b4c4d4e4f5051528a171d00030000000b00200011002000240000001200200000000000"
+    "50000000140020000405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f202122232425262728292a2b"
+    "2c2d2e2f303132333435363738393a3b3c3d3e3f404142434445464748494a4b4c4d4e4f505152538a171d0003000000"
+    "0b002000110020002400000012002000000000005000000014002c0005060708090a0b0c0d0e0f101112131415161718"
+    "191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f404142434445464748"
+    "494a4b4c4d4e4f50515253548a171d00030000000b002000110020002400000012002000000000005000000014003800"
+    "060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f303132333435"
+    "363738393a3b3c3d3e3f404142434445464748494a4b4c4d4e4f505152535455";
+static const char real_pi32_hex[] =
+    "480206016b00200063002000100010000000000000200809000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000101010322211f5b42423eb452514ddf5d5c57fc53524ee241403db01d1d1c50010101020000000000000000"
+    "000000000000000000000000000000000e0d0d254c4b47cf5e5d58ff5e5d58ff5e5d58ff5e5d58ff5e5d58ff5e5d58ff"
+    "5e5d58ff4a4a46ca0b0b0a1e00000000494844c5484743c3000000000e0d0d25565551ea5e5d58ff51504cdc25242364"
+    "0a0a0a1c000000000f0f0e282727256b555450e75e5d58ff565550e80b0b0a1e5e5d58ff5e5d58ff010101044c4b47cd"
+    "5e5d58ff484743c20605050f00000000000000000000000000000000000000000606061044433fb85e5d58ff4a4945c9"
+    "5e5d58ff5e5d58ff21201f595e5d58ff55544fe60404040c000000000000000000000000000000000000000000000000"
+    "000000000404040c51504cdb5e5d58ff5e5d58ff5e5d58ff42423eb45e5d58ff2727256a000000000000000000000000"
+    "00000000000000000000000000000000494844c55e5d58ff5e5d58ff5e5d58ff5e5d58ff5e5d58ff565550e95e5d58ff"
+    "0a0a091b00000000000000000000000000000000000000000000000000000000484743c35e5d58ff5e5d58ff5e5d58ff"
+    "5e5d58ff5e5d58ff5c5b56fa5e5d58ff0202020500000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000565550e95e5d58ff0a0a0a1c000000000000000000000000"
+    "0000000000000000000000000000000000000000000000000000000000000000000000000000000042423eb45e5d58ff"
+    "2727256b000000000000000000000000000000000000000000000000000000000000000000000000070707130d0d0c23"
+    "000000000000000020201e585e5d58ff55544fe60505040d000000000000000000000000000000000000000000000000"
+    "000000000505040d51504cdb5b5a56f80606061000000000010101044b4a46cc5e5d58ff484744c40606061000000000"
+    "0000000000000000000000000000000006060611444340b95e5d58ff4b4a46cc0101010200000000000000000d0d0c24"
+    "565550e95e5d58ff52514dde262523660b0b0a1d000000010f0f0e2a2828266d565550e85e5d58ff55544fe60d0d0c23"
+    "000000000000000000000000000000000d0d0c234c4b47cd5e5d58ff5e5d58ff5e5d58ff5e5d58ff5e5d58ff5e5d58ff"
+    "5e5d58ff4a4a46ca0d0d0c230000000000000000000000000000000000000000000000000101010221201f5942413eb3"
+    "54544fe55d5c57fb55544fe641413db120201e570101010200000000000000000000000000000000480206018e002000"
+    "6300200010001000000000000020b2000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "36342eff292823c304040415000000000000000004040313282722bf36342eff00000000000000000000000000000000"
+    "000000000000000000000000000000002d2b26d436342eff2c2b26d204040415040404142c2a25cf36342eff2e2c27d7"
+    "00000000000000000000000000000000000000000000000000000000000000000606051c2e2d28db36342eff2c2b26d2"
+    "2c2b26d136342eff2f2d28df070706200000000000000000000000000000000000000000000000000000000000000000"
+    "000000000606051c2e2d28db36342eff36342eff302e29e1070706220000000000000000000000000000000000000000"
+    "0000000000000000000000000000000000000000050404162c2b26d236342eff36342eff2e2c27d90605051a00000000"
+    "0000000000000000000000000000000000000000000000000000000000000000050504182d2b26d536342eff2e2c27d7"
+    "2e2c27d736342eff2e2c27d7050504180000000000000000000000000000000000000000000000000000000000000000"
+    "2c2a25ce36342eff2e2c27d705050418050504182e2c27d736342eff2c2a25cf00000000000000000000000000000000"
+    "0000000000000000000000000000000036342eff2c2a25cf050504180000000000000000050504182c2a25cf36342eff"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "0000000000000000000000000000000000000000000000000000000000000000";
+static const char real_pi8_hex[] =
+    "48025b00420020003d002000110011000000000000080000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000040500000000000000000103060809"
+    "0909090909030200000000000001040a121a202426262626260005000000000001050f1f3446545b5d5e5e5e5e000000"
+    "00000001040f25456682949da0a1a1a1a1000000000000020a1f44729dbcced6d8d9d9d9d900000a000000041234669e"
+    "cae4f0f4f6f6f6f6f6fcfcfe000000061a4682bce3f7fdffffffffffff00000000000008205393cef0fdffffffffffff"
+    "ff00000000000009245b9dd6f4feffffffffffffff00000000000009255ea0d9f5fffffffffffffffffcfcfe00000009"
+    "265ea1d9f6ffffffffffffffff00006200000009265ea1d9f6ffffffffffffffff00000000000009265ea1d9f6ffffff"
+    "ffffffffff00000000000009265ea1d9f6ffffffffffffffff000000";
+static const char real_cg16_hex[] =
+    "8a180b0003002602f20120003600200000000000f3012000b9025c0004000000b9025c0018001300ed0a08008a180b00"
+    "03292300e5022000b602200000000000f3012000aa02240004000000aa02240018001300ed0a08008a180b0003140600"
+    "e5022000f002200000000000f3012000aa02240004000000aa02240018001300ed0a0800";
+
+/* Messages from hex, LSB first, split by their length fields. */
+static void add_hex_msgs(struct msgs *m, const char *hex)
+{
+    struct msgs all = { 0 };
+    add_hex(&all, hex);
+    const uint8_t *p = buf_head(&all.all);
+    for (size_t at = 0; at + 4 <= all.all.len;) {
+        size_t len = 4u * ld16(p + at + 2, false);
+        add(m, p + at, len);
+        at += len;
+    }
+    buf_free(&all.all);
+}
+
+/* Size of a message list's encoding. */
+static size_t encoded_size(enum xc_dir dir, bool msb, const struct msgs *m)
+{
+    size_t size = 0;
+    return round_trip(dir, msb, m, 0, &size) ? size : (size_t)-1;
+}
+
+/* A 32-bit image w x h with more than 16 colours (a gradient, seeded), drawn at (x, 0). */
+static void gradient_image(struct msgs *m, bool msb, uint16_t w, uint16_t h, unsigned seed, uint16_t x)
+{
+    size_t blen = 4u * w * h;
+    uint8_t *t = calloc(1, 20 + blen);
+    st16(t + 8, w, msb); st16(t + 10, h, msb); st16(t + 12, x, msb); t[17] = 32;
+    for (size_t i = 0; i < (size_t)w * h; i++)
+        st32(t + 20 + 4 * i, 0xff000000u | (uint32_t)((i % w) * 7 + seed) << 16 | (uint32_t)((i / w) * 5 + seed * 3) << 8 | (seed & 0xff), msb);
+    req(m, msb, 72, 2, 24 + blen, t);
+    free(t);
+}
+
+/* CompositeGlyphs (minor 23 + k) of the given items (already laid out) after the 24 bytes of
+ * op, pictures, format, glyphset and source. */
+static void composite_glyphs(struct msgs *m, bool msb, unsigned k, const uint8_t *items, size_t n)
+{
+    uint8_t *t = calloc(1, 24 + n);
+    t[0] = 3;
+    st32(t + 4, 0x200004, msb); st32(t + 8, 0x200005, msb); st32(t + 16, 0x200012, msb);
+    memcpy(t + 24, items, n);
+    req(m, msb, 138, (uint8_t)(23 + k), 28 + n, t);
+    free(t);
+}
+
 int main(void)
 {
     TEST("That requests of every kind round-trip in both byte orders") {
@@ -763,6 +939,143 @@ int main(void)
         CHECK(round_trip(XC_REQUESTS, false, &m, 0, &size));
         CHECK(size < 1300); /* a byte a field: zeros but for the first trap */
         buf_free(&m.all);
+    }
+    TEST("That real glyphs, icons and masks round-trip through the pixel coder and shrink well") {
+        struct msgs m = { 0 };
+        add_hex_msgs(&m, real_a8_hex);
+        add_hex_msgs(&m, real_argb_hex);
+        add_hex_msgs(&m, real_pi32_hex);
+        add_hex_msgs(&m, real_pi8_hex);
+        size_t size = encoded_size(XC_REQUESTS, false, &m);
+        CHECK(round_trip(XC_REQUESTS, false, &m, 1, NULL));
+        CHECK(round_trip(XC_REQUESTS, false, &m, 7, NULL));
+        CHECK(size < m.all.len * 45 / 100);
+        printf("  %d real glyphs and images (%zu bytes): %zu bytes\n", m.n, m.all.len, size);
+        buf_free(&m.all);
+        /* Glyphs of every layout and byte order, a glyph of no pixels, a count of zero, and
+         * a body the GLYPHINFOs do not add up to (no model). */
+        for (int msb = 0; msb < 2; msb++) {
+            struct msgs g = { 0 };
+            add_glyphs(&g, msb, 7, 4, 9, 12, 1);
+            add_glyphs(&g, msb, 11, 2, 1, 5, 4);
+            add_glyphs(&g, msb, 13, 3, 6, 7, 4);
+            add_glyphs(&g, msb, 16, 1, 0, 0, 1);
+            add_glyphs(&g, msb, 17, 0, 0, 0, 1);
+            uint8_t bad[8 + 16 + 12] = { 0 };
+            st32(bad + 4, 1, msb);
+            st16(bad + 12, 3, msb); st16(bad + 14, 5, msb); /* 3 x 5: 20 or 60 bytes, not 12 */
+            req(&g, msb, 138, 20, 4 + sizeof bad, bad);
+            CHECK(round_trip(XC_REQUESTS, msb, &g, 0, NULL));
+            CHECK(round_trip(XC_REQUESTS, msb, &g, 3, NULL));
+            buf_free(&g.all);
+        }
+    }
+    TEST("That a large glyph of few changes still sends a code of the least size a decoder takes") {
+        /* One A8 glyph of 256 x 256 (64 KiB): 17 values in its first row, then all zeros.
+         * Its pixel code alone is about 20 bytes, shorter than B / 1024: zeros end it. */
+        struct msgs m = { 0 };
+        size_t blen = 16 + 256u * 256;
+        uint8_t *t = calloc(1, 8 + blen);
+        st32(t + 4, 1, false);
+        st32(t + 8, 77, false);
+        st16(t + 12, 256, false); st16(t + 14, 256, false);
+        for (int i = 0; i < 17; i++) t[8 + 16 + i] = (uint8_t)(i * 9);
+        req(&m, false, 138, 20, 12 + blen - 4 + 4, t);
+        size_t size = encoded_size(XC_REQUESTS, false, &m);
+        CHECK(size != (size_t)-1 && size >= blen / 1024);
+        CHECK(size < blen / 1024 + 32);
+        CHECK(round_trip(XC_REQUESTS, false, &m, 100, NULL));
+        free(t);
+        buf_free(&m.all);
+    }
+    TEST("That an image drawn again among the latest 64 costs its index, and a wrong index is refused") {
+        for (int msb = 0; msb < 2; msb++) {
+            struct msgs m = { 0 };
+            for (unsigned i = 0; i < 70; i++)
+                gradient_image(&m, msb, 8, 8, i, (uint16_t)i);
+            size_t first = encoded_size(XC_REQUESTS, msb, &m);
+            for (unsigned i = 10; i < 70; i++) /* the latest 60 again, oldest first, elsewhere */
+                gradient_image(&m, msb, 8, 8, i, (uint16_t)(100 + i));
+            size_t size = encoded_size(XC_REQUESTS, msb, &m);
+            CHECK(size != (size_t)-1 && size - first < 60 * 12);
+            CHECK(round_trip(XC_REQUESTS, msb, &m, 5, NULL));
+            printf("  60 images drawn again (%s): %zu bytes\n", msb ? "MSB" : "LSB", size - first);
+            buf_free(&m.all);
+        }
+        struct msgs m = { 0 };
+        for (unsigned i = 0; i < 9; i++) /* further back than the 7 references, over 2 KiB */
+            gradient_image(&m, false, 40, 40, i, 0);
+        gradient_image(&m, false, 40, 40, 0, 50);
+        CHECK(round_trip(XC_REQUESTS, false, &m, 0, NULL));
+        struct xenc *e; struct xdec *d;
+        struct buf enc = { 0 }, out = { 0 };
+        xenc_new(&e, XC_REQUESTS, false);
+        for (int i = 0; i < m.n; i++)
+            CHECK_EQ(xenc_message(e, buf_head(&m.all) + m.off[i], m.off[i + 1] - m.off[i], &enc), 0);
+        uint8_t *c = (uint8_t *)buf_head(&enc);
+        CHECK_EQ(c[enc.len - 2], 5); /* drawn again: filter 5, index 8 */
+        CHECK_EQ(c[enc.len - 1], 8);
+        c[enc.len - 1] = 9; /* only nine images are kept */
+        xdec_new(&d, XC_REQUESTS, false);
+        CHECK_EQ(xdec_feed(d, c, enc.len, &out), -EBADMSG);
+        xdec_free(d);
+        xenc_free(e);
+        buf_free(&enc); buf_free(&out); buf_free(&m.all);
+    }
+    TEST("That CompositeGlyphs items round-trip, a line of text one glyph on costs little, and odd items cross") {
+        struct msgs m = { 0 };
+        add_hex_msgs(&m, real_cg8_hex);
+        add_hex_msgs(&m, real_cg16_hex);
+        CHECK(round_trip(XC_REQUESTS, false, &m, 0, NULL));
+        buf_free(&m.all);
+        for (int msb = 0; msb < 2; msb++) {
+            struct msgs l = { 0 };
+            for (int line = 0; line < 40; line++) { /* x11perf: 80 glyphs, each line one on */
+                uint8_t it[8 + 80] = { 80 };
+                st16(it + 4, 20, msb); st16(it + 6, (uint16_t)(20 + 12 * line), msb);
+                for (int g = 0; g < 80; g++) it[8 + g] = (uint8_t)(line + g + 3);
+                composite_glyphs(&l, msb, 0, it, sizeof it);
+            }
+            /* after the first line, every line's code is the same bytes: the zstd stage's */
+            struct xenc *e;
+            struct buf enc = { 0 };
+            size_t at[41] = { 0 };
+            xenc_new(&e, XC_REQUESTS, msb);
+            for (int i = 0; i < l.n; i++) {
+                CHECK_EQ(xenc_message(e, buf_head(&l.all) + l.off[i], l.off[i + 1] - l.off[i], &enc), 0);
+                at[i + 1] = enc.len;
+            }
+            for (int i = 2; i < l.n; i++)
+                CHECK(at[i + 1] - at[i] == at[2] - at[1] && memcmp(buf_head(&enc) + at[i], buf_head(&enc) + at[1], at[2] - at[1]) == 0);
+            printf("  a line of 80 glyphs one on (%s): %zu bytes, the same each time\n", msb ? "MSB" : "LSB", at[2] - at[1]);
+            xenc_free(e);
+            buf_free(&enc);
+            /* 16- and 32-bit ids, several items, a glyphset switch, ids that step down */
+            for (unsigned k = 1; k < 3; k++) {
+                unsigned size = k == 1 ? 2 : 4;
+                uint8_t it[(8 + 4 * 4) + 12 + (8 + 4 * 4)] = { 0 };
+                uint8_t *p = it;
+                p[0] = 3; st16(p + 4, 5, msb); st16(p + 6, 9, msb);
+                for (unsigned g = 0; g < 3; g++) {
+                    uint32_t id = 70000u - 9000u * g;
+                    if (size == 2) st16(p + 8 + 2 * g, (uint16_t)id, msb); else st32(p + 8 + 4 * g, id, msb);
+                }
+                p += 8 + ((3 * size + 3) & ~3u);
+                p[0] = 255; st32(p + 8, 0x200013, msb);
+                p += 12;
+                p[0] = 2; st16(p + 4, 0xfff0, msb);
+                if (size == 2) { st16(p + 8, 1, msb); st16(p + 10, 0xffff, msb); } else { st32(p + 8, 1, msb); st32(p + 12, 0xffffffffu, msb); }
+                p += 8 + ((2 * size + 3) & ~3u);
+                composite_glyphs(&l, msb, k, it, (size_t)(p - it));
+                composite_glyphs(&l, msb, k, it, (size_t)(p - it));
+            }
+            uint8_t odd[12] = { 9 };               /* 9 glyphs do not fit: sent raw */
+            composite_glyphs(&l, msb, 0, odd, sizeof odd);
+            composite_glyphs(&l, msb, 2, odd, 4);   /* shorter than an item's header */
+            CHECK(round_trip(XC_REQUESTS, msb, &l, 0, NULL));
+            CHECK(round_trip(XC_REQUESTS, msb, &l, 3, NULL));
+            buf_free(&l.all);
+        }
     }
     TEST("That truncated streams yield only whole messages and wait for the rest") {
         struct msgs m = { 0 };
