@@ -332,6 +332,15 @@ static int encode_tail(struct channel *ch, struct buf *out, size_t at)
     return buf_append(out, buf_head(t), t->len);
 }
 
+/* Padding is never sent: the bytes xcb-proto calls padding are zeroed before the link
+ * (the server ignores them; libraries leave there whatever their buffer held). */
+static void clear_padding(uint8_t *req, uint32_t size, uint32_t mask)
+{
+    for (uint32_t b = 0; mask && b < 32 && b < size; b++, mask >>= 1)
+        if (mask & 1)
+            req[b] = 0;
+}
+
 static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct xw_request *rq, struct buf *out,
                           struct msg_class *cls)
 {
@@ -387,6 +396,8 @@ static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct x
     ownwin_on_request(&ch->own, cls, msg, rq->size, ch->xs.msb);
     size_t at = out->len;
     rc = buf_append(out, msg, rq->size);
+    if (!rc && is_app(s) && rq->header_size == 4)
+        clear_padding(out->data + out->off + at, rq->size, cls->pad_mask);
     return rc ? rc : encode_tail(ch, out, at);
 }
 

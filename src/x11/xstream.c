@@ -84,6 +84,7 @@ static void classify_request(const struct xstream *xs, uint8_t major, uint8_t mi
         cls->minor = 0;
         cls->name = xp_core_requests[major].name;
         *has_reply = xp_core_requests[major].has_reply;
+        cls->pad_mask = xp_core_requests[major].pad_mask;
         return;
     }
     const struct xp_extension *e = ext_of_major(xs, major);
@@ -93,6 +94,7 @@ static void classify_request(const struct xstream *xs, uint8_t major, uint8_t mi
     if (minor < e->n_requests) {
         cls->name = e->requests[minor].name;
         *has_reply = e->requests[minor].has_reply;
+        cls->pad_mask = e->requests[minor].pad_mask;
     }
 }
 

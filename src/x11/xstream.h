@@ -22,6 +22,7 @@ struct msg_class {
     const char *ext;               /* extension name or NULL */
     const char *name;              /* message name or NULL when unknown */
     int16_t query_ext;             /* QueryExtension request or reply: xp_extensions index; else -1 */
+    uint32_t pad_mask;             /* requests: bit i set when byte i (of the first 32) is padding (xcb-proto) */
 };
 
 enum xs_phase { XS_SETUP_REQUEST, XS_SETUP_REPLY, XS_RUNNING, XS_FAILED };

@@ -5,6 +5,7 @@
 
 #include "test.h"
 #include "x11/xstream.h"
+#include "xproto_tables.h"
 
 static const bool msb = false;
 
@@ -60,8 +61,28 @@ static void running(struct xstream *xs, bool hide)
     buf_free(&b);
 }
 
+static uint32_t ext_pad_mask(const char *xname, uint8_t minor)
+{
+    for (size_t i = 0; i < xp_n_extensions; i++)
+        if (!strcmp(xp_extensions[i].xname, xname))
+            return minor < xp_extensions[i].n_requests ? xp_extensions[i].requests[minor].pad_mask : 0;
+    return 0xffffffffu;
+}
+
 int main(void)
 {
+    TEST("That the padding of requests comes from xcb-proto: unused byte 1, pads, alignment to 4") {
+        CHECK_EQ(xp_core_requests[16].pad_mask, 0xc0);       /* InternAtom: name_len then 2 pad */
+        CHECK_EQ(xp_core_requests[43].pad_mask, 0x2);        /* GetInputFocus: byte 1 */
+        CHECK_EQ(xp_core_requests[62].pad_mask, 0x2);        /* CopyArea: byte 1, then fields to the end */
+        CHECK_EQ(xp_core_requests[49].pad_mask, 0x2);        /* ListFonts: byte 1 (the pattern follows) */
+        CHECK_EQ(xp_core_requests[8].pad_mask, 0x2);         /* MapWindow */
+        CHECK_EQ(xp_core_requests[18].pad_mask, 0xe0000);    /* ChangeProperty: 3 pad after format */
+        CHECK_EQ(ext_pad_mask("SYNC", 0), 0xc0);             /* Initialize: 2 bytes, aligned to 4 */
+        CHECK_EQ(ext_pad_mask("XKEYBOARD", 8), 0x0c000000); /* GetMap: 2 pad at its end */
+        CHECK_EQ(ext_pad_mask("RENDER", 0), 0);              /* QueryVersion: two CARD32 */
+        CHECK_EQ(ext_pad_mask("RENDER", 23), 0xe0);         /* CompositeGlyphs8: 3 pad after its op */
+    }
     TEST("That extension opcodes are learnt from QueryExtension replies") {
         struct xstream xs;
         struct msg_class cls;
