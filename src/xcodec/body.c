@@ -281,7 +281,7 @@ static int image_decode(const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool 
 
 /* Replies (the server direction cannot tell which request a reply answers): a sub-model
  * byte, then the code of the first one that fits. */
-enum { XC_REPLY_FONT = 1, XC_REPLY_PALETTE = 2 };
+enum { XC_REPLY_FONT = 1, XC_REPLY_PALETTE = 2, XC_REPLY_NAMES = 3 };
 #define FONT_FIXED 28      /* QueryFont reply bytes 32-59, before its properties */
 #define FONT_CHARINFO 12   /* six 16-bit fields */
 #define PALETTE_MAX 16     /* distinct pixels: indices of at most 4 bits */
@@ -485,10 +485,18 @@ static int palette_decode(uint8_t *dst, uint32_t rows, uint32_t stride, unsigned
 static int reply_encode(const uint8_t *body, uint32_t blen, bool msb, struct buf *out)
 {
     int rc = font_encode(body, blen, msb, out);
-    if (rc != 1 || blen % 4)
+    if (rc != 1)
         return rc;
     size_t mark = out->len;
-    uint8_t sub = XC_REPLY_PALETTE;
+    uint8_t sub = XC_REPLY_NAMES;
+    if (buf_append(out, &sub, 1) < 0)
+        return -ENOMEM;
+    if ((rc = xc_names_encode(body, blen, out)) != 1)
+        return rc;
+    out->len = mark;
+    if (blen % 4)
+        return 1;
+    sub = XC_REPLY_PALETTE;
     if (buf_append(out, &sub, 1) < 0)
         return -ENOMEM;
     if ((rc = palette_encode(body, 1, blen, 4, out)) == 1)
@@ -506,6 +514,8 @@ static int reply_decode(uint8_t *dst, uint32_t blen, bool msb, struct rd *r)
         return font_decode(dst, blen, msb, r);
     if (sub == XC_REPLY_PALETTE)
         return blen % 4 ? -EBADMSG : palette_decode(dst, 1, blen, 4, r);
+    if (sub == XC_REPLY_NAMES)
+        return xc_names_decode(dst, blen, r);
     return -EBADMSG;
 }
 

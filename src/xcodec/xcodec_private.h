@@ -127,6 +127,10 @@ uint32_t xc_body_min_code(const struct xc_body_model *bm, uint32_t blen);
 int xc_body_decode(const struct xc_body_model *bm, const uint8_t *fixed, uint8_t *dst,
                    uint32_t blen, bool msb, const uint8_t *rlast, struct rd *r);
 
+/* Font name lists (ListFonts replies' bodies), fontnames.c: 1 when the body is not one. */
+int xc_names_encode(const uint8_t *body, uint32_t blen, struct buf *out);
+int xc_names_decode(uint8_t *dst, uint32_t blen, struct rd *r);
+
 /* The last element of the reference's body, where a list continues from (a polyline's
  * next segment starts where the previous one ended), or NULL. */
 static inline const uint8_t *xc_ref_last_elem(const struct xc_shape *s, const struct xc_slot *ref)

@@ -212,6 +212,112 @@ static void image_reply(struct buf *out, bool msb, uint16_t seq, uint32_t npx, u
     free(p);
 }
 
+/* Font names as a server lists them (a few stretches of a real ListFonts "*" reply, and
+ * aliases), and names that test the edges of the name model. */
+static const char *const real_font_names[] = {
+    "-arabic-newspaper-medium-r-normal--32-246-100-100-p-137-iso10646-1",
+    "-daewoo-gothic-medium-r-normal--16-120-100-100-c-160-ksc5601.1987-0",
+    "-daewoo-mincho-medium-r-normal--16-120-100-100-c-160-ksc5601.1987-0",
+    "-daewoo-mincho-medium-r-normal--24-170-100-100-c-240-ksc5601.1987-0",
+    "-isas-fangsong ti-medium-r-normal--16-160-72-72-c-160-gb2312.1980-0",
+    "-isas-song ti-medium-r-normal--16-160-72-72-c-160-gb2312.1980-0",
+    "-isas-song ti-medium-r-normal--24-240-72-72-c-240-gb2312.1980-0",
+    "-jis-fixed-medium-r-normal--16-110-100-100-c-160-jisx0208.1983-0",
+    "-jis-fixed-medium-r-normal--16-150-75-75-c-160-jisx0208.1983-0",
+    "-jis-fixed-medium-r-normal--24-170-100-100-c-240-jisx0208.1983-0",
+    "-jis-fixed-medium-r-normal--24-230-75-75-c-240-jisx0208.1983-0",
+    "-misc-fixed-bold-r-normal--13-100-100-100-c-70-iso8859-1",
+    "-schumacher-clean-medium-i-normal--8-80-75-75-c-80-iso646.1991-irv",
+    "-schumacher-clean-medium-i-normal--12-120-75-75-c-60-iso646.1991-irv",
+    "-schumacher-clean-medium-r-normal--6-60-75-75-c-40-iso646.1991-irv",
+    "-schumacher-clean-medium-r-normal--6-60-75-75-c-50-iso646.1991-irv",
+    "-schumacher-clean-medium-r-normal--6-60-75-75-c-60-iso646.1991-irv",
+    "-schumacher-clean-medium-r-normal--8-80-75-75-c-50-iso646.1991-irv",
+    "-schumacher-clean-medium-r-normal--8-80-75-75-c-60-iso646.1991-irv",
+    "-schumacher-clean-medium-r-normal--8-80-75-75-c-70-iso646.1991-irv",
+    "-schumacher-clean-medium-r-normal--8-80-75-75-c-80-iso646.1991-irv",
+    "-schumacher-clean-medium-r-normal--10-100-75-75-c-50-iso646.1991-irv",
+    "-schumacher-clean-medium-r-normal--10-100-75-75-c-60-iso646.1991-irv",
+    "-schumacher-clean-medium-r-normal--10-100-75-75-c-70-iso646.1991-irv",
+    "-schumacher-clean-medium-r-normal--10-100-75-75-c-80-iso646.1991-irv",
+    "-schumacher-clean-medium-r-normal--12-120-75-75-c-60-iso8859-1",
+    "-schumacher-clean-medium-r-normal--12-120-75-75-c-60-iso8859-2",
+    "-schumacher-clean-medium-r-normal--12-120-75-75-c-60-iso8859-3",
+    "-schumacher-clean-medium-r-normal--12-120-75-75-c-60-iso8859-4",
+    "-schumacher-clean-medium-r-normal--12-120-75-75-c-60-iso8859-5",
+    "-schumacher-clean-medium-r-normal--12-120-75-75-c-60-iso8859-7",
+    "-schumacher-clean-medium-r-normal--12-120-75-75-c-60-iso8859-8",
+    "-schumacher-clean-medium-r-normal--12-120-75-75-c-60-iso8859-9",
+    "-b&h-lucidatypewriter-medium-r-normal-sans-34-240-100-100-m-200-iso10646-1",
+    "-bitstream-charter-bold-i-normal--11-80-100-100-p-68-iso8859-1",
+    "-bitstream-charter-bold-i-normal--14-100-100-100-p-86-iso8859-1",
+    "-bitstream-charter-bold-i-normal--17-120-100-100-p-105-iso8859-1",
+    "-bitstream-charter-bold-i-normal--19-140-100-100-p-117-iso8859-1",
+    "-bitstream-charter-bold-i-normal--25-180-100-100-p-154-iso8859-1",
+    "-bitstream-charter-bold-i-normal--33-240-100-100-p-203-iso8859-1",
+    "-bitstream-charter-bold-r-normal--11-80-100-100-p-69-iso8859-1",
+    "-bitstream-charter-bold-r-normal--14-100-100-100-p-88-iso8859-1",
+    "-bitstream-charter-bold-r-normal--17-120-100-100-p-107-iso8859-1",
+    "-bitstream-charter-bold-r-normal--19-140-100-100-p-119-iso8859-1",
+    "-bitstream-charter-bold-r-normal--25-180-100-100-p-157-iso8859-1",
+    "-bitstream-charter-bold-r-normal--33-240-100-100-p-206-iso8859-1",
+    "-bitstream-charter-medium-i-normal--11-80-100-100-p-60-iso8859-1",
+    "-bitstream-charter-medium-i-normal--14-100-100-100-p-76-iso8859-1",
+    "-bitstream-charter-medium-i-normal--17-120-100-100-p-92-iso8859-1",
+    "5x7", "5x8", "6x13", "6x13bold", "7x13euro", "7x13eurobold", "cursor", "fixed",
+    "lucidasans-8", "lucidasans-10", "lucidasans-bold-8", "nil2", "olcursor", "variable",
+    "-sun-open look cursor-----12-120-75-75-p-160-sunolcursor-1",
+    "-sun-open look glyph-----10-100-75-75-p-101-sunolglyph-1",
+};
+static const char *const edge_font_names[] = {
+    "--------------", "-a-b", "---------------", "-x-y-medium-r-normal--012-0-75-75-c-0-iso8859-1",
+    "-x-y-medium-r-normal--12-0-75-75-c-999999999-iso8859-1", "-x-y-medium-r-normal--12-0-75-75-c-1000000000-iso8859-1",
+    "-x-y-medium-r-normal--12-0-75-75-c-1-iso8859-1", "-x-y-medium-r-normal--12-0-75-75-c-999999999-iso8859-1",
+    "-x-y-medium-r-normal--12-0-75-75-c-0-iso8859-1", "-x-y-medium-r-normal--12-0-75-75-c-0-iso8859-1",
+    "-X-y-medium-r-normal--12-0-75-75-c-0-iso8859-1", "x", "xy", "-x", "-", "-x-y-medium-r-normal--12-0-75-75-c-0-",
+};
+
+/* A ListFonts reply of n names (pad: any bytes the server left after them, at most 3). */
+static void names_reply(struct buf *out, bool msb, uint16_t seq, const char *const *names, size_t n)
+{
+    size_t blen = 0;
+    for (size_t i = 0; i < n; i++)
+        blen += 1 + strlen(names[i]);
+    blen = (blen + 3) & ~(size_t)3;
+    uint8_t *p = calloc(1, 32 + blen), *w = p + 32;
+    p[0] = 1;
+    st16(p + 2, seq, msb);
+    st32(p + 4, (uint32_t)(blen / 4), msb);
+    st16(p + 8, (uint16_t)n, msb);
+    for (size_t i = 0; i < n; i++) {
+        *w = (uint8_t)strlen(names[i]);
+        memcpy(w + 1, names[i], *w);
+        w += 1 + *w;
+    }
+    buf_append(out, p, 32 + blen);
+    free(p);
+}
+
+/* A font directory's listing: families x weights x slants x sizes x encodings, sorted. */
+static size_t synth_font_names(char ***out)
+{
+    static const char *const fam[] = { "misc-fixed", "adobe-courier", "b&h-lucida", "bitstream-charter" };
+    static const char *const wt[] = { "bold", "medium" };
+    static const char *const sl[] = { "i", "o", "r" };
+    static const unsigned px[] = { 8, 10, 12, 14, 18, 24 };
+    static const char *const enc[] = { "iso10646-1", "iso8859-1", "iso8859-10", "iso8859-15", "iso8859-2", "koi8-r" };
+    size_t n = 0, cap = 4 * 2 * 3 * 6 * 6;
+    char **v = calloc(cap, sizeof *v);
+    for (size_t a = 0; a < 4; a++) for (size_t b = 0; b < 2; b++) for (size_t c = 0; c < 3; c++)
+        for (size_t d = 0; d < 6; d++) for (size_t e = 0; e < 6; e++) {
+            v[n] = malloc(128);
+            snprintf(v[n++], 128, "-%s-%s-%s-normal--%u-%u-75-75-%c-%u-%s", fam[a], wt[b], sl[c], px[d],
+                     px[d] * 10, a < 2 ? 'c' : 'p', px[d] * 6 + (unsigned)b * 7, enc[e]);
+        }
+    *out = v;
+    return n;
+}
+
 /* Encodes a setup reply and the server messages in all (each whole: its length field). */
 static void encode_server(bool msb, const struct buf *all, struct buf *enc)
 {
@@ -667,6 +773,58 @@ int main(void)
             refused += decode_server_result(false, c, enc.len) < 0;
         }
         CHECK(refused > 0);
+        free(c);
+        buf_free(&all); buf_free(&enc);
+    }
+    TEST("That ListFonts replies (real names, a font directory, edge cases) round-trip and shrink") {
+        for (int msb = 0; msb < 2; msb++) {
+            struct buf all = { 0 }, enc = { 0 };
+            size_t nreal = sizeof real_font_names / sizeof *real_font_names;
+            names_reply(&all, msb, 4, real_font_names, nreal);
+            size_t one = all.len;
+            encode_server(msb, &all, &enc);
+            CHECK(decode_server(msb, &enc, 0, &all));
+            CHECK(decode_server(msb, &enc, 5, &all));
+            CHECK(enc.len < one * 2 / 3);
+            printf("  %zu real font names (%zu bytes, %s): %zu bytes\n", nreal, one, msb ? "MSB" : "LSB", enc.len);
+            char **syn;
+            size_t nsyn = synth_font_names(&syn);
+            buf_clear(&all); buf_clear(&enc);
+            names_reply(&all, msb, 5, (const char *const *)syn, nsyn);
+            one = all.len;
+            for (size_t k = 8; k <= sizeof edge_font_names / sizeof *edge_font_names; k++)
+                names_reply(&all, msb, (uint16_t)(6 + k), edge_font_names, k); /* every padding */
+            names_reply(&all, msb, 30, real_font_names + 3, 7);                /* too few: not the model */
+            encode_server(msb, &all, &enc);
+            CHECK(decode_server(msb, &enc, 0, &all));
+            CHECK(decode_server(msb, &enc, 333, &all));
+            printf("  a font directory and edge cases (%zu bytes, %s): %zu bytes\n", all.len, msb ? "MSB" : "LSB", enc.len);
+            buf_clear(&all); buf_clear(&enc);
+            names_reply(&all, msb, 5, (const char *const *)syn, nsyn);
+            encode_server(msb, &all, &enc);
+            CHECK(enc.len < one / 15);
+            for (size_t i = 0; i < nsyn; i++)
+                free(syn[i]);
+            free(syn);
+            buf_free(&all); buf_free(&enc);
+        }
+    }
+    TEST("That corrupt or cut font name lists are refused or awaited, never overrun") {
+        struct buf all = { 0 }, enc = { 0 };
+        names_reply(&all, false, 4, real_font_names, sizeof real_font_names / sizeof *real_font_names);
+        encode_server(false, &all, &enc);
+        uint8_t *c = malloc(enc.len);
+        for (size_t cut = 0; cut < enc.len; cut += 5)
+            CHECK_EQ(decode_server_result(false, buf_head(&enc), cut), cut < 10 ? 0 : 10);
+        int refused = 0;
+        for (int t = 0; t < 5000; t++) {
+            memcpy(c, buf_head(&enc), enc.len);
+            c[10 + rnd() % (enc.len - 10)] ^= (uint8_t)(1 + rnd() % 255);
+            if (t % 2)
+                c[10 + rnd() % (enc.len - 10)] = (uint8_t)rnd();
+            refused += decode_server_result(false, c, enc.len) < 0;
+        }
+        CHECK(refused > 2500);
         free(c);
         buf_free(&all); buf_free(&enc);
     }
