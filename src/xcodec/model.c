@@ -68,6 +68,7 @@ void xc_model_free(struct xc_model *m)
             free(m->cls[c].slot[i].p);
     memset(m->cls, 0, sizeof m->cls);
     m->stored = 0;
+    xc_fonttabs_free(&m->fonts);
 }
 
 unsigned xc_class_of(const struct xc_model *m, uint8_t byte0, uint8_t minor)

@@ -39,6 +39,19 @@ struct xc_class {
     uint8_t head; /* index of the newest slot */
 };
 
+/* Font tables coded as such (reply sub-model 4), the latest first: what the next
+ * table may be coded against. */
+#define XC_FONTTABS 4
+#define XC_FONTTAB_MAX 65536u /* charinfos: larger tables are not kept */
+struct xc_fonttab {
+    uint8_t *ci; /* the charinfos, 12 bytes each */
+    uint32_t n;
+};
+struct xc_fonttabs {
+    struct xc_fonttab t[XC_FONTTABS];
+    unsigned head;
+};
+
 /* Identical on both ends of one channel direction, updated after every whole message. */
 struct xc_model {
     enum xc_dir dir;
@@ -48,6 +61,7 @@ struct xc_model {
     uint64_t serial;
     size_t stored;     /* bytes held by slots */
     struct xc_class cls[XC_NCLASS];
+    struct xc_fonttabs fonts; /* XC_SERVER */
 };
 
 /* What the header of a message implies, from its first bytes and its length. */
@@ -126,6 +140,24 @@ bool xc_body_fits(const struct xc_body_model *bm, const uint8_t *fixed, uint32_t
 uint32_t xc_body_min_code(const struct xc_body_model *bm, uint32_t blen);
 int xc_body_decode(const struct xc_body_model *bm, const uint8_t *fixed, uint8_t *dst,
                    uint32_t blen, bool msb, const uint8_t *rlast, struct rd *r);
+
+/* Replies' sub-models (the body of a reply longer than XC_BIG_BODY), as xc_body_encode
+ * and xc_body_decode but with the font tables of the model: 1 when none fits. */
+enum { XC_REPLY_PALETTE = 2, XC_REPLY_NAMES = 3, XC_REPLY_FONTTAB = 4 };
+int xc_reply_encode(const struct xc_fonttabs *ft, const uint8_t *body, uint32_t blen, bool msb, struct buf *out);
+int xc_reply_decode(const struct xc_fonttabs *ft, uint8_t *dst, uint32_t blen, bool msb, struct rd *r);
+/* Font tables (fonttab.c): the QueryFont shape (fixed: bytes before the charinfos). */
+bool xc_fonttab_shape(const uint8_t *body, uint32_t blen, bool msb, uint32_t *fixed, uint32_t *nci);
+int xc_fonttab_encode(const struct xc_fonttabs *ft, const uint8_t *body, uint32_t blen, bool msb, struct buf *out);
+int xc_fonttab_decode(const struct xc_fonttabs *ft, uint8_t *dst, uint32_t blen, bool msb, struct rd *r);
+/* Keeps a reply body coded as a font table (sub-model 4). 0 or -ENOMEM. */
+int xc_fonttab_remember(struct xc_fonttabs *ft, const uint8_t *body, uint32_t blen, bool msb);
+void xc_fonttabs_free(struct xc_fonttabs *ft);
+/* Whether a MODEL body's code (its first byte, the sub-model) is a reply's font table. */
+static inline bool xc_reply_is_fonttab(const struct xc_shape *s, const uint8_t *code)
+{
+    return s->body && s->body->kind == XC_BM_REPLY && code[0] == XC_REPLY_FONTTAB;
+}
 
 /* Font name lists (ListFonts replies' bodies), fontnames.c: 1 when the body is not one. */
 int xc_names_encode(const uint8_t *body, uint32_t blen, struct buf *out);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zstd.h>
+
 #include "test.h"
 #include "common/buf.h"
 #include "xcodec/xcodec.h"
@@ -316,6 +318,15 @@ static size_t synth_font_names(char ***out)
         }
     *out = v;
     return n;
+}
+
+static size_t zstd_size(const struct buf *b)
+{
+    size_t cap = ZSTD_compressBound(b->len);
+    void *z = malloc(cap);
+    size_t n = ZSTD_compress(z, cap, buf_head(b), b->len, 3);
+    free(z);
+    return ZSTD_isError(n) ? b->len : n;
 }
 
 /* Encodes a setup reply and the server messages in all (each whole: its length field). */
@@ -722,6 +733,31 @@ int main(void)
         }
         buf_free(&all); buf_free(&enc);
     }
+    TEST("That a font table coded against an earlier one (its bold, the same font again) round-trips and costs little") {
+        for (int msb = 0; msb < 2; msb++) {
+            struct buf all = { 0 }, enc = { 0 }, one = { 0 };
+            font_reply(&all, msb, 7, 3, 65536);
+            encode_server(msb, &all, &one); /* the medium alone */
+            size_t tab = all.len;
+            uint8_t *bold = malloc(tab);
+            memcpy(bold, buf_head(&all), tab);
+            buf_append(&all, bold, tab); /* queried again */
+            for (size_t o = 60 + 24; o + 12 <= tab; o += 12) /* the bold: one pixel wider ink */
+                if (ld16(bold + o + 4, msb))
+                    st16(bold + o + 2, (uint16_t)(ld16(bold + o + 2, msb) + 1), msb);
+            buf_append(&all, bold, tab);
+            font_reply(&all, msb, 9, 3, 65536); /* another font of the same size: none fits */
+            free(bold);
+            encode_server(msb, &all, &enc);
+            CHECK(decode_server(msb, &enc, 0, &all));
+            CHECK(decode_server(msb, &enc, 65519, &all));
+            size_t z1 = zstd_size(&one), z4 = zstd_size(&enc); /* what the link sends */
+            CHECK(z4 < 2 * z1 + z1 / 4);
+            printf("  a glyph table (%zu bytes, %s): %zu bytes after zstd; again, its bold and another: %zu bytes\n",
+                   tab, msb ? "MSB" : "LSB", z1, z4);
+            buf_free(&all); buf_free(&enc); buf_free(&one);
+        }
+    }
     TEST("That image replies of few colours round-trip as palettes of 1, 2 and 4 bits") {
         const unsigned colours[] = { 1, 2, 3, 4, 5, 16, 17, 200 };
         for (int msb = 0; msb < 2; msb++)
@@ -756,16 +792,25 @@ int main(void)
         free(c);
         buf_clear(&all); buf_clear(&enc);
         font_reply(&all, false, 3, 0, 100);
-        memset((uint8_t *)buf_head(&all) + 60, 0, 1200); /* every glyph absent: one run of 100 */
+        memset((uint8_t *)buf_head(&all) + 60, 0, 1200); /* every glyph absent: a bitmap of zeros */
         encode_server(false, &all, &enc);
         CHECK(decode_server(false, &enc, 0, &all));
         c = malloc(enc.len);
         memcpy(c, buf_head(&enc), enc.len);
-        CHECK_EQ(c[enc.len - 1], 100);
-        c[enc.len - 1] = 101; /* a run beyond the table */
+        CHECK_EQ(c[enc.len - 1], 0);
+        c[enc.len - 1] = 0x10; /* an unused bit of the bitmap (100 glyphs) */
         CHECK_EQ(decode_server_result(false, c, enc.len), -EBADMSG);
-        c[enc.len - 1] = 99; /* the code ends where a glyph should follow */
+        c[enc.len - 1] = 0x08; /* a glyph present, but the code ends before its index */
         CHECK_EQ(decode_server_result(false, c, enc.len), -EBADMSG);
+        c[enc.len - 1] = 0;
+        c[enc.len - 14] = 1; /* a reference table where there is none */
+        CHECK_EQ(decode_server_result(false, c, enc.len), -EBADMSG);
+        free(c);
+        buf_clear(&all); buf_clear(&enc);
+        font_reply(&all, false, 3, 2, 300);
+        encode_server(false, &all, &enc);
+        CHECK(decode_server(false, &enc, 0, &all));
+        c = malloc(enc.len);
         int refused = 0;
         for (int t = 0; t < 3000; t++) {
             memcpy(c, buf_head(&enc), enc.len);

@@ -1,0 +1,253 @@
+/* fonttab.c -- the reply model of font tables (QueryFont, ListFontsWithInfo shape), kept
+ * as separate streams the zstd stage codes well: distinct metrics (byte-transposed), a bitmap
+ * of the glyphs present, then one table index per present glyph. A table may be coded
+ * against an earlier one of the same size (the bold of a family after its medium, a font
+ * queried twice): each present glyph then as its difference from that table's glyph for
+ * the same character. Both ends keep the last tables coded this way (docs/PROTOCOL.md 5). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xcodec/xcodec_private.h"
+
+#define FT_FIXED 28      /* QueryFont reply bytes 32-59, before its properties */
+#define FT_CI 12         /* a charinfo: six 16-bit fields */
+#define FT_IDX_FAR 254   /* an entry at 254 or beyond: a varint follows */
+#define FT_IDX_NEW 255   /* the next literal, which becomes the next entry */
+
+void xc_fonttabs_free(struct xc_fonttabs *ft)
+{
+    for (unsigned i = 0; i < XC_FONTTABS; i++)
+        free(ft->t[i].ci);
+    memset(ft, 0, sizeof *ft);
+}
+
+/* The i-th latest table (0 newest), or NULL. */
+static const struct xc_fonttab *ft_get(const struct xc_fonttabs *ft, unsigned i)
+{
+    if (!ft || i >= XC_FONTTABS)
+        return NULL;
+    const struct xc_fonttab *t = &ft->t[(ft->head + XC_FONTTABS - i) % XC_FONTTABS];
+    return t->ci ? t : NULL;
+}
+
+bool xc_fonttab_shape(const uint8_t *body, uint32_t blen, bool msb, uint32_t *fixed, uint32_t *nci)
+{
+    if (blen < FT_FIXED)
+        return false;
+    uint32_t np = ld16(body + 14, msb);
+    *nci = ld32(body + 24, msb);
+    *fixed = FT_FIXED + 8 * np;
+    return (uint64_t)*fixed + (uint64_t)FT_CI * *nci == blen && *nci > 0;
+}
+
+int xc_fonttab_remember(struct xc_fonttabs *ft, const uint8_t *body, uint32_t blen, bool msb)
+{
+    uint32_t fixed, nci;
+    if (!xc_fonttab_shape(body, blen, msb, &fixed, &nci) || nci > XC_FONTTAB_MAX)
+        return 0;
+    unsigned h = (ft->head + 1) % XC_FONTTABS;
+    struct xc_fonttab *t = &ft->t[h];
+    uint8_t *p = realloc(t->ci, (size_t)FT_CI * nci);
+    if (!p)
+        return -ENOMEM;
+    memcpy(p, body + fixed, (size_t)FT_CI * nci);
+    t->ci = p, t->n = nci, ft->head = h;
+    return 0;
+}
+
+static bool is_zero(const uint8_t *ci)
+{
+    static const uint8_t zero[FT_CI];
+    return memcmp(ci, zero, FT_CI) == 0;
+}
+
+/* The symbol of a present glyph: itself, or its difference from the reference's glyph. */
+static void symbol(const uint8_t *ci, const uint8_t *ref, bool msb, uint8_t *sym)
+{
+    if (!ref || is_zero(ref)) {
+        memcpy(sym, ci, FT_CI);
+        return;
+    }
+    for (unsigned f = 0; f < FT_CI; f += 2)
+        st16(sym + f, (uint16_t)(ld16(ci + f, msb) - ld16(ref + f, msb)), msb);
+}
+
+static void unsymbol(const uint8_t *sym, const uint8_t *ref, bool msb, uint8_t *ci)
+{
+    if (!ref || is_zero(ref)) {
+        memcpy(ci, sym, FT_CI);
+        return;
+    }
+    for (unsigned f = 0; f < FT_CI; f += 2)
+        st16(ci + f, (uint16_t)(ld16(sym + f, msb) + ld16(ref + f, msb)), msb);
+}
+
+/* Distinct symbols by open addressing; entries are literal numbers. */
+struct ft_hash {
+    uint32_t *slot; /* literal + 1, 0 empty */
+    uint32_t mask;
+};
+
+static uint32_t ft_hash_of(const uint8_t *s)
+{
+    uint32_t h = 2166136261u;
+    for (unsigned i = 0; i < FT_CI; i++)
+        h = (h ^ s[i]) * 16777619u;
+    return h;
+}
+
+/* One coding of the glyphs: idx stream and literals; counts the changes of index. */
+static int ft_code(const uint8_t *ci, uint32_t nci, const uint8_t *ref, bool msb, struct ft_hash *h,
+                   struct buf *idx, struct buf *lits, uint32_t *changes)
+{
+    uint32_t nlit = 0, last = ~0u;
+    *changes = 0;
+    memset(h->slot, 0, ((size_t)h->mask + 1) * sizeof *h->slot);
+    for (uint32_t i = 0; i < nci; i++) {
+        const uint8_t *c = ci + (size_t)FT_CI * i;
+        if (is_zero(c))
+            continue;
+        uint8_t sym[FT_CI];
+        symbol(c, ref ? ref + (size_t)FT_CI * i : NULL, msb, sym);
+        uint32_t k = ft_hash_of(sym) & h->mask, e;
+        while ((e = h->slot[k]) && memcmp(buf_head(lits) + (size_t)FT_CI * (e - 1), sym, FT_CI))
+            k = (k + 1) & h->mask;
+        int rc;
+        if (!e) {
+            h->slot[k] = ++nlit;
+            uint8_t b = FT_IDX_NEW;
+            rc = buf_append(idx, &b, 1) < 0 || buf_append(lits, sym, FT_CI) < 0 ? -ENOMEM : 0;
+            e = nlit;
+        } else if (e - 1 < FT_IDX_FAR) {
+            uint8_t b = (uint8_t)(e - 1);
+            rc = buf_append(idx, &b, 1);
+        } else {
+            uint8_t b = FT_IDX_FAR;
+            rc = buf_append(idx, &b, 1) < 0 || buf_put_varint(idx, e - 1 - FT_IDX_FAR) < 0 ? -ENOMEM : 0;
+        }
+        if (rc < 0)
+            return -ENOMEM;
+        *changes += e != last;
+        last = e;
+    }
+    return 0;
+}
+
+int xc_fonttab_encode(const struct xc_fonttabs *ft, const uint8_t *body, uint32_t blen, bool msb, struct buf *out)
+{
+    uint32_t fixed, nci;
+    if (!xc_fonttab_shape(body, blen, msb, &fixed, &nci) || nci > (1u << 23))
+        return 1; /* beyond any 2-byte font: the hash below stays at most half full */
+    const uint8_t *ci = body + fixed;
+    struct ft_hash h;
+    uint32_t size = 64;
+    while (size < 2 * nci && size < (1u << 24))
+        size *= 2;
+    h.mask = size - 1;
+    if (!(h.slot = malloc((size_t)size * sizeof *h.slot)))
+        return -ENOMEM;
+    /* The cheapest of no reference and each same-sized table, by a guess of what zstd
+     * leaves: a literal's bytes, and a byte per change of index (runs cost little). */
+    struct buf idx = { 0 }, lits = { 0 };
+    unsigned best = 0;
+    uint64_t best_cost = ~0ull;
+    int rc = 0;
+    for (unsigned r = 0; r <= XC_FONTTABS && rc == 0; r++) {
+        const struct xc_fonttab *t = r ? ft_get(ft, r - 1) : NULL;
+        if (r && (!t || t->n != nci))
+            continue;
+        uint32_t changes;
+        buf_clear(&idx), buf_clear(&lits);
+        if ((rc = ft_code(ci, nci, t ? t->ci : NULL, msb, &h, &idx, &lits, &changes)) < 0)
+            break;
+        uint64_t cost = (uint64_t)lits.len / 3 + changes;
+        if (cost < best_cost)
+            best_cost = cost, best = r;
+    }
+    uint32_t changes;
+    const struct xc_fonttab *t = best ? ft_get(ft, best - 1) : NULL;
+    buf_clear(&idx), buf_clear(&lits);
+    if (rc == 0)
+        rc = ft_code(ci, nci, t ? t->ci : NULL, msb, &h, &idx, &lits, &changes);
+    free(h.slot);
+    uint8_t r8 = (uint8_t)best;
+    size_t nlit = lits.len / FT_CI, bm = ((size_t)nci + 7) / 8;
+    uint8_t *o;
+    if (rc < 0 || buf_append(out, body, fixed) < 0 || buf_append(out, &r8, 1) < 0 || buf_put_varint(out, nlit) < 0 ||
+        !(o = buf_append_space(out, lits.len + bm))) {
+        buf_free(&idx), buf_free(&lits);
+        return -ENOMEM;
+    }
+    for (unsigned b = 0; b < FT_CI; b++) /* transposed: byte b of every literal */
+        for (size_t l = 0; l < nlit; l++)
+            *o++ = buf_head(&lits)[FT_CI * l + b];
+    memset(o, 0, bm);
+    for (uint32_t i = 0; i < nci; i++)
+        if (!is_zero(ci + (size_t)FT_CI * i))
+            o[i >> 3] |= (uint8_t)(1u << (i & 7));
+    rc = buf_append(out, buf_head(&idx), idx.len);
+    buf_free(&idx), buf_free(&lits);
+    return rc;
+}
+
+int xc_fonttab_decode(const struct xc_fonttabs *ft, uint8_t *dst, uint32_t blen, bool msb, struct rd *r)
+{
+    const uint8_t *p;
+    uint32_t fixed, nci;
+    uint8_t ref_no;
+    uint64_t nlit;
+    if (rd_bytes(r, &p, FT_FIXED) < 0 || !xc_fonttab_shape(p, blen, msb, &fixed, &nci))
+        return -EBADMSG;
+    memcpy(dst, p, FT_FIXED);
+    if (rd_bytes(r, &p, fixed - FT_FIXED) < 0 || rd_u8(r, &ref_no) < 0 || rd_varint(r, &nlit) < 0 || nlit > nci)
+        return -EBADMSG;
+    memcpy(dst + FT_FIXED, p, fixed - FT_FIXED);
+    const struct xc_fonttab *t = ref_no ? ft_get(ft, ref_no - 1u) : NULL;
+    if (ref_no && (!t || t->n != nci))
+        return -EBADMSG;
+    const uint8_t *tl, *bm;
+    size_t bml = ((size_t)nci + 7) / 8;
+    if (rd_bytes(r, &tl, (size_t)FT_CI * nlit) < 0 || rd_bytes(r, &bm, bml) < 0)
+        return -EBADMSG;
+    if ((nci & 7) && bm[bml - 1] >> (nci & 7))
+        return -EBADMSG; /* unused bits of the bitmap are zero */
+    uint8_t *lit = malloc((size_t)FT_CI * nlit + 1);
+    if (!lit)
+        return -ENOMEM;
+    for (unsigned b = 0; b < FT_CI; b++)
+        for (size_t l = 0; l < nlit; l++)
+            lit[FT_CI * l + b] = tl[(size_t)b * nlit + l];
+    uint8_t *ci = dst + fixed;
+    uint64_t used = 0;
+    int rc = 0;
+    for (uint32_t i = 0; i < nci && rc == 0; i++, ci += FT_CI) {
+        if (!(bm[i >> 3] >> (i & 7) & 1)) {
+            memset(ci, 0, FT_CI);
+            continue;
+        }
+        uint8_t b;
+        uint64_t e;
+        if (rd_u8(r, &b) < 0) {
+            rc = -EBADMSG;
+            break;
+        }
+        if (b == FT_IDX_NEW)
+            e = used < nlit ? used++ : ~0ull;
+        else if (b < FT_IDX_FAR)
+            e = b;
+        else if (rd_varint(r, &e) < 0 || e > nlit)
+            e = ~0ull;
+        else
+            e += FT_IDX_FAR;
+        if (e >= used) {
+            rc = -EBADMSG;
+            break;
+        }
+        unsymbol(lit + FT_CI * e, t ? t->ci + (size_t)FT_CI * i : NULL, msb, ci);
+    }
+    free(lit);
+    if (rc == 0 && used != nlit)
+        rc = -EBADMSG;
+    return rc;
+}
