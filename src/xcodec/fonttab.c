@@ -12,8 +12,7 @@
 
 #define FT_FIXED 28      /* QueryFont reply bytes 32-59, before its properties */
 #define FT_CI 12         /* a charinfo: six 16-bit fields */
-#define FT_IDX_FAR 254   /* an entry at 254 or beyond: a varint follows */
-#define FT_IDX_NEW 255   /* the next literal, which becomes the next entry */
+#define FT_IDX_FAR 254   /* a literal at 254 or beyond: a varint follows */
 
 void xc_fonttabs_free(struct xc_fonttabs *ft)
 {
@@ -97,11 +96,12 @@ static uint32_t ft_hash_of(const uint8_t *s)
     return h;
 }
 
-/* One coding of the glyphs: idx stream and literals; counts the changes of index. */
+/* One coding of the glyphs: each present glyph's symbol as the number of a distinct one
+ * (in order of first use), the distinct symbols, and how often the number changes. */
 static int ft_code(const uint8_t *ci, uint32_t nci, const uint8_t *ref, bool msb, struct ft_hash *h,
-                   struct buf *idx, struct buf *lits, uint32_t *changes)
+                   uint32_t *ids, uint32_t *nids, struct buf *lits, uint32_t *changes)
 {
-    uint32_t nlit = 0, last = ~0u;
+    uint32_t nlit = 0, last = ~0u, n = 0;
     *changes = 0;
     memset(h->slot, 0, ((size_t)h->mask + 1) * sizeof *h->slot);
     for (uint32_t i = 0; i < nci; i++) {
@@ -113,25 +113,77 @@ static int ft_code(const uint8_t *ci, uint32_t nci, const uint8_t *ref, bool msb
         uint32_t k = ft_hash_of(sym) & h->mask, e;
         while ((e = h->slot[k]) && memcmp(buf_head(lits) + (size_t)FT_CI * (e - 1), sym, FT_CI))
             k = (k + 1) & h->mask;
-        int rc;
         if (!e) {
-            h->slot[k] = ++nlit;
-            uint8_t b = FT_IDX_NEW;
-            rc = buf_append(idx, &b, 1) < 0 || buf_append(lits, sym, FT_CI) < 0 ? -ENOMEM : 0;
-            e = nlit;
-        } else if (e - 1 < FT_IDX_FAR) {
-            uint8_t b = (uint8_t)(e - 1);
-            rc = buf_append(idx, &b, 1);
-        } else {
-            uint8_t b = FT_IDX_FAR;
-            rc = buf_append(idx, &b, 1) < 0 || buf_put_varint(idx, e - 1 - FT_IDX_FAR) < 0 ? -ENOMEM : 0;
+            if (buf_append(lits, sym, FT_CI) < 0)
+                return -ENOMEM;
+            e = h->slot[k] = ++nlit;
         }
-        if (rc < 0)
-            return -ENOMEM;
+        ids[n++] = e - 1;
         *changes += e != last;
         last = e;
     }
+    *nids = n;
     return 0;
+}
+
+/* A literal's sort key: its fields as big-endian numbers, so that bytes compare as they do. */
+struct ft_key {
+    uint8_t key[FT_CI];
+    uint32_t id;
+};
+
+static int key_cmp(const void *a, const void *b)
+{
+    return memcmp(((const struct ft_key *)a)->key, ((const struct ft_key *)b)->key, FT_CI);
+}
+
+/* The literals sorted, each field a column of differences from the previous literal's;
+ * then the bitmap and each present glyph's literal number in that order. */
+static int ft_emit(const uint8_t *ci, uint32_t nci, bool msb, const uint32_t *ids, uint32_t nids,
+                   const struct buf *lits, struct buf *out)
+{
+    size_t nlit = lits->len / FT_CI, bm = ((size_t)nci + 7) / 8;
+    struct ft_key *k = malloc((nlit + 1) * sizeof *k);
+    uint32_t *rank = malloc((nlit + 1) * sizeof *rank);
+    int rc = k && rank ? 0 : -ENOMEM;
+    for (size_t l = 0; l < nlit && rc == 0; l++) {
+        for (unsigned f = 0; f < FT_CI; f += 2)
+            st16(k[l].key + f, ld16(buf_head(lits) + FT_CI * l + f, msb), true);
+        k[l].id = (uint32_t)l;
+    }
+    if (rc == 0) {
+        qsort(k, nlit, sizeof *k, key_cmp);
+        rc = buf_put_varint(out, nlit);
+    }
+    for (unsigned f = 0; f < FT_CI && rc == 0; f += 2) {
+        uint16_t prev = 0;
+        for (size_t l = 0; l < nlit && rc == 0; l++) {
+            uint16_t v = ld16(k[l].key + f, true);
+            rc = buf_put_varint(out, xc_zz16((uint16_t)(v - prev)));
+            prev = v;
+        }
+    }
+    for (size_t l = 0; l < nlit && rc == 0; l++)
+        rank[k[l].id] = (uint32_t)l;
+    uint8_t *o = rc == 0 ? buf_append_space(out, bm) : NULL;
+    if (rc == 0 && !o)
+        rc = -ENOMEM;
+    if (rc == 0) {
+        memset(o, 0, bm);
+        for (uint32_t i = 0; i < nci; i++)
+            if (!is_zero(ci + (size_t)FT_CI * i))
+                o[i >> 3] |= (uint8_t)(1u << (i & 7));
+    }
+    for (uint32_t g = 0; g < nids && rc == 0; g++) {
+        uint32_t r = rank[ids[g]];
+        uint8_t b = r < FT_IDX_FAR ? (uint8_t)r : FT_IDX_FAR;
+        rc = buf_append(out, &b, 1);
+        if (rc == 0 && r >= FT_IDX_FAR)
+            rc = buf_put_varint(out, r - FT_IDX_FAR);
+    }
+    free(k);
+    free(rank);
+    return rc < 0 ? -ENOMEM : 0;
 }
 
 int xc_fonttab_encode(const struct xc_fonttabs *ft, const uint8_t *body, uint32_t blen, bool msb, struct buf *out)
@@ -141,53 +193,41 @@ int xc_fonttab_encode(const struct xc_fonttabs *ft, const uint8_t *body, uint32_
         return 1; /* beyond any 2-byte font: the hash below stays at most half full */
     const uint8_t *ci = body + fixed;
     struct ft_hash h;
-    uint32_t size = 64;
-    while (size < 2 * nci && size < (1u << 24))
+    uint32_t size = 64, nids, changes;
+    while (size < 2 * nci)
         size *= 2;
     h.mask = size - 1;
-    if (!(h.slot = malloc((size_t)size * sizeof *h.slot)))
-        return -ENOMEM;
+    h.slot = malloc((size_t)size * sizeof *h.slot);
+    uint32_t *ids = malloc((size_t)nci * sizeof *ids);
+    struct buf lits = { 0 };
+    int rc = h.slot && ids ? 0 : -ENOMEM;
     /* The cheapest of no reference and each same-sized table, by a guess of what zstd
-     * leaves: a literal's bytes, and a byte per change of index (runs cost little). */
-    struct buf idx = { 0 }, lits = { 0 };
+     * leaves: a literal's bytes, and a byte per change of number (runs cost little). */
     unsigned best = 0;
     uint64_t best_cost = ~0ull;
-    int rc = 0;
     for (unsigned r = 0; r <= XC_FONTTABS && rc == 0; r++) {
         const struct xc_fonttab *t = r ? ft_get(ft, r - 1) : NULL;
         if (r && (!t || t->n != nci))
             continue;
-        uint32_t changes;
-        buf_clear(&idx), buf_clear(&lits);
-        if ((rc = ft_code(ci, nci, t ? t->ci : NULL, msb, &h, &idx, &lits, &changes)) < 0)
+        buf_clear(&lits);
+        if ((rc = ft_code(ci, nci, t ? t->ci : NULL, msb, &h, ids, &nids, &lits, &changes)) < 0)
             break;
         uint64_t cost = (uint64_t)lits.len / 3 + changes;
         if (cost < best_cost)
             best_cost = cost, best = r;
     }
-    uint32_t changes;
     const struct xc_fonttab *t = best ? ft_get(ft, best - 1) : NULL;
-    buf_clear(&idx), buf_clear(&lits);
+    buf_clear(&lits);
     if (rc == 0)
-        rc = ft_code(ci, nci, t ? t->ci : NULL, msb, &h, &idx, &lits, &changes);
-    free(h.slot);
+        rc = ft_code(ci, nci, t ? t->ci : NULL, msb, &h, ids, &nids, &lits, &changes);
     uint8_t r8 = (uint8_t)best;
-    size_t nlit = lits.len / FT_CI, bm = ((size_t)nci + 7) / 8;
-    uint8_t *o;
-    if (rc < 0 || buf_append(out, body, fixed) < 0 || buf_append(out, &r8, 1) < 0 || buf_put_varint(out, nlit) < 0 ||
-        !(o = buf_append_space(out, lits.len + bm))) {
-        buf_free(&idx), buf_free(&lits);
-        return -ENOMEM;
-    }
-    for (unsigned b = 0; b < FT_CI; b++) /* transposed: byte b of every literal */
-        for (size_t l = 0; l < nlit; l++)
-            *o++ = buf_head(&lits)[FT_CI * l + b];
-    memset(o, 0, bm);
-    for (uint32_t i = 0; i < nci; i++)
-        if (!is_zero(ci + (size_t)FT_CI * i))
-            o[i >> 3] |= (uint8_t)(1u << (i & 7));
-    rc = buf_append(out, buf_head(&idx), idx.len);
-    buf_free(&idx), buf_free(&lits);
+    if (rc == 0 && (buf_append(out, body, fixed) < 0 || buf_append(out, &r8, 1) < 0))
+        rc = -ENOMEM;
+    if (rc == 0)
+        rc = ft_emit(ci, nci, msb, ids, nids, &lits, out);
+    free(h.slot);
+    free(ids);
+    buf_free(&lits);
     return rc;
 }
 
@@ -204,23 +244,31 @@ int xc_fonttab_decode(const struct xc_fonttabs *ft, uint8_t *dst, uint32_t blen,
         return -EBADMSG;
     memcpy(dst + FT_FIXED, p, fixed - FT_FIXED);
     const struct xc_fonttab *t = ref_no ? ft_get(ft, ref_no - 1u) : NULL;
-    if (ref_no && (!t || t->n != nci))
-        return -EBADMSG;
-    const uint8_t *tl, *bm;
-    size_t bml = ((size_t)nci + 7) / 8;
-    if (rd_bytes(r, &tl, (size_t)FT_CI * nlit) < 0 || rd_bytes(r, &bm, bml) < 0)
-        return -EBADMSG;
-    if ((nci & 7) && bm[bml - 1] >> (nci & 7))
-        return -EBADMSG; /* unused bits of the bitmap are zero */
+    if ((ref_no && (!t || t->n != nci)) || nlit * 6 > rd_left(r))
+        return -EBADMSG; /* a literal takes at least 6 bytes */
     uint8_t *lit = malloc((size_t)FT_CI * nlit + 1);
     if (!lit)
         return -ENOMEM;
-    for (unsigned b = 0; b < FT_CI; b++)
-        for (size_t l = 0; l < nlit; l++)
-            lit[FT_CI * l + b] = tl[(size_t)b * nlit + l];
-    uint8_t *ci = dst + fixed;
-    uint64_t used = 0;
     int rc = 0;
+    for (unsigned f = 0; f < FT_CI && rc == 0; f += 2) {
+        uint16_t prev = 0;
+        for (size_t l = 0; l < nlit; l++) {
+            uint64_t z;
+            if (rd_varint(r, &z) < 0 || z > 0xffff) {
+                rc = -EBADMSG;
+                break;
+            }
+            prev = (uint16_t)(prev + xc_unzz16(z));
+            st16(lit + FT_CI * l + f, prev, msb);
+        }
+    }
+    const uint8_t *bm;
+    size_t bml = ((size_t)nci + 7) / 8;
+    if (rc == 0 && rd_bytes(r, &bm, bml) < 0)
+        rc = -EBADMSG;
+    if (rc == 0 && (nci & 7) && bm[bml - 1] >> (nci & 7))
+        rc = -EBADMSG; /* unused bits of the bitmap are zero */
+    uint8_t *ci = dst + fixed;
     for (uint32_t i = 0; i < nci && rc == 0; i++, ci += FT_CI) {
         if (!(bm[i >> 3] >> (i & 7) & 1)) {
             memset(ci, 0, FT_CI);
@@ -228,26 +276,19 @@ int xc_fonttab_decode(const struct xc_fonttabs *ft, uint8_t *dst, uint32_t blen,
         }
         uint8_t b;
         uint64_t e;
-        if (rd_u8(r, &b) < 0) {
+        if (rd_u8(r, &b) < 0 || b > FT_IDX_FAR) {
             rc = -EBADMSG;
             break;
         }
-        if (b == FT_IDX_NEW)
-            e = used < nlit ? used++ : ~0ull;
-        else if (b < FT_IDX_FAR)
-            e = b;
-        else if (rd_varint(r, &e) < 0 || e > nlit)
+        e = b;
+        if (b == FT_IDX_FAR && (rd_varint(r, &e) < 0 || (e += FT_IDX_FAR) < FT_IDX_FAR))
             e = ~0ull;
-        else
-            e += FT_IDX_FAR;
-        if (e >= used) {
+        if (e >= nlit) {
             rc = -EBADMSG;
             break;
         }
         unsymbol(lit + FT_CI * e, t ? t->ci + (size_t)FT_CI * i : NULL, msb, ci);
     }
     free(lit);
-    if (rc == 0 && used != nlit)
-        rc = -EBADMSG;
     return rc;
 }
