@@ -1,9 +1,11 @@
-/* fonttab.c -- the reply model of font tables (QueryFont, ListFontsWithInfo shape), kept
- * as separate streams the zstd stage codes well: distinct metrics (byte-transposed), a bitmap
- * of the glyphs present, then one table index per present glyph. A table may be coded
- * against an earlier one of the same size (the bold of a family after its medium, a font
- * queried twice): each present glyph then as its difference from that table's glyph for
- * the same character. Both ends keep the last tables coded this way (docs/PROTOCOL.md 5). */
+/* fonttab.c -- the reply model of font tables (the QueryFont shape), as separate streams
+ * the zstd stage codes well: the distinct metrics (sorted, as per-field differences), a
+ * bitmap of the glyphs present, then the number of each present glyph's metrics. A table
+ * may be coded against an earlier one of the same size (the bold of a family after its
+ * medium, a font queried twice): each present glyph then as its difference from that
+ * table's glyph for the same character. Both ends keep the last tables coded this way
+ * (docs/PROTOCOL.md 5). Runs once per large reply: linear in the table, plus a sort of
+ * its distinct metrics. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
