@@ -15,6 +15,7 @@
 #define OP_END 0x00          /* the name is complete */
 #define OP_OTHER 0xff        /* not an XLFD name: prefix of the previous name + new text */
 enum { HOW_SUCC = 1, HOW_DICT = 2, HOW_NUM = 3, HOW_NEW = 4 };
+#define FIND_LAST 1024      /* dictionary entries searched per changed field */
 #define NUM_MAX 999999999u   /* decimal fields coded as differences: at most nine digits */
 
 /* A distinct value of one field, by its place in the body (the same offsets at both ends). */
@@ -144,9 +145,12 @@ struct fn_out {
     struct buf ops, args, text;
 };
 
+/* A value among the field's latest FIND_LAST (a bound on the sender's work; an older one
+ * is sent again as new). */
 static int64_t fn_find(const struct fn_state *s, unsigned k, const uint8_t *p, uint8_t len)
 {
-    for (uint32_t i = 0; i < s->nd[k]; i++) {
+    uint32_t lo = s->nd[k] > FIND_LAST ? s->nd[k] - FIND_LAST : 0;
+    for (uint32_t i = s->nd[k]; i-- > lo;) {
         const struct fn_value *v = &s->v[s->dict[k][i]];
         if (v->len == len && memcmp(s->base + v->off, p, len) == 0)
             return i;

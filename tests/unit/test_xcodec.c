@@ -848,6 +848,19 @@ int main(void)
             names_reply(&all, msb, 5, (const char *const *)syn, nsyn);
             encode_server(msb, &all, &enc);
             CHECK(enc.len < one / 15);
+            /* 1500 families, each again after 1499 others: beyond what the sender searches */
+            char **many = calloc(3000, sizeof *many);
+            for (size_t i = 0; i < 3000; i++) {
+                many[i] = malloc(96);
+                snprintf(many[i], 96, "-f%zu-fam%zu-medium-r-normal--%zu-0-75-75-c-60-iso8859-1", i % 7, i % 1500, i % 3);
+            }
+            buf_clear(&all); buf_clear(&enc);
+            names_reply(&all, msb, 6, (const char *const *)many, 3000);
+            encode_server(msb, &all, &enc);
+            CHECK(decode_server(msb, &enc, 0, &all));
+            for (size_t i = 0; i < 3000; i++)
+                free(many[i]);
+            free(many);
             for (size_t i = 0; i < nsyn; i++)
                 free(syn[i]);
             free(syn);
