@@ -84,6 +84,35 @@ static void unsymbol(const uint8_t *sym, const uint8_t *ref, bool msb, uint8_t *
         st16(ci + f, (uint16_t)(ld16(sym + f, msb) + ld16(ref + f, msb)), msb);
 }
 
+/* The presence predicted for each glyph: set p's ideographs (1-3), none for 0. A glyph's
+ * character is found from the table's ranges of first and second bytes (a one-byte font
+ * has first bytes 0 to 0), and only U+4E00-U+9FFF are predicted. XORs the prediction
+ * into bm (nci bits). */
+static void ft_predict(const uint8_t *body, bool msb, uint32_t nci, unsigned set, uint8_t *bm)
+{
+    uint16_t min2 = ld16(body + 8, msb), max2 = ld16(body + 10, msb);
+    if (set == 0 || set > XC_CJK_SETS || max2 < min2)
+        return;
+    const uint8_t *bits = xc_cjk_sets[set - 1];
+    uint32_t cols = max2 - min2 + 1u;
+    for (uint32_t i = 0; i < nci; i++) {
+        uint64_t code = ((uint64_t)body[16] + i / cols) * 256 + min2 + i % cols;
+        if (code < XC_CJK_FIRST || code >= XC_CJK_FIRST + 8u * XC_CJK_BYTES)
+            continue;
+        uint32_t u = (uint32_t)(code - XC_CJK_FIRST);
+        if (bits[u >> 3] >> (u & 7) & 1)
+            bm[i >> 3] ^= (uint8_t)(1u << (i & 7));
+    }
+}
+
+static unsigned popcount8(uint8_t b)
+{
+    unsigned n = 0;
+    for (; b; b &= (uint8_t)(b - 1))
+        n++;
+    return n;
+}
+
 /* Distinct symbols by open addressing; entries are literal numbers. */
 struct ft_hash {
     uint32_t *slot; /* literal + 1, 0 empty */
@@ -141,8 +170,8 @@ static int key_cmp(const void *a, const void *b)
 
 /* The literals sorted, each field a column of differences from the previous literal's;
  * then the bitmap and each present glyph's literal number in that order. */
-static int ft_emit(const uint8_t *ci, uint32_t nci, bool msb, const uint32_t *ids, uint32_t nids,
-                   const struct buf *lits, struct buf *out)
+static int ft_emit(const uint8_t *body, const uint8_t *ci, uint32_t nci, bool msb, const uint32_t *ids,
+                   uint32_t nids, const struct buf *lits, struct buf *out)
 {
     size_t nlit = lits->len / FT_CI, bm = ((size_t)nci + 7) / 8;
     struct ft_key *k = malloc((nlit + 1) * sizeof *k);
@@ -167,14 +196,30 @@ static int ft_emit(const uint8_t *ci, uint32_t nci, bool msb, const uint32_t *id
     }
     for (size_t l = 0; l < nlit && rc == 0; l++)
         rank[k[l].id] = (uint32_t)l;
-    uint8_t *o = rc == 0 ? buf_append_space(out, bm) : NULL;
+    uint8_t *o = rc == 0 ? buf_append_space(out, 1 + bm) : NULL;
     if (rc == 0 && !o)
         rc = -ENOMEM;
     if (rc == 0) {
-        memset(o, 0, bm);
+        uint8_t *map = o + 1;
+        memset(map, 0, bm);
         for (uint32_t i = 0; i < nci; i++)
             if (!is_zero(ci + (size_t)FT_CI * i))
-                o[i >> 3] |= (uint8_t)(1u << (i & 7));
+                map[i >> 3] |= (uint8_t)(1u << (i & 7));
+        /* The set that leaves the fewest bits set (a CJK font holds one of them) */
+        size_t best = 0, fewest = 0;
+        for (size_t b = 0; b < bm; b++)
+            fewest += popcount8(map[b]);
+        for (unsigned set = 1; set <= XC_CJK_SETS && fewest; set++) {
+            ft_predict(body, msb, nci, set, map);
+            size_t n = 0;
+            for (size_t b = 0; b < bm; b++)
+                n += popcount8(map[b]);
+            ft_predict(body, msb, nci, set, map); /* undone */
+            if (n < fewest)
+                fewest = n, best = set;
+        }
+        o[0] = (uint8_t)best;
+        ft_predict(body, msb, nci, (unsigned)best, map);
     }
     for (uint32_t g = 0; g < nids && rc == 0; g++) {
         uint32_t r = rank[ids[g]];
@@ -226,7 +271,7 @@ int xc_fonttab_encode(const struct xc_fonttabs *ft, const uint8_t *body, uint32_
     if (rc == 0 && (buf_append(out, body, fixed) < 0 || buf_append(out, &r8, 1) < 0))
         rc = -ENOMEM;
     if (rc == 0)
-        rc = ft_emit(ci, nci, msb, ids, nids, &lits, out);
+        rc = ft_emit(body, ci, nci, msb, ids, nids, &lits, out);
     free(h.slot);
     free(ids);
     buf_free(&lits);
@@ -264,12 +309,19 @@ int xc_fonttab_decode(const struct xc_fonttabs *ft, uint8_t *dst, uint32_t blen,
             st16(lit + FT_CI * l + f, prev, msb);
         }
     }
-    const uint8_t *bm;
+    const uint8_t *sent;
+    uint8_t set = 0, *bm = NULL;
     size_t bml = ((size_t)nci + 7) / 8;
-    if (rc == 0 && rd_bytes(r, &bm, bml) < 0)
+    if (rc == 0 && (rd_u8(r, &set) < 0 || set > XC_CJK_SETS || rd_bytes(r, &sent, bml) < 0))
         rc = -EBADMSG;
-    if (rc == 0 && (nci & 7) && bm[bml - 1] >> (nci & 7))
+    if (rc == 0 && (nci & 7) && sent[bml - 1] >> (nci & 7))
         rc = -EBADMSG; /* unused bits of the bitmap are zero */
+    if (rc == 0 && !(bm = malloc(bml)))
+        rc = -ENOMEM;
+    if (rc == 0) {
+        memcpy(bm, sent, bml);
+        ft_predict(dst, msb, nci, set, bm);
+    }
     uint8_t *ci = dst + fixed;
     for (uint32_t i = 0; i < nci && rc == 0; i++, ci += FT_CI) {
         if (!(bm[i >> 3] >> (i & 7) & 1)) {
@@ -292,5 +344,6 @@ int xc_fonttab_decode(const struct xc_fonttabs *ft, uint8_t *dst, uint32_t blen,
         unsymbol(lit + FT_CI * e, t ? t->ci + (size_t)FT_CI * i : NULL, msb, ci);
     }
     free(lit);
+    free(bm);
     return rc;
 }

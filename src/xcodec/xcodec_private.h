@@ -159,6 +159,13 @@ static inline bool xc_reply_is_fonttab(const struct xc_shape *s, const uint8_t *
     return s->body && s->body->kind == XC_BM_REPLY && code[0] == XC_REPLY_FONTTAB;
 }
 
+/* The CJK Unified Ideographs (U+4E00-U+9FFF) of JIS X 0208, GB 2312 and KS X 1001, as
+ * bits (cjk_sets.c, generated): what a CJK font table's present glyphs are coded against. */
+#define XC_CJK_FIRST 0x4E00u
+#define XC_CJK_SETS 3
+#define XC_CJK_BYTES ((0x9FFFu - XC_CJK_FIRST + 1) / 8)
+extern const uint8_t xc_cjk_sets[XC_CJK_SETS][XC_CJK_BYTES];
+
 /* Font name lists (ListFonts replies' bodies), fontnames.c: 1 when the body is not one. */
 int xc_names_encode(const uint8_t *body, uint32_t blen, struct buf *out);
 int xc_names_decode(uint8_t *dst, uint32_t blen, struct rd *r);

@@ -2,6 +2,7 @@
  * byte orders, whatever the chunking of the encoded stream; repeats cost little; corrupt
  * and truncated streams are refused cleanly; random messages round-trip too. */
 #include <errno.h>
+#include <iconv.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -758,6 +759,46 @@ int main(void)
             buf_free(&all); buf_free(&enc); buf_free(&one);
         }
     }
+    TEST("That a CJK font's table, its ideographs those of JIS X 0208 (by iconv), round-trips and its bitmap costs little") {
+        iconv_t cd = iconv_open("UTF-32LE", "EUC-JP");
+        CHECK(cd != (iconv_t)-1);
+        for (int msb = 0; msb < 2 && cd != (iconv_t)-1; msb++) {
+            struct buf all = { 0 }, enc = { 0 };
+            font_reply(&all, msb, 7, 1, 65536);
+            uint8_t *p = (uint8_t *)buf_head(&all), *ci = p + 60 + 8;
+            st16(p + 40, 0, msb); st16(p + 42, 255, msb); p[48] = 0; p[49] = 255; /* 256 x 256 */
+            memset(ci, 0, 12 * 65536); /* no glyph but... */
+            unsigned n = 0;
+            for (unsigned b1 = 0xa1; b1 < 0xff; b1++)
+                for (unsigned b2 = 0xa1; b2 < 0xff; b2++) {
+                    char in[2] = { (char)b1, (char)b2 }, *ip = in;
+                    uint32_t u = 0;
+                    char *op = (char *)&u;
+                    size_t il = 2, ol = 4;
+                    if (iconv(cd, &ip, &il, &op, &ol) == (size_t)-1 || u < 0x4e00 || u > 0x9fff)
+                        continue;
+                    uint8_t *g = ci + 12 * (size_t)u; /* ... JIS X 0208's ideographs, one shape */
+                    st16(g + 2, 11, msb); st16(g + 4, 12, msb); st16(g + 6, 10, msb); st16(g + 8, 1, msb);
+                    n++;
+                }
+            encode_server(msb, &all, &enc);
+            CHECK(decode_server(msb, &enc, 0, &all));
+            CHECK(decode_server(msb, &enc, 1000, &all));
+            size_t z = zstd_size(&enc);
+            buf_clear(&enc);
+            memset(ci + 12 * 0x4e00, 0, 12); /* one ideograph fewer: the bitmap flips one bit */
+            ci[12 * 0x4e01 + 2] = 11; ci[12 * 0x4e01 + 4 + msb] = 12;
+            encode_server(msb, &all, &enc);
+            CHECK(decode_server(msb, &enc, 0, &all));
+            CHECK(n > 6000);
+            CHECK(z < 600); /* the bitmap alone would take over 2000 */
+            CHECK(zstd_size(&enc) < z + 40);
+            printf("  a CJK font table (%u ideographs, %s): %zu bytes after zstd\n", n, msb ? "MSB" : "LSB", z);
+            buf_free(&all); buf_free(&enc);
+        }
+        if (cd != (iconv_t)-1)
+            iconv_close(cd);
+    }
     TEST("That image replies of few colours round-trip as palettes of 1, 2 and 4 bits") {
         const unsigned colours[] = { 1, 2, 3, 4, 5, 16, 17, 200 };
         for (int msb = 0; msb < 2; msb++)
@@ -803,7 +844,10 @@ int main(void)
         c[enc.len - 1] = 0x08; /* a glyph present, but the code ends before its index */
         CHECK_EQ(decode_server_result(false, c, enc.len), -EBADMSG);
         c[enc.len - 1] = 0;
-        c[enc.len - 14] = 1; /* a reference table where there is none */
+        c[enc.len - 14] = 4; /* a character set beyond the three */
+        CHECK_EQ(decode_server_result(false, c, enc.len), -EBADMSG);
+        c[enc.len - 14] = 0;
+        c[enc.len - 16] = 1; /* a reference table where there is none */
         CHECK_EQ(decode_server_result(false, c, enc.len), -EBADMSG);
         free(c);
         buf_clear(&all); buf_clear(&enc);
