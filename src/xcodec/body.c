@@ -510,115 +510,7 @@ static int image_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, 
     return xc_imgs_push(m->imgs, dst, blen, found, 0);
 }
 
-/* Replies (the server direction cannot tell which request a reply answers): a sub-model
- * byte, then the code of the first one that fits. */
-enum { XC_REPLY_FONT = 1, XC_REPLY_PALETTE = 2 };
-#define FONT_FIXED 28      /* QueryFont reply bytes 32-59, before its properties */
-#define FONT_CHARINFO 12   /* six 16-bit fields */
 #define PALETTE_MAX 16     /* distinct pixels: indices of at most 4 bits */
-
-/* A QueryFont/ListFontsWithInfo-shaped body: the counts in its fixed part add up to blen. */
-static bool font_fits(const uint8_t *body, uint32_t blen, bool msb, uint32_t *nprops, uint32_t *nci)
-{
-    if (blen < FONT_FIXED)
-        return false;
-    *nprops = ld16(body + 14, msb);
-    *nci = ld32(body + 24, msb);
-    return (uint64_t)FONT_FIXED + 8ull * *nprops + (uint64_t)FONT_CHARINFO * *nci == blen && *nci > 0;
-}
-
-/* Charinfos: runs of elements equal to the previous one (zeros before the first), each
- * run followed (unless the list ends) by the changed element: its index in a table of
- * the distinct elements seen so far (entry 0 the zero element), or 255 and the
- * element's 12 bytes (added to the table while it holds fewer than 255). A glyph table is a few hundred distinct
- * metrics repeated; the zstd stage entropy-codes the indices. */
-#define FONT_TABLE 255
-#define FONT_NEW 255 /* an element not in the table follows */
-
-static int font_encode(const uint8_t *body, uint32_t blen, bool msb, struct buf *out)
-{
-    uint32_t nprops, nci;
-    if (!font_fits(body, blen, msb, &nprops, &nci))
-        return 1;
-    uint8_t sub = XC_REPLY_FONT;
-    uint32_t fixed = FONT_FIXED + 8 * nprops;
-    if (buf_append(out, &sub, 1) < 0 || buf_append(out, body, fixed) < 0)
-        return -ENOMEM;
-    static const uint8_t zero[FONT_CHARINFO];
-    const uint8_t *table[FONT_TABLE] = { zero }, *prev = zero;
-    unsigned ntab = 1;
-    uint32_t run = 0;
-    for (uint32_t i = 0; i < nci; i++) {
-        const uint8_t *el = body + fixed + (size_t)FONT_CHARINFO * i;
-        if (memcmp(el, prev, FONT_CHARINFO) == 0) {
-            run++;
-            continue;
-        }
-        unsigned k = 0;
-        while (k < ntab && memcmp(table[k], el, FONT_CHARINFO) != 0)
-            k++;
-        uint8_t idx = k == ntab ? FONT_NEW : (uint8_t)k;
-        if (buf_put_varint(out, run) < 0 || buf_append(out, &idx, 1) < 0)
-            return -ENOMEM;
-        if (k == ntab && buf_append(out, el, FONT_CHARINFO) < 0)
-            return -ENOMEM;
-        if (k == ntab && ntab < FONT_TABLE)
-            table[ntab++] = el;
-        prev = el;
-        run = 0;
-    }
-    if (run && buf_put_varint(out, run) < 0)
-        return -ENOMEM;
-    return 0;
-}
-
-static int font_decode(uint8_t *dst, uint32_t blen, bool msb, struct rd *r)
-{
-    const uint8_t *p;
-    int rc = rd_bytes(r, &p, FONT_FIXED);
-    if (rc < 0)
-        return rc;
-    uint32_t nprops, nci;
-    if (!font_fits(p, blen, msb, &nprops, &nci))
-        return -EBADMSG;
-    uint32_t fixed = FONT_FIXED + 8 * nprops;
-    memcpy(dst, p, FONT_FIXED);
-    if ((rc = rd_bytes(r, &p, fixed - FONT_FIXED)) < 0)
-        return rc;
-    memcpy(dst + FONT_FIXED, p, fixed - FONT_FIXED);
-    static const uint8_t zero[FONT_CHARINFO];
-    const uint8_t *table[FONT_TABLE] = { zero }, *prev = zero; /* entries point into dst */
-    unsigned ntab = 1;
-    uint8_t *el = dst + fixed;
-    for (uint32_t left = nci; left > 0;) {
-        uint64_t run;
-        uint8_t idx;
-        if ((rc = rd_varint(r, &run)) < 0)
-            return rc;
-        if (run > left)
-            return -EBADMSG;
-        for (uint32_t k = 0; k < run; k++, el += FONT_CHARINFO)
-            memcpy(el, prev, FONT_CHARINFO);
-        if ((left -= (uint32_t)run) == 0)
-            break;
-        if ((rc = rd_u8(r, &idx)) < 0)
-            return rc;
-        if (idx < ntab)
-            memcpy(el, table[idx], FONT_CHARINFO);
-        else if (idx == FONT_NEW) {
-            if ((rc = rd_bytes(r, &p, FONT_CHARINFO)) < 0)
-                return rc;
-            memcpy(el, p, FONT_CHARINFO);
-            if (ntab < FONT_TABLE)
-                table[ntab++] = el;
-        } else
-            return -EBADMSG;
-        prev = el;
-        el += FONT_CHARINFO;
-        left--;
-    }
-    return 0;
-}
 
 /* Images of few distinct pixels (text, line art, GetImage of them): the palette (each
  * pixel's psz bytes as sent), then each row's pixel indices packed MSB first in 1, 2 or
@@ -713,13 +605,28 @@ static int palette_decode(uint8_t *dst, uint32_t rows, uint32_t stride, unsigned
     return 0;
 }
 
-static int reply_encode(const uint8_t *body, uint32_t blen, bool msb, struct buf *out)
+/* Replies (the server direction cannot tell which request a reply answers): a sub-model
+ * byte, then the code of the first one that fits: font table (fonttab.c), font names
+ * (fontnames.c), palette image. */
+int xc_reply_encode(const struct xc_fonttabs *ft, const uint8_t *body, uint32_t blen, bool msb, struct buf *out)
 {
-    int rc = font_encode(body, blen, msb, out);
-    if (rc != 1 || blen % 4)
-        return rc;
     size_t mark = out->len;
-    uint8_t sub = XC_REPLY_PALETTE;
+    uint8_t sub = XC_REPLY_FONTTAB;
+    if (buf_append(out, &sub, 1) < 0)
+        return -ENOMEM;
+    int rc = xc_fonttab_encode(ft, body, blen, msb, out);
+    if (rc != 1)
+        return rc;
+    out->len = mark;
+    sub = XC_REPLY_NAMES;
+    if (buf_append(out, &sub, 1) < 0)
+        return -ENOMEM;
+    if ((rc = xc_names_encode(body, blen, out)) != 1)
+        return rc;
+    out->len = mark;
+    if (blen % 4)
+        return 1;
+    sub = XC_REPLY_PALETTE;
     if (buf_append(out, &sub, 1) < 0)
         return -ENOMEM;
     if ((rc = palette_encode(body, 1, blen, 4, out)) == 1)
@@ -727,16 +634,18 @@ static int reply_encode(const uint8_t *body, uint32_t blen, bool msb, struct buf
     return rc;
 }
 
-static int reply_decode(uint8_t *dst, uint32_t blen, bool msb, struct rd *r)
+int xc_reply_decode(const struct xc_fonttabs *ft, uint8_t *dst, uint32_t blen, bool msb, struct rd *r)
 {
     uint8_t sub;
     int rc = rd_u8(r, &sub);
     if (rc < 0)
         return rc;
-    if (sub == XC_REPLY_FONT)
-        return font_decode(dst, blen, msb, r);
     if (sub == XC_REPLY_PALETTE)
         return blen % 4 ? -EBADMSG : palette_decode(dst, 1, blen, 4, r);
+    if (sub == XC_REPLY_NAMES)
+        return xc_names_decode(dst, blen, r);
+    if (sub == XC_REPLY_FONTTAB)
+        return xc_fonttab_decode(ft, dst, blen, msb, r);
     return -EBADMSG;
 }
 
@@ -818,7 +727,7 @@ int xc_body_encode(struct xc_model *m, const struct xc_body_model *bm, const uin
     if (bm->kind == XC_BM_ITEMS)
         return items_encode(body, blen, bm->words, msb, rlast, out);
     if (bm->kind == XC_BM_REPLY)
-        return reply_encode(body, blen, msb, out);
+        return xc_reply_encode(NULL, body, blen, msb, out);
     if (bm->kind == XC_BM_GLYPHS)
         return glyphs_encode(m, fixed, body, blen, msb, out);
     return image_encode(m, fixed, body, blen, msb, out);
@@ -836,7 +745,7 @@ int xc_body_decode(struct xc_model *m, const struct xc_body_model *bm, const uin
     if (bm->kind == XC_BM_IMAGE && blen > 0)
         return image_decode(m, fixed, dst, blen, msb, r);
     if (bm->kind == XC_BM_REPLY && blen > XC_BIG_BODY)
-        return reply_decode(dst, blen, msb, r);
+        return xc_reply_decode(NULL, dst, blen, msb, r);
     if (bm->kind == XC_BM_GLYPHS)
         return glyphs_decode(m, fixed, dst, blen, msb, r);
     return -EBADMSG;

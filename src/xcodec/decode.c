@@ -276,7 +276,13 @@ static int dec_one(struct xdec *d, struct rd *r, struct buf *out)
         rc = dec_delta(body, blen, m->msb, &sub);
         break;
     case XC_BODY_MODEL:
-        rc = xc_body_decode(m, s.body, dst + (big ? 4 : 0), body, blen, m->msb, xc_ref_last_elem(m, &s, ref), &sub);
+        if (s.body->kind == XC_BM_REPLY) {
+            uint8_t first = rd_left(&sub) ? sub.p[sub.pos] : 0;
+            rc = xc_reply_decode(&m->fonts, body, blen, m->msb, &sub);
+            if (rc == 0 && xc_reply_is_fonttab(&s, &first))
+                rc = xc_fonttab_remember(&m->fonts, body, blen, m->msb);
+        } else
+            rc = xc_body_decode(m, s.body, dst + (big ? 4 : 0), body, blen, m->msb, xc_ref_last_elem(m, &s, ref), &sub);
         break;
     }
     if (rc < 0 || (blen && (mode & 3) != XC_BODY_RAW && (mode & 3) != XC_BODY_SAME)) {

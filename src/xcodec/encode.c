@@ -150,7 +150,10 @@ static int model_code(struct xenc *e, const struct xc_shape *s, const uint8_t *m
     if (!s->body || !xc_body_fits(s->body, fixed, blen, e->m.msb))
         return 1;
     buf_clear(&e->scratch);
-    int rc = xc_body_encode(&e->m, s->body, fixed, msg + s->head, blen, e->m.msb, xc_ref_last_elem(&e->m, s, ref), &e->scratch);
+    int rc = s->body->kind == XC_BM_REPLY
+                 ? xc_reply_encode(&e->m.fonts, msg + s->head, blen, e->m.msb, &e->scratch)
+                 : xc_body_encode(&e->m, s->body, fixed, msg + s->head, blen, e->m.msb,
+                                 xc_ref_last_elem(&e->m, s, ref), &e->scratch);
     if (rc == 0 && blen > XC_BIG_BODY && e->scratch.len < xc_body_min_code(s->body, blen))
         rc = 1; /* the decoder would refuse so short a code */
     return rc;
@@ -195,6 +198,9 @@ static int put_body(struct xenc *e, const struct xc_shape *s, const uint8_t *msg
     }
     /* Large bodies carry their code's size. */
     if (blen > XC_BIG_BODY && buf_put_varint(out, e->scratch.len) < 0)
+        return -ENOMEM;
+    if (mode == XC_BODY_MODEL && xc_reply_is_fonttab(s, buf_head(&e->scratch)) &&
+        xc_fonttab_remember(&e->m.fonts, body, blen, e->m.msb) < 0)
         return -ENOMEM;
     return buf_append(out, buf_head(&e->scratch), e->scratch.len);
 }

@@ -75,6 +75,7 @@ void xc_model_free(struct xc_model *m)
     m->pix = NULL;
     xc_imgs_free(m->imgs);
     m->imgs = NULL;
+    xc_fonttabs_free(&m->fonts);
 }
 
 unsigned xc_class_of(const struct xc_model *m, uint8_t byte0, uint8_t minor)

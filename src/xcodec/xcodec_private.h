@@ -39,6 +39,19 @@ struct xc_class {
     uint8_t head; /* index of the newest slot */
 };
 
+/* Font tables coded as such (reply sub-model 4), the latest first: what the next
+ * table may be coded against. */
+#define XC_FONTTABS 4
+#define XC_FONTTAB_MAX 65536u /* charinfos: larger tables are not kept */
+struct xc_fonttab {
+    uint8_t *ci; /* the charinfos, 12 bytes each */
+    uint32_t n;
+};
+struct xc_fonttabs {
+    struct xc_fonttab t[XC_FONTTABS];
+    unsigned head;
+};
+
 /* Identical on both ends of one channel direction, updated after every whole message. */
 struct xc_pix;
 
@@ -74,6 +87,7 @@ struct xc_model {
     struct xc_class cls[XC_NCLASS];
     struct xc_pix *pix;     /* pixel coder statistics, made on first use */
     struct xc_imgs *imgs;   /* recent PutImage bodies, made on first use */
+    struct xc_fonttabs fonts; /* XC_SERVER */
 };
 
 /* What the header of a message implies, from its first bytes and its length. */
@@ -176,6 +190,35 @@ bool xc_body_fits(const struct xc_body_model *bm, const uint8_t *fixed, uint32_t
 uint32_t xc_body_min_code(const struct xc_body_model *bm, uint32_t blen);
 int xc_body_decode(struct xc_model *m, const struct xc_body_model *bm, const uint8_t *fixed, uint8_t *dst,
                    uint32_t blen, bool msb, const uint8_t *rlast, struct rd *r);
+
+/* Replies' sub-models (the body of a reply longer than XC_BIG_BODY), as xc_body_encode
+ * and xc_body_decode but with the font tables of the model: 1 when none fits. */
+enum { XC_REPLY_PALETTE = 2, XC_REPLY_NAMES = 3, XC_REPLY_FONTTAB = 4 };
+int xc_reply_encode(const struct xc_fonttabs *ft, const uint8_t *body, uint32_t blen, bool msb, struct buf *out);
+int xc_reply_decode(const struct xc_fonttabs *ft, uint8_t *dst, uint32_t blen, bool msb, struct rd *r);
+/* Font tables (fonttab.c): the QueryFont shape (fixed: bytes before the charinfos). */
+bool xc_fonttab_shape(const uint8_t *body, uint32_t blen, bool msb, uint32_t *fixed, uint32_t *nci);
+int xc_fonttab_encode(const struct xc_fonttabs *ft, const uint8_t *body, uint32_t blen, bool msb, struct buf *out);
+int xc_fonttab_decode(const struct xc_fonttabs *ft, uint8_t *dst, uint32_t blen, bool msb, struct rd *r);
+/* Keeps a reply body coded as a font table (sub-model 4). 0 or -ENOMEM. */
+int xc_fonttab_remember(struct xc_fonttabs *ft, const uint8_t *body, uint32_t blen, bool msb);
+void xc_fonttabs_free(struct xc_fonttabs *ft);
+/* Whether a MODEL body's code (its first byte, the sub-model) is a reply's font table. */
+static inline bool xc_reply_is_fonttab(const struct xc_shape *s, const uint8_t *code)
+{
+    return s->body && s->body->kind == XC_BM_REPLY && code[0] == XC_REPLY_FONTTAB;
+}
+
+/* The CJK Unified Ideographs (U+4E00-U+9FFF) of JIS X 0208, GB 2312 and KS X 1001, as
+ * bits (cjk_sets.c, generated): what a CJK font table's present glyphs are coded against. */
+#define XC_CJK_FIRST 0x4E00u
+#define XC_CJK_SETS 3
+#define XC_CJK_BYTES ((0x9FFFu - XC_CJK_FIRST + 1) / 8)
+extern const uint8_t xc_cjk_sets[XC_CJK_SETS][XC_CJK_BYTES];
+
+/* Font name lists (ListFonts replies' bodies), fontnames.c: 1 when the body is not one. */
+int xc_names_encode(const uint8_t *body, uint32_t blen, struct buf *out);
+int xc_names_decode(uint8_t *dst, uint32_t blen, struct rd *r);
 
 /* The last element of the reference's body, where a list continues from (a polyline's
  * next segment starts where the previous one ended); for glyph items the first 12 bytes

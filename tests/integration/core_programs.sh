@@ -100,6 +100,15 @@ same_output "That xwininfo -all of xlogo's window is the same through tincan (th
 same_output "That xprop of xlogo's window is the same through tincan" display_name xprop -id "$wa"
 same_output "That a BadWindow error reaches the client through tincan as it does directly" \
     display_name xprop -id 0x7fffff
+# Unicode fonts (after the window ids, which count the connections before them): QueryFont replies of 65536 glyphs, the bold coded against the medium, the
+# same font again against itself (docs/PROTOCOL.md 5.2, font tables).
+U='-misc-fixed-%s-r-semicondensed--13-120-75-75-c-60-iso10646-1'
+same_output "That xlsfonts -lll describes Unicode fonts, a bold after its medium and again, the same through tincan" \
+    display_name xlsfonts -lll -fn "$(printf "$U" medium)" -fn "$(printf "$U" bold)" -fn "$(printf "$U" medium)" \
+    -fn '-misc-fixed-medium-r-normal--13-120-75-75-c-120-iso10646-1'
+# 1-byte fonts, whose every glyph's metrics it prints: "fixed", its bold, "fixed" again.
+same_output "That xlsfonts -lll prints every glyph's metrics of fonts, a bold after its medium, the same through tincan" \
+    display_name xlsfonts -lll -fn fixed -fn 6x13bold -fn fixed -fn 7x13
 
 kill "${clients[@]}"
 xl_stop_pair p

@@ -2,9 +2,12 @@
  * byte orders, whatever the chunking of the encoded stream; repeats cost little; corrupt
  * and truncated streams are refused cleanly; random messages round-trip too. */
 #include <errno.h>
+#include <iconv.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <zstd.h>
 
 #include "test.h"
 #include "common/buf.h"
@@ -210,6 +213,121 @@ static void image_reply(struct buf *out, bool msb, uint16_t seq, uint32_t npx, u
     }
     buf_append(out, p, len);
     free(p);
+}
+
+/* Font names as a server lists them (a few stretches of a real ListFonts "*" reply, and
+ * aliases), and names that test the edges of the name model. */
+static const char *const real_font_names[] = {
+    "-arabic-newspaper-medium-r-normal--32-246-100-100-p-137-iso10646-1",
+    "-daewoo-gothic-medium-r-normal--16-120-100-100-c-160-ksc5601.1987-0",
+    "-daewoo-mincho-medium-r-normal--16-120-100-100-c-160-ksc5601.1987-0",
+    "-daewoo-mincho-medium-r-normal--24-170-100-100-c-240-ksc5601.1987-0",
+    "-isas-fangsong ti-medium-r-normal--16-160-72-72-c-160-gb2312.1980-0",
+    "-isas-song ti-medium-r-normal--16-160-72-72-c-160-gb2312.1980-0",
+    "-isas-song ti-medium-r-normal--24-240-72-72-c-240-gb2312.1980-0",
+    "-jis-fixed-medium-r-normal--16-110-100-100-c-160-jisx0208.1983-0",
+    "-jis-fixed-medium-r-normal--16-150-75-75-c-160-jisx0208.1983-0",
+    "-jis-fixed-medium-r-normal--24-170-100-100-c-240-jisx0208.1983-0",
+    "-jis-fixed-medium-r-normal--24-230-75-75-c-240-jisx0208.1983-0",
+    "-misc-fixed-bold-r-normal--13-100-100-100-c-70-iso8859-1",
+    "-schumacher-clean-medium-i-normal--8-80-75-75-c-80-iso646.1991-irv",
+    "-schumacher-clean-medium-i-normal--12-120-75-75-c-60-iso646.1991-irv",
+    "-schumacher-clean-medium-r-normal--6-60-75-75-c-40-iso646.1991-irv",
+    "-schumacher-clean-medium-r-normal--6-60-75-75-c-50-iso646.1991-irv",
+    "-schumacher-clean-medium-r-normal--6-60-75-75-c-60-iso646.1991-irv",
+    "-schumacher-clean-medium-r-normal--8-80-75-75-c-50-iso646.1991-irv",
+    "-schumacher-clean-medium-r-normal--8-80-75-75-c-60-iso646.1991-irv",
+    "-schumacher-clean-medium-r-normal--8-80-75-75-c-70-iso646.1991-irv",
+    "-schumacher-clean-medium-r-normal--8-80-75-75-c-80-iso646.1991-irv",
+    "-schumacher-clean-medium-r-normal--10-100-75-75-c-50-iso646.1991-irv",
+    "-schumacher-clean-medium-r-normal--10-100-75-75-c-60-iso646.1991-irv",
+    "-schumacher-clean-medium-r-normal--10-100-75-75-c-70-iso646.1991-irv",
+    "-schumacher-clean-medium-r-normal--10-100-75-75-c-80-iso646.1991-irv",
+    "-schumacher-clean-medium-r-normal--12-120-75-75-c-60-iso8859-1",
+    "-schumacher-clean-medium-r-normal--12-120-75-75-c-60-iso8859-2",
+    "-schumacher-clean-medium-r-normal--12-120-75-75-c-60-iso8859-3",
+    "-schumacher-clean-medium-r-normal--12-120-75-75-c-60-iso8859-4",
+    "-schumacher-clean-medium-r-normal--12-120-75-75-c-60-iso8859-5",
+    "-schumacher-clean-medium-r-normal--12-120-75-75-c-60-iso8859-7",
+    "-schumacher-clean-medium-r-normal--12-120-75-75-c-60-iso8859-8",
+    "-schumacher-clean-medium-r-normal--12-120-75-75-c-60-iso8859-9",
+    "-b&h-lucidatypewriter-medium-r-normal-sans-34-240-100-100-m-200-iso10646-1",
+    "-bitstream-charter-bold-i-normal--11-80-100-100-p-68-iso8859-1",
+    "-bitstream-charter-bold-i-normal--14-100-100-100-p-86-iso8859-1",
+    "-bitstream-charter-bold-i-normal--17-120-100-100-p-105-iso8859-1",
+    "-bitstream-charter-bold-i-normal--19-140-100-100-p-117-iso8859-1",
+    "-bitstream-charter-bold-i-normal--25-180-100-100-p-154-iso8859-1",
+    "-bitstream-charter-bold-i-normal--33-240-100-100-p-203-iso8859-1",
+    "-bitstream-charter-bold-r-normal--11-80-100-100-p-69-iso8859-1",
+    "-bitstream-charter-bold-r-normal--14-100-100-100-p-88-iso8859-1",
+    "-bitstream-charter-bold-r-normal--17-120-100-100-p-107-iso8859-1",
+    "-bitstream-charter-bold-r-normal--19-140-100-100-p-119-iso8859-1",
+    "-bitstream-charter-bold-r-normal--25-180-100-100-p-157-iso8859-1",
+    "-bitstream-charter-bold-r-normal--33-240-100-100-p-206-iso8859-1",
+    "-bitstream-charter-medium-i-normal--11-80-100-100-p-60-iso8859-1",
+    "-bitstream-charter-medium-i-normal--14-100-100-100-p-76-iso8859-1",
+    "-bitstream-charter-medium-i-normal--17-120-100-100-p-92-iso8859-1",
+    "5x7", "5x8", "6x13", "6x13bold", "7x13euro", "7x13eurobold", "cursor", "fixed",
+    "lucidasans-8", "lucidasans-10", "lucidasans-bold-8", "nil2", "olcursor", "variable",
+    "-sun-open look cursor-----12-120-75-75-p-160-sunolcursor-1",
+    "-sun-open look glyph-----10-100-75-75-p-101-sunolglyph-1",
+};
+static const char *const edge_font_names[] = {
+    "--------------", "-a-b", "---------------", "-x-y-medium-r-normal--012-0-75-75-c-0-iso8859-1",
+    "-x-y-medium-r-normal--12-0-75-75-c-999999999-iso8859-1", "-x-y-medium-r-normal--12-0-75-75-c-1000000000-iso8859-1",
+    "-x-y-medium-r-normal--12-0-75-75-c-1-iso8859-1", "-x-y-medium-r-normal--12-0-75-75-c-999999999-iso8859-1",
+    "-x-y-medium-r-normal--12-0-75-75-c-0-iso8859-1", "-x-y-medium-r-normal--12-0-75-75-c-0-iso8859-1",
+    "-X-y-medium-r-normal--12-0-75-75-c-0-iso8859-1", "x", "xy", "-x", "-", "-x-y-medium-r-normal--12-0-75-75-c-0-",
+};
+
+/* A ListFonts reply of n names (pad: any bytes the server left after them, at most 3). */
+static void names_reply(struct buf *out, bool msb, uint16_t seq, const char *const *names, size_t n)
+{
+    size_t blen = 0;
+    for (size_t i = 0; i < n; i++)
+        blen += 1 + strlen(names[i]);
+    blen = (blen + 3) & ~(size_t)3;
+    uint8_t *p = calloc(1, 32 + blen), *w = p + 32;
+    p[0] = 1;
+    st16(p + 2, seq, msb);
+    st32(p + 4, (uint32_t)(blen / 4), msb);
+    st16(p + 8, (uint16_t)n, msb);
+    for (size_t i = 0; i < n; i++) {
+        *w = (uint8_t)strlen(names[i]);
+        memcpy(w + 1, names[i], *w);
+        w += 1 + *w;
+    }
+    buf_append(out, p, 32 + blen);
+    free(p);
+}
+
+/* A font directory's listing: families x weights x slants x sizes x encodings, sorted. */
+static size_t synth_font_names(char ***out)
+{
+    static const char *const fam[] = { "misc-fixed", "adobe-courier", "b&h-lucida", "bitstream-charter" };
+    static const char *const wt[] = { "bold", "medium" };
+    static const char *const sl[] = { "i", "o", "r" };
+    static const unsigned px[] = { 8, 10, 12, 14, 18, 24 };
+    static const char *const enc[] = { "iso10646-1", "iso8859-1", "iso8859-10", "iso8859-15", "iso8859-2", "koi8-r" };
+    size_t n = 0, cap = 4 * 2 * 3 * 6 * 6;
+    char **v = calloc(cap, sizeof *v);
+    for (size_t a = 0; a < 4; a++) for (size_t b = 0; b < 2; b++) for (size_t c = 0; c < 3; c++)
+        for (size_t d = 0; d < 6; d++) for (size_t e = 0; e < 6; e++) {
+            v[n] = malloc(128);
+            snprintf(v[n++], 128, "-%s-%s-%s-normal--%u-%u-75-75-%c-%u-%s", fam[a], wt[b], sl[c], px[d],
+                     px[d] * 10, a < 2 ? 'c' : 'p', px[d] * 6 + (unsigned)b * 7, enc[e]);
+        }
+    *out = v;
+    return n;
+}
+
+static size_t zstd_size(const struct buf *b)
+{
+    size_t cap = ZSTD_compressBound(b->len);
+    void *z = malloc(cap);
+    size_t n = ZSTD_compress(z, cap, buf_head(b), b->len, 3);
+    free(z);
+    return ZSTD_isError(n) ? b->len : n;
 }
 
 /* Encodes a setup reply and the server messages in all (each whole: its length field). */
@@ -792,6 +910,71 @@ int main(void)
         }
         buf_free(&all); buf_free(&enc);
     }
+    TEST("That a font table coded against an earlier one (its bold, the same font again) round-trips and costs little") {
+        for (int msb = 0; msb < 2; msb++) {
+            struct buf all = { 0 }, enc = { 0 }, one = { 0 };
+            font_reply(&all, msb, 7, 3, 65536);
+            encode_server(msb, &all, &one); /* the medium alone */
+            size_t tab = all.len;
+            uint8_t *bold = malloc(tab);
+            memcpy(bold, buf_head(&all), tab);
+            buf_append(&all, bold, tab); /* queried again */
+            for (size_t o = 60 + 24; o + 12 <= tab; o += 12) /* the bold: one pixel wider ink */
+                if (ld16(bold + o + 4, msb))
+                    st16(bold + o + 2, (uint16_t)(ld16(bold + o + 2, msb) + 1), msb);
+            buf_append(&all, bold, tab);
+            font_reply(&all, msb, 9, 3, 65536); /* another font of the same size: none fits */
+            free(bold);
+            encode_server(msb, &all, &enc);
+            CHECK(decode_server(msb, &enc, 0, &all));
+            CHECK(decode_server(msb, &enc, 65519, &all));
+            size_t z1 = zstd_size(&one), z4 = zstd_size(&enc); /* what the link sends */
+            CHECK(z4 < 2 * z1 + z1 / 4);
+            printf("  a glyph table (%zu bytes, %s): %zu bytes after zstd; again, its bold and another: %zu bytes\n",
+                   tab, msb ? "MSB" : "LSB", z1, z4);
+            buf_free(&all); buf_free(&enc); buf_free(&one);
+        }
+    }
+    TEST("That a CJK font's table, its ideographs those of JIS X 0208 (by iconv), round-trips and its bitmap costs little") {
+        iconv_t cd = iconv_open("UTF-32LE", "EUC-JP");
+        CHECK(cd != (iconv_t)-1);
+        for (int msb = 0; msb < 2 && cd != (iconv_t)-1; msb++) {
+            struct buf all = { 0 }, enc = { 0 };
+            font_reply(&all, msb, 7, 1, 65536);
+            uint8_t *p = (uint8_t *)buf_head(&all), *ci = p + 60 + 8;
+            st16(p + 40, 0, msb); st16(p + 42, 255, msb); p[48] = 0; p[49] = 255; /* 256 x 256 */
+            memset(ci, 0, 12 * 65536); /* no glyph but... */
+            unsigned n = 0;
+            for (unsigned b1 = 0xa1; b1 < 0xff; b1++)
+                for (unsigned b2 = 0xa1; b2 < 0xff; b2++) {
+                    char in[2] = { (char)b1, (char)b2 }, *ip = in;
+                    uint32_t u = 0;
+                    char *op = (char *)&u;
+                    size_t il = 2, ol = 4;
+                    if (iconv(cd, &ip, &il, &op, &ol) == (size_t)-1 || u < 0x4e00 || u > 0x9fff)
+                        continue;
+                    uint8_t *g = ci + 12 * (size_t)u; /* ... JIS X 0208's ideographs, one shape */
+                    st16(g + 2, 11, msb); st16(g + 4, 12, msb); st16(g + 6, 10, msb); st16(g + 8, 1, msb);
+                    n++;
+                }
+            encode_server(msb, &all, &enc);
+            CHECK(decode_server(msb, &enc, 0, &all));
+            CHECK(decode_server(msb, &enc, 1000, &all));
+            size_t z = zstd_size(&enc);
+            buf_clear(&enc);
+            memset(ci + 12 * 0x4e00, 0, 12); /* one ideograph fewer: the bitmap flips one bit */
+            ci[12 * 0x4e01 + 2] = 11; ci[12 * 0x4e01 + 4 + msb] = 12;
+            encode_server(msb, &all, &enc);
+            CHECK(decode_server(msb, &enc, 0, &all));
+            CHECK(n > 6000);
+            CHECK(z < 600); /* the bitmap alone would take over 2000 */
+            CHECK(zstd_size(&enc) < z + 40);
+            printf("  a CJK font table (%u ideographs, %s): %zu bytes after zstd\n", n, msb ? "MSB" : "LSB", z);
+            buf_free(&all); buf_free(&enc);
+        }
+        if (cd != (iconv_t)-1)
+            iconv_close(cd);
+    }
     TEST("That image replies of few colours round-trip as palettes of 1, 2 and 4 bits") {
         const unsigned colours[] = { 1, 2, 3, 4, 5, 16, 17, 200 };
         for (int msb = 0; msb < 2; msb++)
@@ -826,16 +1009,28 @@ int main(void)
         free(c);
         buf_clear(&all); buf_clear(&enc);
         font_reply(&all, false, 3, 0, 100);
-        memset((uint8_t *)buf_head(&all) + 60, 0, 1200); /* every glyph absent: one run of 100 */
+        memset((uint8_t *)buf_head(&all) + 60, 0, 1200); /* every glyph absent: a bitmap of zeros */
         encode_server(false, &all, &enc);
         CHECK(decode_server(false, &enc, 0, &all));
         c = malloc(enc.len);
         memcpy(c, buf_head(&enc), enc.len);
-        CHECK_EQ(c[enc.len - 1], 100);
-        c[enc.len - 1] = 101; /* a run beyond the table */
+        CHECK_EQ(c[enc.len - 1], 0);
+        c[enc.len - 1] = 0x10; /* an unused bit of the bitmap (100 glyphs) */
         CHECK_EQ(decode_server_result(false, c, enc.len), -EBADMSG);
-        c[enc.len - 1] = 99; /* the code ends where a glyph should follow */
+        c[enc.len - 1] = 0x08; /* a glyph present, but the code ends before its index */
         CHECK_EQ(decode_server_result(false, c, enc.len), -EBADMSG);
+        c[enc.len - 1] = 0;
+        c[enc.len - 14] = 4; /* a character set beyond the three */
+        CHECK_EQ(decode_server_result(false, c, enc.len), -EBADMSG);
+        c[enc.len - 14] = 0;
+        c[enc.len - 16] = 1; /* a reference table where there is none */
+        CHECK_EQ(decode_server_result(false, c, enc.len), -EBADMSG);
+        free(c);
+        buf_clear(&all); buf_clear(&enc);
+        font_reply(&all, false, 3, 2, 300);
+        encode_server(false, &all, &enc);
+        CHECK(decode_server(false, &enc, 0, &all));
+        c = malloc(enc.len);
         int refused = 0;
         for (int t = 0; t < 3000; t++) {
             memcpy(c, buf_head(&enc), enc.len);
@@ -843,6 +1038,71 @@ int main(void)
             refused += decode_server_result(false, c, enc.len) < 0;
         }
         CHECK(refused > 0);
+        free(c);
+        buf_free(&all); buf_free(&enc);
+    }
+    TEST("That ListFonts replies (real names, a font directory, edge cases) round-trip and shrink") {
+        for (int msb = 0; msb < 2; msb++) {
+            struct buf all = { 0 }, enc = { 0 };
+            size_t nreal = sizeof real_font_names / sizeof *real_font_names;
+            names_reply(&all, msb, 4, real_font_names, nreal);
+            size_t one = all.len;
+            encode_server(msb, &all, &enc);
+            CHECK(decode_server(msb, &enc, 0, &all));
+            CHECK(decode_server(msb, &enc, 5, &all));
+            CHECK(enc.len < one * 2 / 3);
+            printf("  %zu real font names (%zu bytes, %s): %zu bytes\n", nreal, one, msb ? "MSB" : "LSB", enc.len);
+            char **syn;
+            size_t nsyn = synth_font_names(&syn);
+            buf_clear(&all); buf_clear(&enc);
+            names_reply(&all, msb, 5, (const char *const *)syn, nsyn);
+            one = all.len;
+            for (size_t k = 8; k <= sizeof edge_font_names / sizeof *edge_font_names; k++)
+                names_reply(&all, msb, (uint16_t)(6 + k), edge_font_names, k); /* every padding */
+            names_reply(&all, msb, 30, real_font_names + 3, 7);                /* too few: not the model */
+            encode_server(msb, &all, &enc);
+            CHECK(decode_server(msb, &enc, 0, &all));
+            CHECK(decode_server(msb, &enc, 333, &all));
+            printf("  a font directory and edge cases (%zu bytes, %s): %zu bytes\n", all.len, msb ? "MSB" : "LSB", enc.len);
+            buf_clear(&all); buf_clear(&enc);
+            names_reply(&all, msb, 5, (const char *const *)syn, nsyn);
+            encode_server(msb, &all, &enc);
+            CHECK(enc.len < one / 15);
+            /* 1500 families, each again after 1499 others: beyond what the sender searches */
+            char **many = calloc(3000, sizeof *many);
+            for (size_t i = 0; i < 3000; i++) {
+                many[i] = malloc(96);
+                snprintf(many[i], 96, "-f%zu-fam%zu-medium-r-normal--%zu-0-75-75-c-60-iso8859-1", i % 7, i % 1500, i % 3);
+            }
+            buf_clear(&all); buf_clear(&enc);
+            names_reply(&all, msb, 6, (const char *const *)many, 3000);
+            encode_server(msb, &all, &enc);
+            CHECK(decode_server(msb, &enc, 0, &all));
+            for (size_t i = 0; i < 3000; i++)
+                free(many[i]);
+            free(many);
+            for (size_t i = 0; i < nsyn; i++)
+                free(syn[i]);
+            free(syn);
+            buf_free(&all); buf_free(&enc);
+        }
+    }
+    TEST("That corrupt or cut font name lists are refused or awaited, never overrun") {
+        struct buf all = { 0 }, enc = { 0 };
+        names_reply(&all, false, 4, real_font_names, sizeof real_font_names / sizeof *real_font_names);
+        encode_server(false, &all, &enc);
+        uint8_t *c = malloc(enc.len);
+        for (size_t cut = 0; cut < enc.len; cut += 5)
+            CHECK_EQ(decode_server_result(false, buf_head(&enc), cut), cut < 10 ? 0 : 10);
+        int refused = 0;
+        for (int t = 0; t < 5000; t++) {
+            memcpy(c, buf_head(&enc), enc.len);
+            c[10 + rnd() % (enc.len - 10)] ^= (uint8_t)(1 + rnd() % 255);
+            if (t % 2)
+                c[10 + rnd() % (enc.len - 10)] = (uint8_t)rnd();
+            refused += decode_server_result(false, c, enc.len) < 0;
+        }
+        CHECK(refused > 2500);
         free(c);
         buf_free(&all); buf_free(&enc);
     }
