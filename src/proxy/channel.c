@@ -151,6 +151,17 @@ static const char *errno_text(long rc)
 }
 
 /* App side: the client's setup request, checked against our cookie. */
+
+/* The channel's structured encoder (of what it sends on the link: dir) and decoder, the
+ * encoder drawing its body models' memory from the session's budget. 0 or -ENOMEM. */
+static int channel_codecs(struct channel *ch, enum xc_dir dir, bool msb)
+{
+    enum xc_dir other = dir == XC_REQUESTS ? XC_SERVER : XC_REQUESTS;
+    if (xenc_new(&ch->enc, dir, msb) < 0 || xdec_new(&ch->dec, other, msb) < 0)
+        return -ENOMEM;
+    xenc_set_budget(ch->enc, &ch->s->xc_budget);
+    return 0;
+}
 static int app_accept_setup(struct channel *ch)
 {
     struct session *s = ch->s;
@@ -194,7 +205,7 @@ static int app_accept_setup(struct channel *ch)
         buf_clear(&ch->from_x);
         return -EACCES;
     }
-    if (s->xcodec && (xenc_new(&ch->enc, XC_REQUESTS, rq.msb) < 0 || xdec_new(&ch->dec, XC_SERVER, rq.msb) < 0)) {
+    if (s->xcodec && channel_codecs(ch, XC_REQUESTS, rq.msb) < 0) {
         channel_drop(ch, "out of memory");
         return -ENOMEM;
     }
@@ -753,7 +764,7 @@ int channel_on_open(struct session *s, const struct frame *f)
         return 0;
     }
     s->stats.clients_total++;
-    if (s->xcodec && (xenc_new(&ch->enc, XC_SERVER, o.msb) < 0 || xdec_new(&ch->dec, XC_REQUESTS, o.msb) < 0)) {
+    if (s->xcodec && channel_codecs(ch, XC_SERVER, o.msb) < 0) {
         ch->on_link = true; /* the app side knows it: CLOSE tells it the channel is gone */
         channel_drop(ch, "out of memory");
         return 0;

@@ -318,10 +318,16 @@ static void on_link_readable(struct session *s)
  * reads (64 events of READ_CHUNK) and one message crossing while paused, held twice (being
  * read, and framed into the queue behind it). With 16 MiB requests that room is 36 MiB, so
  * under a 64 MiB bound the mark falls to its floor, an eighth of the bound. */
+#define XC_BUDGET_SHARE 8 /* of --max-memory, for the body models of this side's encoders:
+                           * at 64 MiB, two channels with image models and two with font tables */
+
 static void mem_set_window(struct session *s, int window_log)
 {
     uint64_t limit = s->cfg.max_memory, floor = limit / 8;
-    uint64_t fixed = codec_reserve(window_log) + codec_text_reserve() + MEM_BASE + 64 * READ_CHUNK + 2 * (uint64_t)XS_MAX_REQUEST_BYTES;
+    /* the body models: this side's encoders' budget, and as much again for its decoders
+     * (bounded by the peer's budget, the same with the same --max-memory) */
+    uint64_t fixed = codec_reserve(window_log) + codec_text_reserve() + MEM_BASE + 64 * READ_CHUNK +
+                     2 * (uint64_t)XS_MAX_REQUEST_BYTES + 2 * (uint64_t)s->xc_budget.cap;
     s->mem_high = limit > fixed + floor ? limit - fixed : floor;
     s->mem_low = s->mem_high / 4 * 3;
 }
@@ -738,6 +744,7 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
     s->cfg = *cfg;
     if (!s->cfg.max_memory)
         s->cfg.max_memory = MEM_DEFAULT;
+    s->xc_budget.cap = s->cfg.max_memory / XC_BUDGET_SHARE;
     s->now = cfg->clock ? cfg->clock : clock_ns;
     if (!s->cfg.handshake_timeout_ms)
         s->cfg.handshake_timeout_ms = 15000;

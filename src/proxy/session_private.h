@@ -153,6 +153,7 @@ struct session {
     bool observer_tried;
     struct learnt *learnt;        /* display side: questions remembered across sessions (learnt.h); NULL if none */
     struct fontset *fontset;      /* display side: font sets asked ahead (fontset.h); NULL if none */
+    struct xc_budget xc_budget;   /* body models' memory of this side's encoders (xcodec.h) */
     struct statewatch *statewatch; /* display side: RANDR's and XInput's state told ahead (statewatch.h); NULL if none */
     /* Memory bound (DESIGN.md "Bounded memory"): bytes held in buffers, and the marks
      * between which reading X peers stops and starts again. */

@@ -10,6 +10,8 @@
 struct xenc {
     struct xc_model m;
     struct buf scratch; /* a large body's code, to prefix its size */
+    struct xc_budget *budget;
+    enum { HEAVY_UNASKED, HEAVY_HELD, HEAVY_REFUSED } heavy;
 };
 
 int xenc_new(struct xenc **out, enum xc_dir dir, bool msb)
@@ -22,10 +24,34 @@ int xenc_new(struct xenc **out, enum xc_dir dir, bool msb)
     return 0;
 }
 
+void xenc_set_budget(struct xenc *e, struct xc_budget *b) { e->budget = b; }
+
+size_t xc_heavy_max(enum xc_dir dir)
+{
+    return dir == XC_REQUESTS ? xc_pix_size() + XC_IMGS_BUDGET + XC_IMGS * 64u
+                              : xc_pix_size() + (size_t)XC_FONTTABS * XC_FONTTAB_MAX * 12u;
+}
+
+/* Whether this body model may keep memory for the channel: reserved once, or refused for good. */
+static bool heavy_allowed(struct xenc *e, const struct xc_body_model *bm)
+{
+    if (bm->kind != XC_BM_IMAGE && bm->kind != XC_BM_GLYPHS && bm->kind != XC_BM_REPLY)
+        return true;
+    if (e->heavy == HEAVY_UNASKED && e->budget) {
+        size_t need = xc_heavy_max(e->m.dir);
+        e->heavy = e->budget->used + need <= e->budget->cap ? HEAVY_HELD : HEAVY_REFUSED;
+        if (e->heavy == HEAVY_HELD)
+            e->budget->used += need;
+    }
+    return e->heavy != HEAVY_REFUSED;
+}
+
 void xenc_free(struct xenc *e)
 {
     if (!e)
         return;
+    if (e->heavy == HEAVY_HELD && e->budget)
+        e->budget->used -= xc_heavy_max(e->m.dir);
     xc_model_free(&e->m);
     buf_free(&e->scratch);
     free(e);
@@ -147,7 +173,7 @@ static int model_code(struct xenc *e, const struct xc_shape *s, const uint8_t *m
                       const struct xc_slot *ref)
 {
     const uint8_t *fixed = msg + (big ? 4 : 0);
-    if (!s->body || !xc_body_fits(s->body, fixed, blen, e->m.msb))
+    if (!s->body || !xc_body_fits(s->body, fixed, blen, e->m.msb) || !heavy_allowed(e, s->body))
         return 1;
     buf_clear(&e->scratch);
     int rc = s->body->kind == XC_BM_REPLY

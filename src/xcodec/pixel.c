@@ -190,6 +190,8 @@ static void probs_init(uint16_t *p, size_t n)
         p[i] = P_ONE / 2;
 }
 
+size_t xc_pix_size(void) { return sizeof(struct xc_pix); }
+
 struct xc_pix *xc_pix_new(void)
 {
     struct xc_pix *x = malloc(sizeof *x);

@@ -21,8 +21,21 @@ enum xc_dir {
 struct xenc; /* one direction of one channel, sending side */
 struct xdec; /* the same, receiving side */
 
+/* Memory that body models keep per channel direction (the pixel coder's statistics,
+ * recent images, kept font tables) is reserved from a budget the session shares among
+ * its encoders: a channel direction takes its most (XC_HEAVY_MAX) at its first such body,
+ * or, when the budget cannot give that, never codes such bodies with a model (they cross
+ * as raw bytes for zstd). The decoding side keeps only what the encoder's codes make it
+ * keep, so it is bounded by the peer's budget. */
+struct xc_budget {
+    size_t cap, used;
+};
+size_t xc_heavy_max(enum xc_dir dir);
+
 /* msb: the connection's byte order ('B'). 0 or -ENOMEM. */
 int xenc_new(struct xenc **out, enum xc_dir dir, bool msb);
+/* The session's budget (it must outlive the encoder); NULL: no bound. */
+void xenc_set_budget(struct xenc *e, struct xc_budget *b);
 void xenc_free(struct xenc *e);
 /* Encodes one whole X message (as framed by xstream) and appends it to out.
  * Any bytes are accepted (malformed ones cross verbatim). 0, -EMSGSIZE or -ENOMEM. */

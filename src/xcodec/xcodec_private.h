@@ -171,6 +171,7 @@ struct xc_pix_image {
 #define XC_PIX_MIN_DIV 1024     /* an AddGlyphs MODEL code is at least B / this */
 #define XC_PIX_MAX_BODY (1u << 20) /* nor is it used on larger bodies: its time per byte */
 struct xc_pix *xc_pix_new(void);
+size_t xc_pix_size(void); /* what one holds */
 void xc_pix_free(struct xc_pix *x);
 bool xc_pix_shape_ok(const struct xc_pix_image *im);
 /* The longest code a decoder accepts for an image of blen bytes: a bit costs at most 12. */

@@ -684,8 +684,62 @@ static void composite_glyphs(struct msgs *m, bool msb, unsigned k, const uint8_t
     free(t);
 }
 
+/* Encodes m's messages with e into enc, then checks that a fresh decoder gives them back. */
+static bool encode_decode(struct xenc *e, const struct msgs *m, size_t *size)
+{
+    struct xdec *d;
+    struct buf enc = { 0 }, dec = { 0 };
+    bool ok = xdec_new(&d, XC_REQUESTS, false) == 0;
+    for (int i = 0; ok && i < m->n; i++)
+        ok = xenc_message(e, buf_head(&m->all) + m->off[i], m->off[i + 1] - m->off[i], &enc) == 0;
+    long used = ok ? xdec_feed(d, buf_head(&enc), enc.len, &dec) : -1;
+    ok = ok && used == (long)enc.len && dec.len == m->all.len && !memcmp(buf_head(&dec), buf_head(&m->all), dec.len);
+    *size = enc.len;
+    xdec_free(d);
+    buf_free(&enc);
+    buf_free(&dec);
+    return ok;
+}
+
+static void test_budget(void)
+{
+    TEST("That body models keep memory only within the session's budget: one image channel here, the next one raw") {
+        struct msgs m = { 0 };
+        for (int rep = 0; rep < 4; rep++) { /* 16x16 icons of many colours: the pixel coder's */
+            uint8_t t[20 + 16 * 16 * 4] = { 0 };
+            st16(t + 8, 16, false); st16(t + 10, 16, false); t[17] = 24;
+            for (int k = 0; k < 16 * 16; k++)
+                st32(t + 20 + 4 * k, (uint32_t)(k * 0x010305 + rep), false);
+            req(&m, false, 72, 2, sizeof t + 4, t);
+        }
+        struct xc_budget b = { .cap = xc_heavy_max(XC_REQUESTS) + xc_heavy_max(XC_REQUESTS) / 2 };
+        struct xenc *e1, *e2, *e3;
+        CHECK(xenc_new(&e1, XC_REQUESTS, false) == 0 && xenc_new(&e2, XC_REQUESTS, false) == 0);
+        xenc_set_budget(e1, &b);
+        xenc_set_budget(e2, &b);
+        size_t with, without;
+        CHECK(encode_decode(e1, &m, &with));
+        CHECK_EQ(b.used, xc_heavy_max(XC_REQUESTS));
+        CHECK(encode_decode(e2, &m, &without));
+        CHECK_EQ(b.used, xc_heavy_max(XC_REQUESTS)); /* refused: its images cross raw */
+        CHECK(with < without);
+        xenc_free(e1);
+        CHECK_EQ(b.used, 0);
+        CHECK(xenc_new(&e3, XC_REQUESTS, false) == 0);
+        xenc_set_budget(e3, &b);
+        CHECK(encode_decode(e3, &m, &with));
+        CHECK_EQ(b.used, xc_heavy_max(XC_REQUESTS)); /* a later channel gets what the first gave back */
+        xenc_free(e2);
+        xenc_free(e3);
+        CHECK_EQ(b.used, 0);
+        printf("  4 icons: %zu bytes with the models, %zu without\n", with, without);
+        buf_free(&m.all);
+    }
+}
+
 int main(void)
 {
+    test_budget();
     TEST("That requests of every kind round-trip in both byte orders") {
         for (int msb = 0; msb < 2; msb++) {
             struct msgs m = { 0 };
