@@ -33,6 +33,7 @@
 #define PROBE_ATOM_BATCH 512u
 #define PROBE_FACT_BYTES (64u * 1024) /* atoms per FACT frame: about this many bytes */
 #define CENSUS_POLL_NS (500u * 1000000ull) /* atoms made by clients outside tincan: looked for this often */
+#define CENSUS_FACT_BYTES 4096u      /* a look's FACT_ATOM_HASHES: about this long at most */
 
 enum { EV_VISIBILITY = 15, EV_DESTROY = 17, EV_UNMAP = 18, EV_MAP = 19, EV_REPARENT = 21, EV_CONFIGURE = 22,
        EV_PROPERTY = 28, EV_MAPPING = 34 };
@@ -137,6 +138,7 @@ struct observer {
     struct {                  /* the atom census, kept current by polls (docs/PROTOCOL.md 3.2) */
         uint32_t next;        /* the first atom number not yet seen; 0: no census */
         uint32_t told;        /* the census last told */
+        struct buf hashes;    /* the FACT_ATOM_HASHES of the look under way */
         bool polling;
         uint64_t due_ns;      /* the next poll */
         bool hooked;          /* the before-sleep hook is in place */
@@ -291,6 +293,7 @@ void observer_free(struct observer *o)
     free(o->kb_keymap);
     buf_free(&o->probe.names);
     buf_free(&o->probe.atoms);
+    buf_free(&o->census.hashes);
     buf_free(&o->probe.color_reqs);
     buf_free(&o->probe.colors);
     buf_free(&o->xkb.key);
@@ -685,10 +688,12 @@ static void census_poll(struct observer *o)
 static void census_answer(struct observer *o, const struct pending *p, const uint8_t *msg, uint32_t size, bool error)
 {
     if (!error && (uint32_t)ld16(msg + 8, false) + 32 <= size && p->window == o->census.next) {
-        struct buf fact = { 0 };
-        predict_fact_atom(&fact, p->window, (const char *)msg + 32, ld16(msg + 8, false));
-        send_session_fact(o, &fact);
-        buf_free(&fact);
+        /* The hash of its name, not the name: most atoms a look finds are a client's, which
+         * its reply tells, or a font's properties, which nobody asks for by name; two bytes
+         * keep the census whole (docs/PROTOCOL.md 3.2). One fact for the whole look. */
+        if (o->census.hashes.len >= CENSUS_FACT_BYTES)
+            send_session_fact(o, &o->census.hashes);
+        predict_fact_atom_hash(&o->census.hashes, p->window, (const char *)msg + 32, ld16(msg + 8, false));
         log_debug("observer: atom %u was made by another client", p->window);
         o->census.next = p->window + 1;
         uint32_t id = o->census.next;
@@ -696,6 +701,7 @@ static void census_answer(struct observer *o, const struct pending *p, const uin
         return;
     }
     o->census.polling = false;
+    send_session_fact(o, &o->census.hashes); /* ahead of the census that counts them */
     if (o->census.next != o->census.told) {
         struct buf fact = { 0 };
         predict_fact_census(&fact, o->census.next);
