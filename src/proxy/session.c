@@ -509,9 +509,10 @@ static void link_write(struct session *s)
     s->tx_plain = 0;
     s->tx_urgent = false;
     s->hold_since = 0;
-    struct transport_queue q;
-    if (s->link_tx.len && s->link_is_tcp && transport_queue_info(s->link_out, &q) == 0)
+    struct transport_queue q; /* one TCP_INFO a turn: the scheduler's, when it asked */
+    if (s->link_tx.len && s->link_is_tcp && !s->link_rate_fresh && transport_queue_info(s->link_out, &q) == 0)
         s->link_rate_Bps = q.rate_Bps;
+    s->link_rate_fresh = false;
     if (!s->codec) {
         link_write_buf(s, &s->link_tx);
         return;
@@ -546,6 +547,8 @@ static size_t kernel_budget(struct session *s)
     struct transport_queue q;
     if (!s->link_is_tcp || transport_queue_info(s->link_out, &q) < 0)
         return LINK_OUT_HIGH;
+    s->link_rate_Bps = q.rate_Bps;
+    s->link_rate_fresh = true;
     uint64_t target = q.rate_Bps / 200;
     if (target < LINK_TARGET_MIN)
         target = LINK_TARGET_MIN;
@@ -667,6 +670,7 @@ static void send_ack(struct session *s)
 
 static void link_pump(struct session *s)
 {
+    s->link_rate_fresh = false;
     if (s->state == SESSION_UP) {
         for (struct channel *ch = s->channels; ch; ch = ch->next)
             if (!ch->dead && ch->on_link) {

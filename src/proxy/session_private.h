@@ -97,6 +97,7 @@ struct spare_state {
     struct watch w;
     uint32_t id, next_id;
     struct buf rx;                /* ... its setup reply as read */
+    struct buf last;              /* both sides: the setup reply of the last SPARE (a delta's base) */
     bool ready, offered;          /* ... read whole; sent in a SPARE frame */
     bool checked, check_pending;  /* ... the root seen as its reply says, after it was read */
     uint32_t failures;            /* ... spares lost in a row */
@@ -165,6 +166,7 @@ struct session {
     bool tx_urgent;               /* link_tx holds something a peer waits for */
     uint64_t hold_since;          /* when link_tx began to be held; 0: not held */
     uint64_t link_rate_Bps;       /* the TCP link's measured delivery rate; 0: unknown */
+    bool link_rate_fresh;         /* ... read from the kernel in this turn already */
     uint32_t flushes[4];          /* link writes of frames by why: enum flush_why */
 };
 
