@@ -1156,6 +1156,12 @@ int predict_fact_atom(struct buf *out, uint32_t atom, const char *name, size_t n
     return buf_put_varint(out, atom) || buf_put_varint(out, name_len) || buf_append(out, name, name_len) ? -ENOMEM : 0;
 }
 
+int predict_fact_known_atom(const struct predictor *p, struct buf *out, uint32_t atom)
+{
+    const struct atom *a = p && atom ? atom_by_id(p, atom) : NULL;
+    return a ? predict_fact_atom(out, a->atom, a->name, a->len) : -ENOENT;
+}
+
 int predict_fact_atom_hash(struct buf *out, uint32_t atom, const char *name, size_t name_len)
 {
     if (!out->len) {

@@ -137,7 +137,10 @@ static int on_ack(struct session *s, const struct frame *f)
     uint64_t acked;
     if (f->channel || rd_varint(&r, &acked) < 0 || rd_left(&r))
         return -EBADMSG;
-    return pacer_on_ack(&s->pacer, acked, clock_ns());
+    int rc = pacer_on_ack(&s->pacer, acked, clock_ns());
+    if (!rc && s->observer)
+        observer_on_ack(s->observer, acked);
+    return rc;
 }
 
 static int on_goodbye(struct session *s, const struct frame *f)

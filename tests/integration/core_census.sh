@@ -13,8 +13,8 @@ xl_on p "$XL_BIN/xatom" WM_NAME >/dev/null # the first client waits for the disp
 # A client of the server itself (outside tincan) makes an atom; a look finds it.
 made=$(xl_on a "$XL_BIN/xatom" -c _TINCAN_OUTSIDE_ATOM | sed -n 's/^_TINCAN_OUTSIDE_ATOM=//p')
 check "That a direct client made an atom ($made)" test "${made:-0}" -gt 0
-check "That the display side's census found it" \
-    xl_wait_for 10 grep -q "observer: atom $made was made by another client" "$p_disp_log"
+check "That the display side's census found it and told it by its hash" \
+    xl_wait_for 10 grep -q "observer: atom $made is new: told by its name's hash" "$p_disp_log"
 sleep 0.3 # its ATOM_HASHES and census cross the link
 
 # trips NAME...: InternAtom only-if-exists through tincan; prints its output, then how many
@@ -38,6 +38,20 @@ check "That the atom, learnt from the reply, is then answered at the app side ($
     test "$out" = "$(printf '_TINCAN_OUTSIDE_ATOM=%s\ntrips=0' "$made")"
 check "That the census told the atom by its hash (a FACT of a few bytes, no name)" \
     grep -qE 'link write: [0-9]+ frame bytes -> [0-9]+:.* FACT:0:[3-9] ' "$p_disp_log"
+
+# A client through tincan makes an atom and stays: its reply tells the app side, the census
+# adds nothing. (One that goes away at once has every atom of the next look told by hash.)
+sleep 1.2 # no client has gone since the last look began
+own=$(xl_on p "$XL_BIN/xatom" -s 2 -c _TINCAN_OWN_ATOM | sed -n 's/^_TINCAN_OWN_ATOM=//p')
+check "That the census leaves an atom made through tincan ($own) to its reply" \
+    grep -q "observer: atom $own is new: its reply tells it" "$p_disp_log"
+gone=$(xl_on p "$XL_BIN/xatom" -c _TINCAN_GONE_ATOM | sed -n 's/^_TINCAN_GONE_ATOM=//p')
+check "That an atom of a client that went away at once ($gone) is told by its hash: its reply may be lost" \
+    xl_wait_for 10 grep -q "observer: atom $gone is new: told by its name's hash" "$p_disp_log"
+sleep 0.3
+out=$(trips _TINCAN_NO_SUCH_ATOM_2)
+check "That the census is still whole: a name no atom has is answered None at the app side ($(echo $out))" \
+    test "$out" = "$(printf '_TINCAN_NO_SUCH_ATOM_2=0\ntrips=0')"
 
 xl_stop_pair p
 check "That both halves exit 0" test "$p_app_rc" = 0 -a "$p_disp_rc" = 0
