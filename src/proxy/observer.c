@@ -155,6 +155,8 @@ struct observer {
          * An atom found now was made after the last look began; if a client went away since,
          * its reply may have been dropped at the app side: this look tells every atom. */
         uint32_t closes, closes_last, closes_this;
+        bool for_setup;       /* a client's setup waits for this look: it tells every atom
+                               * ahead of that setup reply, as before any local answer */
         bool polling;
         uint64_t due_ns;      /* the next poll */
         bool hooked;          /* the before-sleep hook is in place */
@@ -708,7 +710,7 @@ static void census_poll(struct observer *o)
 static bool census_leave_to_reply(struct observer *o, uint32_t atom)
 {
     if (!predict_atom_known(o->s->predict, atom) || o->census.n_unsure >= CENSUS_MAX_UNSURE ||
-        o->census.closes != o->census.closes_last)
+        o->census.closes != o->census.closes_last || o->census.for_setup)
         return false;
     if (o->census.n_unsure == o->census.cap_unsure) {
         uint32_t cap = o->census.cap_unsure ? 2 * o->census.cap_unsure : 64;
@@ -796,7 +798,7 @@ static void census_answer(struct observer *o, const struct pending *p, const uin
         buf_free(&fact);
         o->census.told = o->census.next;
     }
-    o->census.any_hashed = false;
+    o->census.any_hashed = o->census.for_setup = false;
     release_held(o);
 }
 
@@ -1083,6 +1085,7 @@ bool observer_hold_setup(struct observer *o, uint32_t channel_id, const struct f
         census_poll(o); /* atoms made since the last look are told before this client's setup reply */
         if (!o->census.polling)
             return false;
+        o->census.for_setup = true;
     }
     struct held *n = o->n_held == o->cap_held ? realloc(o->held, (o->cap_held * 2 + 4) * sizeof *n) : o->held;
     if (!n)
