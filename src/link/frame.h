@@ -39,6 +39,7 @@ enum fact_kind {
     FACT_COLORS = 8,     /* a TrueColor default colormap checked against the server, and colour names */
     FACT_FONTS = 9,      /* repeated: u8 name length, name: fonts that open */
     FACT_FONT = 13,      /* u8 msb, varint name length, font name, varint length, QueryFont reply (learnt.h) */
+    FACT_ATOM_HASHES = 14, /* varint first, then repeated u16le: the name hashes of atoms first, first+1, ... */
     FACT_STATE = 15,     /* u8 name length, an extension's name, u8 watched: its state queries (docs/PROTOCOL.md 3.2) */
 };
 

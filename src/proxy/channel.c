@@ -907,6 +907,8 @@ int channel_on_close(struct session *s, const struct frame *f)
         log_info("channel %u: closed by the other side: %.*s", ch->id, (int)(f->len > 200 ? 200 : f->len), f->payload);
     ch->peer_closed = true;
     buf_clear(&ch->to_link);
+    if (!is_app(s) && s->observer)
+        observer_on_peer_close(s->observer);
     if (is_app(s) && ch->xs.phase == XS_SETUP_REPLY && !ch->to_x.len) {
         /* The display side could not reach the server: refuse the client as a server would. */
         char reason[200];

@@ -35,6 +35,8 @@
 #define PROBE_ATOM_BATCH 512u
 #define PROBE_FACT_BYTES (64u * 1024) /* atoms per FACT frame: about this many bytes */
 #define CENSUS_POLL_NS (500u * 1000000ull) /* atoms made by clients outside tincan: looked for this often */
+#define CENSUS_FACT_BYTES 4096u      /* a look's FACT_ATOM_HASHES: about this long at most */
+#define CENSUS_MAX_UNSURE 4096u      /* atoms left to replies the app side has not acknowledged */
 
 enum { EV_VISIBILITY = 15, EV_DESTROY = 17, EV_UNMAP = 18, EV_MAP = 19, EV_REPARENT = 21, EV_CONFIGURE = 22,
        EV_PROPERTY = 28, EV_MAPPING = 34 };
@@ -139,6 +141,24 @@ struct observer {
     struct {                  /* the atom census, kept current by polls (docs/PROTOCOL.md 3.2) */
         uint32_t next;        /* the first atom number not yet seen; 0: no census */
         uint32_t told;        /* the census last told */
+        struct buf hashes;    /* the FACT_ATOM_HASHES of the look under way */
+        uint32_t hash_next;   /* ... the atom it would tell next */
+        bool any_hashed;      /* ... it told some (then the census follows) */
+        /* Atoms a look left to the replies that tell them (the display side learnt them from
+         * its channels' replies, as the app side does), until the app side has acknowledged
+         * the link that held those replies: a client gone before reading one leaves the app
+         * side without it, and then they are told after all (observer_on_peer_close). */
+        struct unsure_atom {
+            uint32_t atom;
+            uint64_t until;   /* link bytes the app side must have read; 0: not yet known */
+        } *unsure;
+        uint32_t n_unsure, cap_unsure;
+        /* Channels the app side closed: so far, when the last look began, when this one did.
+         * An atom found now was made after the last look began; if a client went away since,
+         * its reply may have been dropped at the app side: this look tells every atom. */
+        uint32_t closes, closes_last, closes_this;
+        bool for_setup;       /* a client's setup waits for this look: it tells every atom
+                               * ahead of that setup reply, as before any local answer */
         bool polling;
         uint64_t due_ns;      /* the next poll */
         bool hooked;          /* the before-sleep hook is in place */
@@ -293,6 +313,8 @@ void observer_free(struct observer *o)
     free(o->kb_keymap);
     buf_free(&o->probe.names);
     buf_free(&o->probe.atoms);
+    buf_free(&o->census.hashes);
+    free(o->census.unsure);
     buf_free(&o->probe.color_reqs);
     buf_free(&o->probe.colors);
     buf_free(&o->xkb.key);
@@ -688,37 +710,112 @@ static void census_poll(struct observer *o)
         return;
     o->census.polling = true;
     o->census.due_ns = clock_ns() + CENSUS_POLL_NS;
+    o->census.closes_last = o->census.closes_this;
+    o->census.closes_this = o->census.closes;
     uint32_t id = o->census.next;
     send_request(o, 17 /* GetAtomName */, &id, 1, (struct pending){ .kind = P_PROBE, .tag = S_POLL, .window = id });
+}
+
+/* Whether a look may leave atom to the reply that told the display side of it. */
+static bool census_leave_to_reply(struct observer *o, uint32_t atom)
+{
+    if (!predict_atom_known(o->s->predict, atom) || o->census.n_unsure >= CENSUS_MAX_UNSURE ||
+        o->census.closes != o->census.closes_last || o->census.for_setup)
+        return false;
+    if (o->census.n_unsure == o->census.cap_unsure) {
+        uint32_t cap = o->census.cap_unsure ? 2 * o->census.cap_unsure : 64;
+        struct unsure_atom *u = realloc(o->census.unsure, cap * sizeof *u);
+        if (!u)
+            return false;
+        o->census.unsure = u;
+        o->census.cap_unsure = cap;
+    }
+    o->census.unsure[o->census.n_unsure++] = (struct unsure_atom){ atom, 0 };
+    return true;
+}
+
+/* Once nothing waits for the link but compressed bytes, the replies behind the unsure
+ * atoms are within the link's first `until` bytes. */
+static void census_mark_unsure(struct observer *o)
+{
+    struct session *s = o->s;
+    if (!o->census.n_unsure || o->census.unsure[o->census.n_unsure - 1].until || s->link_tx.len)
+        return;
+    for (const struct channel *ch = s->channels; ch; ch = ch->next)
+        if (!ch->dead && ch->to_link.len)
+            return;
+    uint64_t until = s->stats.link_bytes_out + s->wire_tx.len;
+    for (uint32_t i = o->census.n_unsure; i-- && !o->census.unsure[i].until;)
+        o->census.unsure[i].until = until;
+}
+
+void observer_on_ack(struct observer *o, uint64_t acked)
+{
+    if (!o)
+        return;
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < o->census.n_unsure; i++)
+        if (!o->census.unsure[i].until || o->census.unsure[i].until > acked)
+            o->census.unsure[kept++] = o->census.unsure[i];
+    o->census.n_unsure = kept;
+}
+
+void observer_on_peer_close(struct observer *o)
+{
+    if (o)
+        o->census.closes++;
+    if (!o || !o->census.n_unsure)
+        return;
+    /* The app side may have dropped the reply that was to tell these: tell them here. */
+    struct buf fact = { 0 };
+    for (uint32_t i = 0; i < o->census.n_unsure; i++)
+        predict_fact_known_atom(o->s->predict, &fact, o->census.unsure[i].atom);
+    log_debug("observer: a client went away: %u atoms left to replies told again", o->census.n_unsure);
+    o->census.n_unsure = 0;
+    send_session_fact(o, &fact);
+    buf_free(&fact);
 }
 
 static void census_answer(struct observer *o, const struct pending *p, const uint8_t *msg, uint32_t size, bool error)
 {
     if (!error && (uint32_t)ld16(msg + 8, false) + 32 <= size && p->window == o->census.next) {
-        struct buf fact = { 0 };
-        predict_fact_atom(&fact, p->window, (const char *)msg + 32, ld16(msg + 8, false));
-        send_session_fact(o, &fact);
-        buf_free(&fact);
-        log_debug("observer: atom %u was made by another client", p->window);
+        /* A client's own atom is told by its reply. Another's by the hash of its name, not the
+         * name: mostly a font's properties, which nobody asks for by name; two bytes keep the
+         * census whole (docs/PROTOCOL.md 3.2). One fact for the whole look. */
+        bool hashed = !census_leave_to_reply(o, p->window);
+        if (hashed && o->census.hashes.len >= CENSUS_FACT_BYTES)
+            send_session_fact(o, &o->census.hashes);
+        if (hashed && o->census.hashes.len && o->census.hash_next != p->window)
+            send_session_fact(o, &o->census.hashes); /* a fact's atoms follow each other */
+        if (hashed) {
+            predict_fact_atom_hash(&o->census.hashes, p->window, (const char *)msg + 32, ld16(msg + 8, false));
+            o->census.hash_next = p->window + 1;
+            o->census.any_hashed = true;
+        }
+        log_debug("observer: atom %u is new: %s", p->window, hashed ? "told by its name's hash" : "its reply tells it");
         o->census.next = p->window + 1;
         uint32_t id = o->census.next;
         send_request(o, 17, &id, 1, (struct pending){ .kind = P_PROBE, .tag = S_POLL, .window = id });
         return;
     }
     o->census.polling = false;
-    if (o->census.next != o->census.told) {
+    send_session_fact(o, &o->census.hashes); /* ahead of the census that counts them */
+    /* Atoms only left to replies: the app side's census grows as it learns them in order. */
+    if (o->census.next != o->census.told && o->census.any_hashed) {
         struct buf fact = { 0 };
         predict_fact_census(&fact, o->census.next);
         send_session_fact(o, &fact);
         buf_free(&fact);
         o->census.told = o->census.next;
     }
+    o->census.any_hashed = o->census.for_setup = false;
     release_held(o);
 }
 
 static void census_hook(void *data)
 {
     struct observer *o = data;
+    census_mark_unsure(o);
     if (o->broken || !o->census.next)
         return;
     uint64_t now = clock_ns();
@@ -1003,6 +1100,7 @@ bool observer_hold_setup(struct observer *o, uint32_t channel_id, const struct f
         census_poll(o); /* atoms made since the last look are told before this client's setup reply */
         if (!o->census.polling)
             return false;
+        o->census.for_setup = true;
     }
     struct held *n = o->n_held == o->cap_held ? realloc(o->held, (o->cap_held * 2 + 4) * sizeof *n) : o->held;
     if (!n)

@@ -44,6 +44,10 @@ void observer_on_x_drained(struct observer *o, struct channel *ch);
 void observer_on_progress(struct observer *o, struct channel *ch);
 /* A new channel: tells the app side what it watches of the client's own windows (ownwin.h). */
 void observer_on_channel_open(struct observer *o, struct channel *ch);
+/* The app side has read `acked` link bytes (its ACK). */
+void observer_on_ack(struct observer *o, uint64_t acked);
+/* The app side closed a channel: its client went away, perhaps before reading every reply. */
+void observer_on_peer_close(struct observer *o);
 /* ch is going away. */
 void observer_forget_channel(struct observer *o, uint32_t channel_id);
 

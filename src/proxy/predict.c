@@ -116,7 +116,13 @@ struct predictor {
     } fonts_ok[PREDICT_MAX_FONTS_OK]; /* fonts the display side opened */
     uint32_t n_fonts_ok;
     uint32_t census_next;          /* every atom below it was told (FACT_ATOM_CENSUS); 0: no census */
-    uint32_t max_atom;             /* the largest atom known */
+    uint32_t max_atom;             /* the largest atom known, or told by its hash */
+    struct {                       /* atoms told by the hash of their name (FACT_ATOM_HASHES) */
+        uint32_t *ids;             /* ... and not known by name: ascending */
+        uint32_t n, cap;
+        uint8_t *bits;             /* every hash told (2^16 bits, never cleared): a name whose
+                                    * hash is here may be one of them */
+    } unnamed;
     bool setup_learnt;
     struct {
         bool known;
@@ -138,6 +144,41 @@ static uint32_t hash_name(const char *s, size_t n)
 }
 
 static uint32_t hash_id(uint32_t a) { return a * 2654435761u; }
+
+/* The 16-bit hash of FACT_ATOM_HASHES (docs/PROTOCOL.md 3.2): FNV-1a, folded. */
+static uint16_t name_hash16(const char *s, size_t n)
+{
+    uint32_t h = hash_name(s, n);
+    return (uint16_t)(h ^ h >> 16);
+}
+
+/* Where atom is, or would go, in the ascending list of atoms told by hash only. */
+static uint32_t unnamed_at(const struct predictor *p, uint32_t atom)
+{
+    uint32_t lo = 0, hi = p->unnamed.n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (p->unnamed.ids[mid] < atom)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static bool unnamed_has(const struct predictor *p, uint32_t atom)
+{
+    uint32_t i = unnamed_at(p, atom);
+    return i < p->unnamed.n && p->unnamed.ids[i] == atom;
+}
+
+/* Whether a name without a known atom may still have one: its hash was told for an atom
+ * whose name is not known. */
+static bool unnamed_may_be(const struct predictor *p, const char *name, size_t len)
+{
+    uint16_t h = name_hash16(name, len);
+    return p->unnamed.n && p->unnamed.bits && (p->unnamed.bits[h >> 3] >> (h & 7) & 1);
+}
 
 static const struct atom *atom_by_name(const struct predictor *p, const char *name, size_t len)
 {
@@ -182,15 +223,49 @@ static void atom_add(struct predictor *p, uint32_t id, const char *name, size_t 
     p->by_id[i] = e;
     if (id > p->max_atom)
         p->max_atom = id;
-    while (p->census_next && atom_by_id(p, p->census_next))
+    uint32_t u = unnamed_at(p, id);
+    if (u < p->unnamed.n && p->unnamed.ids[u] == id) { /* its name, at last */
+        memmove(p->unnamed.ids + u, p->unnamed.ids + u + 1, (p->unnamed.n - u - 1) * sizeof *p->unnamed.ids);
+        p->unnamed.n--;
+    }
+    while (p->census_next && (atom_by_id(p, p->census_next) || unnamed_has(p, p->census_next)))
         p->census_next++; /* learnt in order: the census still covers them all */
 }
 
-/* Whether the atoms known are exactly 1..census_next-1 and nothing beyond: then a name
- * not among them has no atom (as of the display side's last look, docs/PROTOCOL.md 3.2). */
+/* An atom told by its name's hash: it counts for the census; a name with that hash is not
+ * answered None. Beyond the bound it is not counted, so the census is not current. */
+static void unnamed_add(struct predictor *p, uint32_t id, uint16_t hash)
+{
+    if (!p->unnamed.bits && !(p->unnamed.bits = calloc(1, 65536 / 8)))
+        return;
+    p->unnamed.bits[hash >> 3] |= (uint8_t)(1u << (hash & 7));
+    uint32_t u = unnamed_at(p, id);
+    if (atom_by_id(p, id) || (u < p->unnamed.n && p->unnamed.ids[u] == id) ||
+        p->n_atoms + p->unnamed.n >= PREDICT_MAX_ATOMS)
+        return;
+    if (p->unnamed.n == p->unnamed.cap) {
+        uint32_t cap = p->unnamed.cap ? 2 * p->unnamed.cap : 256;
+        uint32_t *ids = realloc(p->unnamed.ids, cap * sizeof *ids);
+        if (!ids)
+            return;
+        p->unnamed.ids = ids;
+        p->unnamed.cap = cap;
+    }
+    memmove(p->unnamed.ids + u + 1, p->unnamed.ids + u, (p->unnamed.n - u) * sizeof *p->unnamed.ids);
+    p->unnamed.ids[u] = id;
+    p->unnamed.n++;
+    if (id > p->max_atom)
+        p->max_atom = id;
+    while (p->census_next && (atom_by_id(p, p->census_next) || unnamed_has(p, p->census_next)))
+        p->census_next++;
+}
+
+/* Whether the atoms known (by name or by hash) are exactly 1..census_next-1 and nothing
+ * beyond: then a name not among them, and not of a hash told, has no atom (as of the display
+ * side's last look, docs/PROTOCOL.md 3.2). */
 static bool census_current(const struct predictor *p)
 {
-    return p->census_next > 1 && p->max_atom < p->census_next && p->n_atoms == p->census_next - 1;
+    return p->census_next > 1 && p->max_atom < p->census_next && p->n_atoms + p->unnamed.n == p->census_next - 1;
 }
 
 int predict_new(struct predictor **out)
@@ -225,6 +300,8 @@ void predict_free(struct predictor *p)
     for (uint32_t i = 0; p->atoms && i < p->n_atoms; i++)
         free(p->atoms[i].name);
     free(p->atoms);
+    free(p->unnamed.ids);
+    free(p->unnamed.bits);
     free(p->by_name);
     free(p->by_id);
     free(p->ext);
@@ -1205,7 +1282,8 @@ bool predict_answer(const struct predictor *p, const struct predict_questions *p
             return false;
         const struct atom *a = atom_by_name(p, name, len);
         /* only-if-exists of a name no atom has: None, while the census is current */
-        if (!a && (req[1] != 1 || !len || len > PREDICT_MAX_NAME || !census_current(p)))
+        if (!a && (req[1] != 1 || !len || len > PREDICT_MAX_NAME || !census_current(p) ||
+                   unnamed_may_be(p, name, len)))
             return false;
         if (!(r = reply_header(out, seq, msb, 0)))
             return false;
@@ -1254,6 +1332,24 @@ int predict_fact_atom(struct buf *out, uint32_t atom, const char *name, size_t n
             return -ENOMEM;
     }
     return buf_put_varint(out, atom) || buf_put_varint(out, name_len) || buf_append(out, name, name_len) ? -ENOMEM : 0;
+}
+
+int predict_fact_known_atom(const struct predictor *p, struct buf *out, uint32_t atom)
+{
+    const struct atom *a = p && atom ? atom_by_id(p, atom) : NULL;
+    return a ? predict_fact_atom(out, a->atom, a->name, a->len) : -ENOENT;
+}
+
+int predict_fact_atom_hash(struct buf *out, uint32_t atom, const char *name, size_t name_len)
+{
+    if (!out->len) {
+        uint8_t kind = FACT_ATOM_HASHES;
+        if (buf_append(out, &kind, 1) || buf_put_varint(out, atom))
+            return -ENOMEM;
+    }
+    uint16_t h = name_hash16(name, name_len);
+    uint8_t le[2] = { (uint8_t)h, (uint8_t)(h >> 8) };
+    return buf_append(out, le, 2) ? -ENOMEM : 0;
 }
 
 int predict_fact_exchange(struct buf *out, bool msb, const uint8_t *key, size_t key_len, const uint8_t *reply,
@@ -1503,7 +1599,7 @@ int predict_on_fact(struct predictor *p, const uint8_t *payload, size_t len)
             return -EBADMSG;
         if (next > p->census_next) /* it may come after replies that taught later atoms */
             p->census_next = (uint32_t)next;
-        while (atom_by_id(p, p->census_next))
+        while (atom_by_id(p, p->census_next) || unnamed_has(p, p->census_next))
             p->census_next++;
         return 0;
     }
@@ -1515,6 +1611,18 @@ int predict_on_fact(struct predictor *p, const uint8_t *payload, size_t len)
         if (i >= 0) {
             forget_state(p, i);
             p->ext[i].watched = watched;
+        }
+        return 0;
+    }
+    case FACT_ATOM_HASHES: {
+        uint64_t first;
+        if (rd_varint(&r, &first) || !first || !rd_left(&r) || rd_left(&r) % 2 ||
+            first + rd_left(&r) / 2 - 1 > UINT32_MAX)
+            return -EBADMSG;
+        for (uint32_t id = (uint32_t)first; rd_left(&r); id++) {
+            const uint8_t *h;
+            rd_bytes(&r, &h, 2);
+            unnamed_add(p, id, (uint16_t)(h[0] | h[1] << 8));
         }
         return 0;
     }

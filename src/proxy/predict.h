@@ -98,6 +98,11 @@ int predict_on_fact(struct predictor *p, const uint8_t *payload, size_t len);
 /* Encoders for those payloads (display side). 0 or -ENOMEM. */
 int predict_fact_extension(struct buf *out, const char *name, size_t name_len, const uint8_t reply[32]);
 int predict_fact_atom(struct buf *out, uint32_t atom, const char *name, size_t name_len); /* appends one */
+/* FACT_ATOM_HASHES: appends an atom told by the hash of its name only (the atom census's
+ * looks: 2 bytes, not its name); the atoms of one fact must follow each other from the first. */
+int predict_fact_atom_hash(struct buf *out, uint32_t atom, const char *name, size_t name_len);
+/* FACT_ATOMS: appends an atom p knows, with its name; -ENOENT if it does not know it. */
+int predict_fact_known_atom(const struct predictor *p, struct buf *out, uint32_t atom);
 int predict_fact_exchange(struct buf *out, bool msb, const uint8_t *key, size_t key_len, const uint8_t *reply,
                           size_t reply_len);
 /* FACT_STATE: the display side watches (or no longer watches) the state of an extension

@@ -139,7 +139,10 @@ static int on_ack(struct session *s, const struct frame *f)
     uint64_t acked;
     if (f->channel || rd_varint(&r, &acked) < 0 || rd_left(&r))
         return -EBADMSG;
-    return pacer_on_ack(&s->pacer, acked, clock_ns());
+    int rc = pacer_on_ack(&s->pacer, acked, clock_ns());
+    if (!rc && s->observer)
+        observer_on_ack(s->observer, acked);
+    return rc;
 }
 
 static int on_goodbye(struct session *s, const struct frame *f)
@@ -517,9 +520,14 @@ static void link_write(struct session *s)
     s->tx_plain = 0;
     s->tx_urgent = false;
     s->hold_since = 0;
+    /* The rate moves slowly: a TCP_INFO of the last 100 ms (the scheduler's, most often) will do. */
     struct transport_queue q;
-    if (s->link_tx.len && s->link_is_tcp && transport_queue_info(s->link_out, &q) == 0)
+    uint64_t now = clock_ns();
+    if (s->link_tx.len && s->link_is_tcp && now - s->link_rate_ns >= LINK_RATE_AGE_NS &&
+        transport_queue_info(s->link_out, &q) == 0) {
         s->link_rate_Bps = q.rate_Bps;
+        s->link_rate_ns = now;
+    }
     if (!s->codec) {
         link_write_buf(s, &s->link_tx);
         return;
@@ -549,11 +557,25 @@ static size_t link_backlog(const struct session *s) { return s->link_tx.len + s-
  * of unsent data at the link's measured rate (2 KiB to 256 KiB): the rest waits here, per
  * channel, where the scheduler still chooses what goes first. The low-water mark follows,
  * so writability wakes us when the kernel runs low. */
-static size_t kernel_budget(struct session *s)
+static size_t kernel_budget(struct session *s, size_t wanted)
 {
-    struct transport_queue q;
-    if (!s->link_is_tcp || transport_queue_info(s->link_out, &q) < 0)
+    if (!s->link_is_tcp)
         return LINK_OUT_HIGH;
+    /* The kernel holds at most what it held at the last look plus what was written since:
+     * when that and all we want fit the least target, asking (a syscall a write) changes nothing. */
+    uint64_t bound = s->kq_unsent + (s->stats.link_bytes_out - s->kq_out);
+    if (s->kq_known && bound + wanted <= LINK_TARGET_MIN)
+        return (size_t)(LINK_TARGET_MIN - bound);
+    struct transport_queue q;
+    if (transport_queue_info(s->link_out, &q) < 0) {
+        s->kq_known = false;
+        return LINK_OUT_HIGH;
+    }
+    s->kq_known = true;
+    s->kq_unsent = q.unsent;
+    s->kq_out = s->stats.link_bytes_out;
+    s->link_rate_Bps = q.rate_Bps;
+    s->link_rate_ns = clock_ns();
     uint64_t target = q.rate_Bps / 200;
     if (target < LINK_TARGET_MIN)
         target = LINK_TARGET_MIN;
@@ -571,7 +593,7 @@ static size_t kernel_budget(struct session *s)
  * scheduler packs frame bytes, which the zstd stage shrinks by the recent ratio. */
 static size_t link_budget(struct session *s, size_t queued)
 {
-    size_t budget = kernel_budget(s);
+    size_t budget = kernel_budget(s, queued + link_backlog(s));
     uint64_t allow = pacer_allowance(&s->pacer), ratio = 1;
     if (s->codec && s->stats.link_bytes_out)
         ratio = s->stats.frame_bytes_out / s->stats.link_bytes_out;

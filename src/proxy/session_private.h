@@ -41,6 +41,7 @@
 #define MEM_BASE (8u << 20)                /* of the bound: the process itself (code, libraries, tables) */
 #define BUF_KEEP (16u * 1024)              /* an idle buffer keeps at most this much allocated */
 #define FLUSH_BYTES (16u * 1024)           /* held link bytes beyond this are written at once */
+#define LINK_RATE_AGE_NS (100u * 1000000)  /* the link's delivery rate is read at least this often */
 
 enum channel_phase {
     CH_SETUP,   /* app side: waiting for the client's setup request */
@@ -98,6 +99,7 @@ struct spare_state {
     struct watch w;
     uint32_t id, next_id;
     struct buf rx;                /* ... its setup reply as read */
+    struct buf last;              /* both sides: the setup reply of the last SPARE (a delta's base) */
     bool ready, offered;          /* ... read whole; sent in a SPARE frame */
     bool checked, check_pending;  /* ... the root seen as its reply says, after it was read */
     uint32_t failures;            /* ... spares lost in a row */
@@ -169,6 +171,9 @@ struct session {
     bool tx_urgent;               /* link_tx holds something a peer waits for */
     uint64_t hold_since;          /* when link_tx began to be held; 0: not held */
     uint64_t link_rate_Bps;       /* the TCP link's measured delivery rate; 0: unknown */
+    uint64_t link_rate_ns;        /* ... when last read from the kernel */
+    bool kq_known;                /* the kernel's unsent bytes were read: kq_unsent ... */
+    uint64_t kq_unsent, kq_out;   /* ... when link_bytes_out was kq_out */
     uint32_t flushes[4];          /* link writes of frames by why: enum flush_why */
 };
 

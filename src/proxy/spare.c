@@ -163,7 +163,13 @@ void spare_offer(struct session *s)
     if (sp->old_fd >= 0 && !sp->old_until_ns)
         sp->old_until_ns = clock_ns() + SPARE_OLD_GRACE_NS;
     log_debug("spare X connection %u: its setup reply (%zu bytes) goes ahead", sp->id, sp->rx.len);
-    spare_frame_encode(&s->link_tx, sp->id, SPARE_MSB, buf_head(&sp->rx), sp->rx.len);
+    /* Most of it is the last one's: a new resource-id base, perhaps new root masks. */
+    if (spare_frame_encode_delta(&s->link_tx, sp->id, SPARE_MSB, buf_head(&sp->last), sp->last.len,
+                                 buf_head(&sp->rx), sp->rx.len) < 0)
+        spare_frame_encode(&s->link_tx, sp->id, SPARE_MSB, buf_head(&sp->rx), sp->rx.len);
+    buf_clear(&sp->last);
+    if (buf_append(&sp->last, buf_head(&sp->rx), sp->rx.len) < 0)
+        buf_free(&sp->last); /* the next one goes whole */
     s->stats.link_frames_out++;
     s->tx_urgent = true;
 }
@@ -274,6 +280,7 @@ void spare_free(struct session *s)
     spare_close(s);
     old_close(s);
     buf_free(&s->spare.have_setup);
+    buf_free(&s->spare.last);
 }
 
 /* ---------------------------------------------------------------- app side */
@@ -303,12 +310,23 @@ int spare_on_frame(struct session *s, const struct frame *f)
 {
     uint32_t id;
     bool msb;
-    const uint8_t *setup;
-    size_t len;
-    if (!is_app(s) || f->channel != 0 || spare_frame_parse(f, &id, &msb, &setup, &len) < 0)
-        return -EBADMSG;
     struct spare_state *sp = &s->spare;
+    struct buf got = { 0 };
+    if (!is_app(s) || f->channel != 0)
+        return -EBADMSG;
+    int rc = spare_frame_read(f, buf_head(&sp->last), sp->last.len, &id, &msb, &got);
+    if (rc < 0) { /* without memory too: the next delta's base would be lost */
+        buf_free(&got);
+        return rc;
+    }
+    const uint8_t *setup = buf_head(&got);
+    size_t len = got.len;
+    if (len) { /* the base of the next delta, whatever this one is worth */
+        buf_free(&sp->last);
+        sp->last = got;
+    }
     if (!len) { /* withdrawn */
+        buf_free(&got);
         if (sp->have && sp->have_id == id)
             sp->have = false;
         release_waiting(s); /* a withdrawal first: there is none to wait for */
@@ -364,6 +382,77 @@ int spare_frame_encode(struct buf *out, uint32_t id, bool msb, const uint8_t *se
         rc = buf_append(out, setup, len);
     buf_free(&head);
     return rc;
+}
+
+/* A delta's changes: runs of (skip, length, bytes) where setup differs from base. Equal
+ * stretches shorter than a run's head are carried in the run. */
+static int delta_runs(struct buf *out, const uint8_t *base, const uint8_t *setup, size_t len)
+{
+    size_t at = 0, i = 0;
+    while (i < len) {
+        if (base[i] == setup[i]) {
+            i++;
+            continue;
+        }
+        size_t end = i + 1, same = 0;
+        for (size_t j = end; j < len && same < 3; j++) {
+            same = base[j] == setup[j] ? same + 1 : 0;
+            if (!same)
+                end = j + 1;
+        }
+        if (buf_put_varint(out, i - at) || buf_put_varint(out, end - i) || buf_append(out, setup + i, end - i))
+            return -ENOMEM;
+        at = i = end;
+    }
+    return 0;
+}
+
+int spare_frame_encode_delta(struct buf *out, uint32_t id, bool msb, const uint8_t *base, size_t base_len,
+                             const uint8_t *setup, size_t len)
+{
+    if (!base || !len || base_len != len)
+        return -EINVAL;
+    struct buf body = { 0 };
+    int rc = buf_put_varint(&body, id);
+    if (!rc)
+        rc = buf_append(&body, &(uint8_t){ (uint8_t)(2 | msb) }, 1);
+    if (!rc)
+        rc = delta_runs(&body, base, setup, len);
+    if (!rc && body.len >= len) /* no shorter: the whole reply */
+        rc = -EINVAL;
+    if (!rc)
+        rc = frame_encode(out, FRAME_SPARE, 0, buf_head(&body), body.len);
+    buf_free(&body);
+    return rc;
+}
+
+int spare_frame_read(const struct frame *f, const uint8_t *base, size_t base_len, uint32_t *id, bool *msb,
+                     struct buf *setup)
+{
+    struct rd r = rd_make(f->payload, f->len, false);
+    uint64_t v;
+    uint8_t m;
+    if (rd_varint(&r, &v) < 0 || v == 0 || v > UINT32_MAX || rd_u8(&r, &m) < 0 || m > 3)
+        return -EBADMSG;
+    *id = (uint32_t)v;
+    *msb = m & 1;
+    if (!(m & 2)) /* the whole reply, or none */
+        return buf_append(setup, f->payload + r.pos, rd_left(&r)) < 0 ? -ENOMEM : 0;
+    if (!base_len) /* a delta before any whole reply */
+        return -EBADMSG;
+    if (buf_append(setup, base, base_len) < 0)
+        return -ENOMEM;
+    uint8_t *p = setup->data + setup->off + setup->len - base_len;
+    for (size_t at = 0; rd_left(&r);) {
+        uint64_t skip, n;
+        const uint8_t *bytes;
+        if (rd_varint(&r, &skip) < 0 || rd_varint(&r, &n) < 0 || n == 0 || skip > base_len - at ||
+            n > base_len - at - skip || rd_bytes(&r, &bytes, (size_t)n) < 0)
+            return -EBADMSG;
+        memcpy(p + at + skip, bytes, (size_t)n);
+        at += (size_t)(skip + n);
+    }
+    return 0;
 }
 
 int spare_frame_parse(const struct frame *f, uint32_t *id, bool *msb, const uint8_t **setup, size_t *len)

@@ -51,5 +51,13 @@ uint32_t spare_take(struct session *s, struct buf *setup);
 /* FRAME_SPARE's payload: varint id, u8 msb, the setup reply (empty: withdrawn). */
 int spare_frame_encode(struct buf *out, uint32_t id, bool msb, const uint8_t *setup, size_t len);
 int spare_frame_parse(const struct frame *f, uint32_t *id, bool *msb, const uint8_t **setup, size_t *len);
+/* ... or, when it is shorter, as the changes from base, the setup reply of the last SPARE
+ * (docs/PROTOCOL.md 3.5: u8 2 + msb, then runs of varint skip, varint length, bytes). */
+int spare_frame_encode_delta(struct buf *out, uint32_t id, bool msb, const uint8_t *base, size_t base_len,
+                             const uint8_t *setup, size_t len);
+/* Either form: the id, byte order and whole setup reply (appended to setup; empty:
+ * withdrawn). 0 or -EBADMSG (a delta with no base, or not fitting it), -ENOMEM. */
+int spare_frame_read(const struct frame *f, const uint8_t *base, size_t base_len, uint32_t *id, bool *msb,
+                     struct buf *setup);
 
 #endif

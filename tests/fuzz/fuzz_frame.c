@@ -2,6 +2,7 @@
  * then (with bit 3 of the first byte) the zstd stage, then frame decoding, on bytes from
  * a peer that may be anyone. */
 #include <stdint.h>
+#include <string.h>
 
 #include "common/buf.h"
 #include "link/codec.h"
@@ -53,8 +54,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             bool msb;
             const uint8_t *setup;
             size_t len;
-            if (spare_frame_parse(&f, &id, &msb, &setup, &len) == 0 && (setup < f.payload || setup + len != f.payload + f.len))
+            int full = spare_frame_parse(&f, &id, &msb, &setup, &len);
+            if (full == 0 && (setup < f.payload || setup + len != f.payload + f.len))
                 __builtin_trap(); /* the setup must be the payload's tail */
+            /* Read against a base: a whole reply is itself, a delta is as long as the base. */
+            static const uint8_t base[40] = { 1, 0, 11, 0, 0, 0, 8, 0 };
+            struct buf whole = { 0 };
+            if (spare_frame_read(&f, base, sizeof base, &id, &msb, &whole) == 0 &&
+                (full == 0 ? whole.len != len || (len && memcmp(buf_head(&whole), setup, len)) : whole.len != sizeof base))
+                __builtin_trap();
+            buf_free(&whole);
         } else if (f.type == FRAME_FACT) {
             struct frame_fact_window w;
             if (frame_fact_window_parse(&f, &w) == 0) { /* what parses must encode and parse the same */

@@ -107,6 +107,62 @@ int main(void)
         CHECK_EQ(spare_frame_parse(&g, &id, &msb, &p, &len), -EBADMSG);
         buf_free(&b);
     }
+    TEST("That a SPARE sent as changes from the last one's setup reply reads back as the whole reply") {
+        uint8_t base[64], next[64];
+        for (size_t i = 0; i < sizeof base; i++)
+            base[i] = (uint8_t)(i * 7);
+        memcpy(next, base, sizeof next);
+        next[14] = 0x40;                 /* a new resource-id base */
+        next[40] ^= 0x08, next[42] ^= 1; /* root masks: two bytes apart, one run */
+        struct buf b = { 0 }, got = { 0 };
+        CHECK_EQ(spare_frame_encode_delta(&b, 9, false, base, sizeof base, next, sizeof next), 0);
+        struct frame f;
+        CHECK(frame_decode(buf_head(&b), b.len, &f) > 0 && f.type == FRAME_SPARE);
+        /* id, mode 2 (a delta, LSB), (14, 1, byte), (25, 3, bytes) */
+        CHECK(f.len == 2 + 3 + 5 && f.payload[1] == 2 && f.payload[2] == 14 && f.payload[5] == 25 && f.payload[6] == 3);
+        uint32_t id;
+        bool msb;
+        CHECK_EQ(spare_frame_read(&f, base, sizeof base, &id, &msb, &got), 0);
+        CHECK(id == 9 && !msb && got.len == sizeof next && !memcmp(buf_head(&got), next, sizeof next));
+        /* The same reply again: a delta of no runs. */
+        buf_clear(&b);
+        buf_clear(&got);
+        CHECK_EQ(spare_frame_encode_delta(&b, 10, true, base, sizeof base, base, sizeof base), 0);
+        CHECK(frame_decode(buf_head(&b), b.len, &f) > 0 && f.len == 2);
+        CHECK_EQ(spare_frame_read(&f, base, sizeof base, &id, &msb, &got), 0);
+        CHECK(id == 10 && msb && got.len == sizeof base && !memcmp(buf_head(&got), base, sizeof base));
+        /* Not shorter, or no base of the same size: the whole reply instead. */
+        uint8_t other[64];
+        for (size_t i = 0; i < sizeof other; i++)
+            other[i] = (uint8_t)~base[i];
+        CHECK_EQ(spare_frame_encode_delta(&b, 11, false, base, sizeof base, other, sizeof other), -EINVAL);
+        CHECK_EQ(spare_frame_encode_delta(&b, 11, false, base, 60, next, sizeof next), -EINVAL);
+        CHECK_EQ(spare_frame_encode_delta(&b, 11, false, NULL, 0, next, sizeof next), -EINVAL);
+        /* A whole reply reads as itself; withdrawal as nothing. */
+        buf_clear(&b);
+        buf_clear(&got);
+        spare_frame_encode(&b, 12, false, next, sizeof next);
+        CHECK(frame_decode(buf_head(&b), b.len, &f) > 0);
+        CHECK_EQ(spare_frame_read(&f, NULL, 0, &id, &msb, &got), 0);
+        CHECK(id == 12 && got.len == sizeof next && !memcmp(buf_head(&got), next, sizeof next));
+        /* Refused: a delta without a base, runs beyond the reply, a run of 0 bytes, cut short, mode 4. */
+        uint8_t d1[] = { 1, 2, 60, 5, 1, 2, 3, 4, 5 }, d2[] = { 1, 2, 3, 0 }, d3[] = { 1, 2, 3, 2, 9 },
+                d4[] = { 1, 4 }, d5[] = { 1, 2, 63, 1, 7 };
+        struct frame g = { FRAME_SPARE, 0, d5, sizeof d5 };
+        buf_clear(&got);
+        CHECK_EQ(spare_frame_read(&g, NULL, 0, &id, &msb, &got), -EBADMSG);
+        CHECK_EQ(spare_frame_read(&g, base, sizeof base, &id, &msb, &got), 0); /* the last byte: fits */
+        CHECK(got.len == sizeof base && buf_head(&got)[63] == 7);
+        const struct { uint8_t *p; size_t n; } bad[] = { { d1, sizeof d1 }, { d2, sizeof d2 }, { d3, sizeof d3 }, { d4, sizeof d4 } };
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+            g.payload = bad[i].p;
+            g.len = (uint32_t)bad[i].n;
+            buf_clear(&got);
+            CHECK_EQ(spare_frame_read(&g, base, sizeof base, &id, &msb, &got), -EBADMSG);
+        }
+        buf_free(&b);
+        buf_free(&got);
+    }
     TEST("That two sides with the same secret accept each other") {
         struct handshake a, b;
         hs_init(&a, ROLE_APP, (const uint8_t *)"0123456789abcdef-secret", 23, 0);
