@@ -372,7 +372,10 @@ static int pix_put(struct xc_model *m, const struct xc_pix_image *im, const uint
  * rows unpadded) or a plane of bytes (depth 8 or less: rows of B / h bytes, the first
  * width of them samples). false when neither fits. */
 #define PIX_MIN_IMAGE 64           /* smaller images: the filters do as well */
-#define PIX_MAX_IMAGE (64u << 10)  /* larger ones (photos, screens): its time per byte does not pay */
+#define PIX_MAX_IMAGE (16u << 10)  /* larger ones (photos, screens): its time per byte does not pay,
+                                    * and at about 1.5 us a byte a side, coding 64 KiB holds the
+                                    * event loop 0.1 s: input waited 148 ms more at p99 under an
+                                    * upload of 64 KiB images (bench/latency), 52 ms at 16 KiB */
 static bool image_pix(const uint8_t *fixed, uint32_t blen, bool msb, struct xc_pix_image *im)
 {
     uint16_t w = ld16(fixed + 12, msb), h = ld16(fixed + 14, msb);
