@@ -387,6 +387,19 @@ static bool image_pix(const uint8_t *fixed, uint32_t blen, bool msb, struct xc_p
     return blen >= PIX_MIN_IMAGE && blen <= PIX_MAX_IMAGE && xc_pix_shape_ok(im);
 }
 
+/* A bitmap (depth 1, any format: rows of B / h bytes) for the pixel coder's bits, filter
+ * byte 6: icons and shape masks, which the byte filters and zstd barely shrink. */
+#define XC_FILTER_BITS 6
+#define BITS_MAX_IMAGE (16u << 10) /* larger bitmaps (stipples, screens of text): the filters */
+static bool image_bits(const uint8_t *fixed, uint32_t blen, bool msb, struct xc_pix_image *im)
+{
+    uint16_t h = ld16(fixed + 14, msb);
+    if (fixed[21] != 1 || !h || blen % h || blen < PIX_MIN_IMAGE || blen > BITS_MAX_IMAGE)
+        return false;
+    *im = (struct xc_pix_image){ .kind = XC_PIX_BITS, .msb = msb, .blen = blen, .h = h, .stride = blen / h };
+    return xc_pix_shape_ok(im);
+}
+
 /* One filter byte per row (0 none, 1 left, 2 up), chosen by the smallest sum of
  * residual magnitudes, as PNG encoders do; then the residuals. Or the pixel coder
  * (filter byte 4), or a palette (3). */
@@ -396,8 +409,15 @@ static int image_encode_new(struct xc_model *m, const uint8_t *fixed, const uint
     uint32_t rows, stride;
     unsigned psz;
     image_geom(fixed, blen, msb, &rows, &stride, &psz);
-    /* Few colours: a palette, marked by filter 3 in place of the first row's. */
     size_t mark = out->len;
+    struct xc_pix_image im;
+    if (image_bits(fixed, blen, msb, &im)) {
+        uint8_t f6 = XC_FILTER_BITS;
+        if (buf_append(out, &f6, 1) < 0)
+            return -ENOMEM;
+        return pix_put(m, &im, body, out, mark, 0);
+    }
+    /* Few colours: a palette, marked by filter 3 in place of the first row's. */
     uint8_t f3 = 3;
     if (buf_append(out, &f3, 1) < 0)
         return -ENOMEM;
@@ -406,7 +426,6 @@ static int image_encode_new(struct xc_model *m, const uint8_t *fixed, const uint
         return rc;
     out->len = mark;
     /* Else the pixel coder, when the image has a shape it knows. */
-    struct xc_pix_image im;
     if (image_pix(fixed, blen, msb, &im)) {
         uint8_t f4 = 4;
         if (buf_append(out, &f4, 1) < 0)
@@ -440,6 +459,16 @@ static int image_decode_new(struct xc_model *m, const uint8_t *fixed, uint8_t *d
     uint32_t rows, stride;
     unsigned psz;
     image_geom(fixed, blen, msb, &rows, &stride, &psz);
+    if (rd_left(r) > 0 && r->p[r->pos] == XC_FILTER_BITS) {
+        struct xc_pix_image im;
+        struct xc_pix *x = pix_of(m);
+        if (!image_bits(fixed, blen, msb, &im))
+            return -EBADMSG;
+        if (!x)
+            return -ENOMEM;
+        r->pos++;
+        return xc_pix_decode(x, &im, dst, r);
+    }
     if (rd_left(r) > 0 && r->p[r->pos] == 4) {
         struct xc_pix_image im;
         struct xc_pix *x = pix_of(m);

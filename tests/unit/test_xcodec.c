@@ -639,6 +639,25 @@ static const char real_cg16_hex[] =
     "03292300e5022000b602200000000000f3012000aa02240004000000aa02240018001300ed0a08008a180b0003140600"
     "e5022000f002200000000000f3012000aa02240004000000aa02240018001300ed0a0800";
 
+/* xlogo's icon (XYBitmap 32 x 32) and xeyes' icon and its mask (XYPixmap depth 1, 48 x
+ * 32), as they sent them to Xvfb: PutImage of depth 1. */
+static const char real_bitmaps_hex[] =
+    "480026000100200002002000200020000000000000010000ff0000c0fe0100c0fc030060f8070030f8070018f00f000c"
+    "e01f0006c03f0006c03f0003807f800100ffc00000fe610000fe310000fc330000f81b0000f00d0000f00e0000601f00"
+    "00b03f0000987f0000987f00000cff000006fe010003fc038001fc03c000f807c000f00f6000e01f3000e01f1800c03f"
+    "0c00807f060000ff48014600010020000200200030002000000000000001000000000000000000000000000000000000"
+    "007800001e00000000fe01807f000000008703c0e10000008001066080010000c0000c30000300006000181800060000"
+    "3000300c000c00003000300c000c00001000200400080000180060060018000018006006001800001800600600180000"
+    "180060060018000018006006001800001800600600180000188063060018000018806306e018000018806306e0180000"
+    "18006006e0180000180020060008000010003004000c000010001004000400003000180c000600006000081800020000"
+    "40000c1000030000c000063080010000808303e0e000000000ff01c07f00000000fe00003f0000000000000000000000"
+    "48014600030020000400200030002000000000000001000000000000000000000000000000000000007800001e000000"
+    "00fe01807f00000000ff03c0ff00000080ff07e0ff010000c0ff0ff0ff030000e0ff1ff8ff070000f0ff3ffcff0f0000"
+    "f0ff3ffcff0f0000f0ff3ffcff0f0000f8ff7ffeff1f0000f8ff7ffeff1f0000f8ff7ffeff1f0000f8ff7ffeff1f0000"
+    "f8ff7ffeff1f0000f8ff7ffeff1f0000f8ff7ffeff1f0000f8ff7ffeff1f0000f8ff7ffeff1f0000f8ff7ffeff1f0000"
+    "f8ff3ffeff0f0000f0ff3ffcff0f0000f0ff1ffcff070000f0ff1ffcff070000e0ff0ff8ff030000c0ff0ff0ff030000"
+    "c0ff07f0ff01000080ff03e0ff00000000ff01c07f00000000fe00003f0000000000000000000000";
+
 /* Messages from hex, LSB first, split by their length fields. */
 static void add_hex_msgs(struct msgs *m, const char *hex)
 {
@@ -1281,6 +1300,36 @@ int main(void)
             req(&g, msb, 138, 20, 4 + sizeof bad, bad);
             CHECK(round_trip(XC_REQUESTS, msb, &g, 0, NULL));
             CHECK(round_trip(XC_REQUESTS, msb, &g, 3, NULL));
+            buf_free(&g.all);
+        }
+    }
+    TEST("That bitmaps (PutImage of depth 1: icons, masks) round-trip through the pixel coder's bits and shrink") {
+        struct msgs m = { 0 };
+        add_hex_msgs(&m, real_bitmaps_hex);
+        size_t size = encoded_size(XC_REQUESTS, false, &m);
+        CHECK(round_trip(XC_REQUESTS, false, &m, 1, NULL));
+        CHECK(round_trip(XC_REQUESTS, false, &m, 7, NULL));
+        CHECK(size < m.all.len * 40 / 100);
+        printf("  %d real bitmaps (%zu bytes): %zu bytes\n", m.n, m.all.len, size);
+        buf_free(&m.all);
+        /* Both byte orders; random bits (padding included), a bitmap of one row, one too
+         * small (64 bytes is the least) and one too large for the bits (16 KiB the most). */
+        const struct { uint16_t stride, h; } bm[] = { { 8, 16 }, { 4, 17 }, { 64, 1 }, { 4, 15 }, { 128, 129 } };
+        for (int msb = 0; msb < 2; msb++) {
+            struct msgs g = { 0 };
+            for (size_t i = 0; i < sizeof bm / sizeof *bm; i++) {
+                size_t blen = (size_t)bm[i].stride * bm[i].h;
+                uint8_t *t = calloc(1, 20 + blen);
+                st32(t, 0x200002, msb); st32(t + 4, 0x200003, msb);
+                st16(t + 8, (uint16_t)(bm[i].stride * 8 - 3), msb); st16(t + 10, bm[i].h, msb);
+                t[17] = 1;
+                for (size_t k = 0; k < blen; k++)
+                    t[20 + k] = (uint8_t)(k % 7 < 3 ? rnd() : k % 5 ? 0xff : 0);
+                req(&g, msb, 72, (uint8_t)(i & 1), 24 + blen, t);
+                free(t);
+            }
+            CHECK(round_trip(XC_REQUESTS, msb, &g, 0, NULL));
+            CHECK(round_trip(XC_REQUESTS, msb, &g, 5, NULL));
             buf_free(&g.all);
         }
     }
