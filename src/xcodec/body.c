@@ -113,13 +113,14 @@ static int elems_decode(const struct xc_body_model *bm, uint8_t *dst, uint32_t b
  * trapezoids (x11perf's grids) suit the field deltas better: a sub-model byte picks.
  * Sub-model 2 (XC_TRAPS_RECENT) is the table with two changes for long chains of
  * trapezoids (an ellipse cut in slices): an index counts back from the newest value, so
- * every slice repeats the same tags for zstd; and a new right p2.x may be coded against
- * the left edge's mirror (symmetric shapes) or a parallel of it (rotated rectangles). */
+ * every slice repeats the same tags for zstd; and a new right p2 (x or y) may be coded
+ * against the left edge's mirror (symmetric shapes) or a parallel of it (rotated
+ * rectangles: xclock's ticks). */
 enum { XC_TRAPS_DELTA = 0, XC_TRAPS_TABLE = 1, XC_TRAPS_RECENT = 2 };
 #define TRAP_TABLE 64
 #define TRAP_NEW 255
-#define TRAP_MIRROR 254   /* right p2.x against left p1.x + right p1.x - left p2.x */
-#define TRAP_PARALLEL 253 /* right p2.x against right p1.x + left p2.x - left p1.x */
+#define TRAP_MIRROR 254   /* right p2.x against left p1.x + right p1.x - left p2.x (.y alike) */
+#define TRAP_PARALLEL 253 /* right p2.x against right p1.x + left p2.x - left p1.x (.y alike) */
 
 /* A new value is coded against the last new one of the same axis (fields 0, 1, 3, 5, 7
  * and 9 of a trapezoid are y, the rest x): a polygon's vertices lie close together. */
@@ -147,9 +148,9 @@ static bool trap_predict(const uint8_t *body, uint32_t at, bool msb, uint8_t tag
         *pred = lastv[trap_axis_y(at)];
         return true;
     }
-    if (at % 40 != 32)
+    if (at % 40 != 32 && at % 40 != 36)
         return false;
-    const uint8_t *t = body + at - 32;
+    const uint8_t *t = body + at - 32; /* right p2.y: the same with the y values */
     uint32_t l1 = ld32(t + 8, msb), l2 = ld32(t + 16, msb), r1 = ld32(t + 24, msb);
     *pred = tag == TRAP_MIRROR ? l1 + r1 - l2 : r1 + l2 - l1;
     return true;
