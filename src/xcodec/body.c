@@ -115,12 +115,14 @@ static int elems_decode(const struct xc_body_model *bm, uint8_t *dst, uint32_t b
  * trapezoids (an ellipse cut in slices): an index counts back from the newest value, so
  * every slice repeats the same tags for zstd; and a new right p2 (x or y) may be coded
  * against the left edge's mirror (symmetric shapes) or a parallel of it (rotated
- * rectangles: xclock's ticks). */
+ * rectangles: xclock's ticks), and any new value as a parallelogram's corner. */
 enum { XC_TRAPS_DELTA = 0, XC_TRAPS_TABLE = 1, XC_TRAPS_RECENT = 2 };
 #define TRAP_TABLE 64
 #define TRAP_NEW 255
 #define TRAP_MIRROR 254   /* right p2.x against left p1.x + right p1.x - left p2.x (.y alike) */
 #define TRAP_PARALLEL 253 /* right p2.x against right p1.x + left p2.x - left p1.x (.y alike) */
+#define TRAP_CORNER 252   /* against n1 + n2 - n3, the axis's 3 newest new values: the 4th
+                           * corner of a parallelogram (a rectangle turned, in any field) */
 
 /* A new value is coded against the last new one of the same axis (fields 0, 1, 3, 5, 7
  * and 9 of a trapezoid are y, the rest x): a polygon's vertices lie close together. */
@@ -139,13 +141,15 @@ static unsigned varint_len(uint64_t v)
     return n;
 }
 
-/* The prediction of tag (TRAP_NEW, TRAP_MIRROR, TRAP_PARALLEL) for the value at byte at of
- * a body whose earlier values are known; false when the tag does not apply there. */
-static bool trap_predict(const uint8_t *body, uint32_t at, bool msb, uint8_t tag, const uint32_t *lastv,
+/* The prediction of tag (TRAP_NEW, TRAP_MIRROR, TRAP_PARALLEL, TRAP_CORNER) for the value
+ * at byte at of a body whose earlier values are known, with news[a] the axis' newest new
+ * values (newest first, 0 before any); false when the tag does not apply there. */
+static bool trap_predict(const uint8_t *body, uint32_t at, bool msb, uint8_t tag, uint32_t (*news)[3],
                          uint32_t *pred)
 {
-    if (tag == TRAP_NEW) {
-        *pred = lastv[trap_axis_y(at)];
+    const uint32_t *n = news[trap_axis_y(at)];
+    if (tag == TRAP_NEW || tag == TRAP_CORNER) {
+        *pred = tag == TRAP_NEW ? n[0] : n[0] + n[1] - n[2];
         return true;
     }
     if (at % 40 != 32 && at % 40 != 36)
@@ -162,9 +166,15 @@ static unsigned trap_slot(bool recent, unsigned tag, unsigned next)
     return recent ? (next + TRAP_TABLE - 1 - tag) % TRAP_TABLE : tag;
 }
 
+static void trap_new_value(uint32_t (*news)[3], uint32_t at, uint32_t x)
+{
+    uint32_t *n = news[trap_axis_y(at)];
+    n[2] = n[1], n[1] = n[0], n[0] = x;
+}
+
 static int traps_table_encode(const uint8_t *body, uint32_t blen, bool msb, bool recent, struct buf *out)
 {
-    uint32_t table[TRAP_TABLE], lastv[2] = { 0, 0 };
+    uint32_t table[TRAP_TABLE], news[2][3] = { { 0 } };
     unsigned ntab = 0, next = 0;
     for (uint32_t at = 0; at + 4 <= blen; at += 4) {
         uint32_t v;
@@ -173,11 +183,11 @@ static int traps_table_encode(const uint8_t *body, uint32_t blen, bool msb, bool
         while (k < ntab && table[trap_slot(recent, k, next)] != v)
             k++;
         uint8_t tag = k < ntab ? (uint8_t)k : TRAP_NEW;
-        uint32_t x = ld32(body + at, msb), pred = lastv[trap_axis_y(at)];
+        uint32_t x = ld32(body + at, msb), pred = news[trap_axis_y(at)][0];
         bool fresh = tag == TRAP_NEW;
-        for (uint8_t alt = TRAP_PARALLEL; recent && fresh && alt < TRAP_NEW; alt++) {
+        for (uint8_t alt = TRAP_CORNER; recent && fresh && alt < TRAP_NEW; alt++) {
             uint32_t p;
-            if (trap_predict(body, at, msb, alt, lastv, &p) && varint_len(zz32(x - p)) < varint_len(zz32(x - pred)))
+            if (trap_predict(body, at, msb, alt, news, &p) && varint_len(zz32(x - p)) < varint_len(zz32(x - pred)))
                 tag = alt, pred = p;
         }
         if (tag < TRAP_TABLE) {
@@ -187,7 +197,7 @@ static int traps_table_encode(const uint8_t *body, uint32_t blen, bool msb, bool
         }
         if (buf_append(out, &tag, 1) < 0 || buf_put_varint(out, zz32(x - pred)) < 0)
             return -ENOMEM;
-        lastv[trap_axis_y(at)] = x;
+        trap_new_value(news, at, x);
         table[next] = v;
         next = (next + 1) % TRAP_TABLE;
         if (ntab < TRAP_TABLE)
@@ -198,7 +208,7 @@ static int traps_table_encode(const uint8_t *body, uint32_t blen, bool msb, bool
 
 static int traps_table_decode(uint8_t *dst, uint32_t blen, bool msb, bool recent, struct rd *r)
 {
-    uint32_t table[TRAP_TABLE], lastv[2] = { 0, 0 };
+    uint32_t table[TRAP_TABLE], news[2][3] = { { 0 } };
     unsigned ntab = 0, next = 0;
     for (uint32_t at = 0; at + 4 <= blen; at += 4) {
         uint8_t tag;
@@ -210,7 +220,7 @@ static int traps_table_decode(uint8_t *dst, uint32_t blen, bool msb, bool recent
             continue;
         }
         uint32_t pred;
-        if ((tag != TRAP_NEW && !recent) || tag < TRAP_PARALLEL || !trap_predict(dst, at, msb, tag, lastv, &pred))
+        if ((tag != TRAP_NEW && !recent) || tag < TRAP_CORNER || !trap_predict(dst, at, msb, tag, news, &pred))
             return -EBADMSG;
         uint64_t d;
         if ((rc = rd_varint(r, &d)) < 0)
@@ -218,7 +228,7 @@ static int traps_table_decode(uint8_t *dst, uint32_t blen, bool msb, bool recent
         if (d > 0xffffffffu)
             return -EBADMSG;
         uint32_t x = pred + unzz32((uint32_t)d);
-        lastv[trap_axis_y(at)] = x;
+        trap_new_value(news, at, x);
         st32(dst + at, x, msb);
         memcpy(&table[next], dst + at, 4);
         next = (next + 1) % TRAP_TABLE;

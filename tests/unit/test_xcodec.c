@@ -1045,6 +1045,18 @@ int main(void)
         buf_clear(&out);
         CHECK_EQ(xdec_feed(d, mirror, sizeof mirror, &out), (long)sizeof mirror);
         xdec_free(d);
+        uint8_t corner[sizeof mirror]; /* the mirror's place a corner: 0 + 0 - 0, then 0 */
+        memcpy(corner, mirror, sizeof corner);
+        corner[17] = 252;
+        xdec_new(&d, XC_REQUESTS, false);
+        buf_clear(&out);
+        CHECK_EQ(xdec_feed(d, corner, sizeof corner, &out), (long)sizeof corner);
+        xdec_free(d);
+        corner[7] = 1; /* not in sub-model 1 */
+        xdec_new(&d, XC_REQUESTS, false);
+        buf_clear(&out);
+        CHECK_EQ(xdec_feed(d, corner, sizeof corner, &out), -EBADMSG);
+        xdec_free(d);
         for (size_t at = 8; at < 17; at++) {
             if (at == 9)
                 continue; /* the first value's varint */
