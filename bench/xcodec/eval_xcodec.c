@@ -152,6 +152,13 @@ int main(int argc, char **argv)
                 }
                 buf_consume(&ds->wire, (size_t)used);
                 t[dir].msgs++;
+                if (getenv("XC_LIST")) { /* per message: where the coded bytes go, and the code */
+                    fprintf(stderr, "msg %u %u %u %u %ld %zu ", cid, dir, p[0], dir == 0 ? p[1] : 0, sz,
+                            chunk_xc.len - before);
+                    for (size_t k = before; k < chunk_xc.len; k++)
+                        fprintf(stderr, "%02x", buf_head(&chunk_xc)[k]);
+                    fprintf(stderr, "\n");
+                }
                 buf_consume(&ds->in, (size_t)sz);
             }
             if (chunk_raw.len) {

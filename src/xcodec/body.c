@@ -110,10 +110,19 @@ static int elems_decode(const struct xc_body_model *bm, uint8_t *dst, uint32_t b
  * polygon's few vertex coordinates in every field: each 32-bit value is then the index of
  * an equal one among the last TRAP_TABLE new values of the body, or TRAP_NEW and its 4
  * bytes as sent (it enters the table, replacing the oldest when full). Evenly stepped
- * trapezoids (x11perf's grids) suit the field deltas better: a sub-model byte picks. */
-enum { XC_TRAPS_DELTA = 0, XC_TRAPS_TABLE = 1 };
+ * trapezoids (x11perf's grids) suit the field deltas better: a sub-model byte picks.
+ * Sub-model 2 (XC_TRAPS_RECENT) is the table with two changes for long chains of
+ * trapezoids (an ellipse cut in slices): an index counts back from the newest value, so
+ * every slice repeats the same tags for zstd; and a new right p2 (x or y) may be coded
+ * against the left edge's mirror (symmetric shapes) or a parallel of it (rotated
+ * rectangles: xclock's ticks), and any new value as a parallelogram's corner. */
+enum { XC_TRAPS_DELTA = 0, XC_TRAPS_TABLE = 1, XC_TRAPS_RECENT = 2 };
 #define TRAP_TABLE 64
 #define TRAP_NEW 255
+#define TRAP_MIRROR 254   /* right p2.x against left p1.x + right p1.x - left p2.x (.y alike) */
+#define TRAP_PARALLEL 253 /* right p2.x against right p1.x + left p2.x - left p1.x (.y alike) */
+#define TRAP_CORNER 252   /* against n1 + n2 - n3, the axis's 3 newest new values: the 4th
+                           * corner of a parallelogram (a rectangle turned, in any field) */
 
 /* A new value is coded against the last new one of the same axis (fields 0, 1, 3, 5, 7
  * and 9 of a trapezoid are y, the rest x): a polygon's vertices lie close together. */
@@ -124,37 +133,82 @@ static unsigned trap_axis_y(uint32_t at)
 }
 static uint64_t zz32(uint32_t d) { return (uint32_t)(d << 1) ^ (0u - (d >> 31)); }
 static uint32_t unzz32(uint32_t v) { return (v >> 1) ^ (0u - (v & 1)); }
-
-static int traps_table_encode(const uint8_t *body, uint32_t blen, bool msb, struct buf *out)
+static unsigned varint_len(uint64_t v)
 {
-    uint32_t table[TRAP_TABLE], lastv[2] = { 0, 0 };
+    unsigned n = 1;
+    while (v >= 0x80)
+        v >>= 7, n++;
+    return n;
+}
+
+/* The prediction of tag (TRAP_NEW, TRAP_MIRROR, TRAP_PARALLEL, TRAP_CORNER) for the value
+ * at byte at of a body whose earlier values are known, with news[a] the axis' newest new
+ * values (newest first, 0 before any); false when the tag does not apply there. */
+static bool trap_predict(const uint8_t *body, uint32_t at, bool msb, uint8_t tag, uint32_t (*news)[3],
+                         uint32_t *pred)
+{
+    const uint32_t *n = news[trap_axis_y(at)];
+    if (tag == TRAP_NEW || tag == TRAP_CORNER) {
+        *pred = tag == TRAP_NEW ? n[0] : n[0] + n[1] - n[2];
+        return true;
+    }
+    if (at % 40 != 32 && at % 40 != 36)
+        return false;
+    const uint8_t *t = body + at - 32; /* right p2.y: the same with the y values */
+    uint32_t l1 = ld32(t + 8, msb), l2 = ld32(t + 16, msb), r1 = ld32(t + 24, msb);
+    *pred = tag == TRAP_MIRROR ? l1 + r1 - l2 : r1 + l2 - l1;
+    return true;
+}
+
+/* The table's entry for tag: its index (sub-model 1) or its age (2). */
+static unsigned trap_slot(bool recent, unsigned tag, unsigned next)
+{
+    return recent ? (next + TRAP_TABLE - 1 - tag) % TRAP_TABLE : tag;
+}
+
+static void trap_new_value(uint32_t (*news)[3], uint32_t at, uint32_t x)
+{
+    uint32_t *n = news[trap_axis_y(at)];
+    n[2] = n[1], n[1] = n[0], n[0] = x;
+}
+
+static int traps_table_encode(const uint8_t *body, uint32_t blen, bool msb, bool recent, struct buf *out)
+{
+    uint32_t table[TRAP_TABLE], news[2][3] = { { 0 } };
     unsigned ntab = 0, next = 0;
     for (uint32_t at = 0; at + 4 <= blen; at += 4) {
         uint32_t v;
         memcpy(&v, body + at, 4);
         unsigned k = 0;
-        while (k < ntab && table[k] != v)
+        while (k < ntab && table[trap_slot(recent, k, next)] != v)
             k++;
         uint8_t tag = k < ntab ? (uint8_t)k : TRAP_NEW;
-        if (buf_append(out, &tag, 1) < 0)
-            return -ENOMEM;
-        if (tag == TRAP_NEW) {
-            uint32_t *last = &lastv[trap_axis_y(at)], x = ld32(body + at, msb);
-            if (buf_put_varint(out, zz32(x - *last)) < 0)
-                return -ENOMEM;
-            *last = x;
-            table[next] = v;
-            next = (next + 1) % TRAP_TABLE;
-            if (ntab < TRAP_TABLE)
-                ntab++;
+        uint32_t x = ld32(body + at, msb), pred = news[trap_axis_y(at)][0];
+        bool fresh = tag == TRAP_NEW;
+        for (uint8_t alt = TRAP_CORNER; recent && fresh && alt < TRAP_NEW; alt++) {
+            uint32_t p;
+            if (trap_predict(body, at, msb, alt, news, &p) && varint_len(zz32(x - p)) < varint_len(zz32(x - pred)))
+                tag = alt, pred = p;
         }
+        if (tag < TRAP_TABLE) {
+            if (buf_append(out, &tag, 1) < 0)
+                return -ENOMEM;
+            continue;
+        }
+        if (buf_append(out, &tag, 1) < 0 || buf_put_varint(out, zz32(x - pred)) < 0)
+            return -ENOMEM;
+        trap_new_value(news, at, x);
+        table[next] = v;
+        next = (next + 1) % TRAP_TABLE;
+        if (ntab < TRAP_TABLE)
+            ntab++;
     }
     return 0;
 }
 
-static int traps_table_decode(uint8_t *dst, uint32_t blen, bool msb, struct rd *r)
+static int traps_table_decode(uint8_t *dst, uint32_t blen, bool msb, bool recent, struct rd *r)
 {
-    uint32_t table[TRAP_TABLE], lastv[2] = { 0, 0 };
+    uint32_t table[TRAP_TABLE], news[2][3] = { { 0 } };
     unsigned ntab = 0, next = 0;
     for (uint32_t at = 0; at + 4 <= blen; at += 4) {
         uint8_t tag;
@@ -162,25 +216,43 @@ static int traps_table_decode(uint8_t *dst, uint32_t blen, bool msb, struct rd *
         if (rc < 0)
             return rc;
         if (tag < ntab) {
-            memcpy(dst + at, &table[tag], 4);
+            memcpy(dst + at, &table[trap_slot(recent, tag, next)], 4);
             continue;
         }
-        if (tag != TRAP_NEW)
+        uint32_t pred;
+        if ((tag != TRAP_NEW && !recent) || tag < TRAP_CORNER || !trap_predict(dst, at, msb, tag, news, &pred))
             return -EBADMSG;
         uint64_t d;
         if ((rc = rd_varint(r, &d)) < 0)
             return rc;
         if (d > 0xffffffffu)
             return -EBADMSG;
-        uint32_t *last = &lastv[trap_axis_y(at)];
-        *last += unzz32((uint32_t)d);
-        st32(dst + at, *last, msb);
+        uint32_t x = pred + unzz32((uint32_t)d);
+        trap_new_value(news, at, x);
+        st32(dst + at, x, msb);
         memcpy(&table[next], dst + at, 4);
         next = (next + 1) % TRAP_TABLE;
         if (ntab < TRAP_TABLE)
             ntab++;
     }
     return 0;
+}
+
+/* Appends sub-model sub's code to alt and keeps it in out (from mark) when shorter, or as
+ * short (the table forms, whose tags zstd finds again). */
+static int traps_try(const uint8_t *body, uint32_t blen, bool msb, uint8_t sub, struct buf *out, size_t mark)
+{
+    struct buf alt = { 0 };
+    int rc = 0;
+    if (buf_append(&alt, &sub, 1) < 0 ||
+        traps_table_encode(body, blen, msb, sub == XC_TRAPS_RECENT, &alt) < 0)
+        rc = -ENOMEM;
+    else if (alt.len <= out->len - mark) {
+        out->len = mark;
+        rc = buf_append(out, buf_head(&alt), alt.len);
+    }
+    buf_free(&alt);
+    return rc;
 }
 
 static int traps_encode(const struct xc_body_model *bm, const uint8_t *body, uint32_t blen, bool msb,
@@ -191,19 +263,10 @@ static int traps_encode(const struct xc_body_model *bm, const uint8_t *body, uin
     if (buf_append(out, &sub, 1) < 0)
         return -ENOMEM;
     int rc = elems_encode(bm, body, blen, msb, rlast, out);
-    if (rc < 0)
-        return rc;
-    struct buf alt = { 0 };
-    sub = XC_TRAPS_TABLE;
-    if (buf_append(&alt, &sub, 1) < 0 || traps_table_encode(body, blen, msb, &alt) < 0) {
-        buf_free(&alt);
-        return -ENOMEM;
-    }
-    if (alt.len < out->len - mark) {
-        out->len = mark;
-        rc = buf_append(out, buf_head(&alt), alt.len);
-    }
-    buf_free(&alt);
+    if (rc == 0)
+        rc = traps_try(body, blen, msb, XC_TRAPS_TABLE, out, mark);
+    if (rc == 0)
+        rc = traps_try(body, blen, msb, XC_TRAPS_RECENT, out, mark);
     return rc;
 }
 
@@ -216,8 +279,8 @@ static int traps_decode(const struct xc_body_model *bm, uint8_t *dst, uint32_t b
         return rc;
     if (sub == XC_TRAPS_DELTA)
         return elems_decode(bm, dst, blen, msb, rlast, r);
-    if (sub == XC_TRAPS_TABLE)
-        return traps_table_decode(dst, blen, msb, r);
+    if (sub == XC_TRAPS_TABLE || sub == XC_TRAPS_RECENT)
+        return traps_table_decode(dst, blen, msb, sub == XC_TRAPS_RECENT, r);
     return -EBADMSG;
 }
 
@@ -390,6 +453,19 @@ static bool image_pix(const uint8_t *fixed, uint32_t blen, bool msb, struct xc_p
     return blen >= PIX_MIN_IMAGE && blen <= PIX_MAX_IMAGE && xc_pix_shape_ok(im);
 }
 
+/* A bitmap (depth 1, any format: rows of B / h bytes) for the pixel coder's bits, filter
+ * byte 6: icons and shape masks, which the byte filters and zstd barely shrink. */
+#define XC_FILTER_BITS 6
+#define BITS_MAX_IMAGE (16u << 10) /* larger bitmaps (stipples, screens of text): the filters */
+static bool image_bits(const uint8_t *fixed, uint32_t blen, bool msb, struct xc_pix_image *im)
+{
+    uint16_t h = ld16(fixed + 14, msb);
+    if (fixed[21] != 1 || !h || blen % h || blen < PIX_MIN_IMAGE || blen > BITS_MAX_IMAGE)
+        return false;
+    *im = (struct xc_pix_image){ .kind = XC_PIX_BITS, .msb = msb, .blen = blen, .h = h, .stride = blen / h };
+    return xc_pix_shape_ok(im);
+}
+
 /* One filter byte per row (0 none, 1 left, 2 up), chosen by the smallest sum of
  * residual magnitudes, as PNG encoders do; then the residuals. Or the pixel coder
  * (filter byte 4), or a palette (3). */
@@ -399,8 +475,15 @@ static int image_encode_new(struct xc_model *m, const uint8_t *fixed, const uint
     uint32_t rows, stride;
     unsigned psz;
     image_geom(fixed, blen, msb, &rows, &stride, &psz);
-    /* Few colours: a palette, marked by filter 3 in place of the first row's. */
     size_t mark = out->len;
+    struct xc_pix_image im;
+    if (image_bits(fixed, blen, msb, &im)) {
+        uint8_t f6 = XC_FILTER_BITS;
+        if (buf_append(out, &f6, 1) < 0)
+            return -ENOMEM;
+        return pix_put(m, &im, body, out, mark, 0);
+    }
+    /* Few colours: a palette, marked by filter 3 in place of the first row's. */
     uint8_t f3 = 3;
     if (buf_append(out, &f3, 1) < 0)
         return -ENOMEM;
@@ -409,7 +492,6 @@ static int image_encode_new(struct xc_model *m, const uint8_t *fixed, const uint
         return rc;
     out->len = mark;
     /* Else the pixel coder, when the image has a shape it knows. */
-    struct xc_pix_image im;
     if (image_pix(fixed, blen, msb, &im)) {
         uint8_t f4 = 4;
         if (buf_append(out, &f4, 1) < 0)
@@ -443,6 +525,16 @@ static int image_decode_new(struct xc_model *m, const uint8_t *fixed, uint8_t *d
     uint32_t rows, stride;
     unsigned psz;
     image_geom(fixed, blen, msb, &rows, &stride, &psz);
+    if (rd_left(r) > 0 && r->p[r->pos] == XC_FILTER_BITS) {
+        struct xc_pix_image im;
+        struct xc_pix *x = pix_of(m);
+        if (!image_bits(fixed, blen, msb, &im))
+            return -EBADMSG;
+        if (!x)
+            return -ENOMEM;
+        r->pos++;
+        return xc_pix_decode(x, &im, dst, r);
+    }
     if (rd_left(r) > 0 && r->p[r->pos] == 4) {
         struct xc_pix_image im;
         struct xc_pix *x = pix_of(m);

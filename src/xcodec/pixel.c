@@ -510,13 +510,41 @@ static int code_glyphs(struct pix_io *io, uint8_t *body, uint32_t blen, uint32_t
     return 0;
 }
 
-/* The kinds of image: an AddGlyphs body, a plane of 8-bit samples, 32-bit pixels. */
+/* A bitmap (depth 1: icons, shape masks): each bit, least significant first (the usual
+ * bitmap bit order), a sample of 0 or 255 in a plane of 8 * stride by h, padding bits
+ * included, so that the plane's contexts see the shape's edges. The decoder refuses
+ * other sample values: a bitmap has one code. */
+static int code_bits(struct pix_io *io, uint8_t *px, uint32_t h, uint32_t stride)
+{
+    size_t w = 8 * (size_t)stride, n = w * h;
+    uint8_t *pl = malloc(n + 1);
+    if (!pl)
+        return -ENOMEM;
+    for (size_t i = 0; io->enc && i < n; i++)
+        pl[i] = (px[i >> 3] >> (i & 7) & 1) ? 255 : 0;
+    code_plane(io, pl, (uint32_t)w, h, SET_MASK, 1, NULL);
+    int rc = 0;
+    if (!io->enc) {
+        memset(px, 0, (size_t)stride * h);
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            if (pl[i] != 0 && pl[i] != 255)
+                rc = -EBADMSG;
+            px[i >> 3] |= (uint8_t)((pl[i] & 1) << (i & 7));
+        }
+    }
+    free(pl);
+    return rc;
+}
+
+/* The kinds of image: an AddGlyphs body, a plane of 8-bit samples, 32-bit pixels, bits. */
 static int code_any(struct pix_io *io, const struct xc_pix_image *im, uint8_t *p)
 {
     if (im->kind == XC_PIX_GLYPHS_A8 || im->kind == XC_PIX_GLYPHS_ARGB)
         return code_glyphs(io, p, im->blen, im->n, im->kind == XC_PIX_GLYPHS_ARGB, im->msb);
     if (im->kind == XC_PIX_PLANE)
         return code_rows(io, p, im->w, im->h, im->stride, SET_MASK);
+    if (im->kind == XC_PIX_BITS)
+        return code_bits(io, p, im->h, im->stride);
     return code_argb(io, p, im->w, im->h, im->msb);
 }
 
@@ -526,6 +554,8 @@ bool xc_pix_shape_ok(const struct xc_pix_image *im)
         return im->w <= im->stride && (uint64_t)im->stride * im->h == im->blen;
     if (im->kind == XC_PIX_ARGB)
         return 4ull * im->w * im->h == im->blen;
+    if (im->kind == XC_PIX_BITS)
+        return im->h && (uint64_t)im->stride * im->h == im->blen;
     return 16ull * im->n <= im->blen;
 }
 

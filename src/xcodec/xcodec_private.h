@@ -160,12 +160,13 @@ static inline uint16_t xc_unzz16(uint64_t v) { return (uint16_t)((uint32_t)(v >>
 /* Pixel coder (pixel.c): an image's bytes as an arithmetic code (`size:varint code` for
  * bodies up to XC_BIG_BODY; larger ones' codes are the rest of the body's code), with
  * statistics that carry over from image to image of the same channel direction. */
-enum { XC_PIX_GLYPHS_A8, XC_PIX_GLYPHS_ARGB, XC_PIX_PLANE, XC_PIX_ARGB };
+enum { XC_PIX_GLYPHS_A8, XC_PIX_GLYPHS_ARGB, XC_PIX_PLANE, XC_PIX_ARGB, XC_PIX_BITS };
 struct xc_pix_image {
     uint8_t kind;
     bool msb;
     uint32_t blen;         /* bytes of the image (glyphs: of the whole AddGlyphs body) */
-    uint32_t w, h, stride; /* PLANE: stride bytes per row, w of them samples; ARGB: 4w */
+    uint32_t w, h, stride; /* PLANE: stride bytes per row, w of them samples; ARGB: 4w;
+                            * BITS: stride bytes per row, each of 8 one-bit samples */
     uint32_t n;            /* GLYPHS: the glyph count */
 };
 #define XC_PIX_MIN_DIV 1024     /* an AddGlyphs MODEL code is at least B / this */

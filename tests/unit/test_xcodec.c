@@ -639,6 +639,70 @@ static const char real_cg16_hex[] =
     "03292300e5022000b602200000000000f3012000aa02240004000000aa02240018001300ed0a08008a180b0003140600"
     "e5022000f002200000000000f3012000aa02240004000000aa02240018001300ed0a0800";
 
+/* xeyes' RENDER Trapezoids as it sent them to Xvfb: two eyes (ellipses of 16 slices)
+ * and two pupils (7 slices). */
+static const char xeyes_traps_hex[] =
+    "8a0aa6000300200008002000110020002400000000000000e3b80900037f0a00bc862300e3b8090071f11d00037f0a00"
+    "bc862300e3b80900071c2900037f0a00037f0a00c6c90c0071f11d00037f0a0013931800c6c90c00071c2900037f0a00"
+    "657a2e00c6c90c00c6c90c009f82100013931800c6c90c0074a013009f821000657a2e00c6c90c00056d33009f821000"
+    "9f821000f184150074a013009f8210003f4a0f00f1841500056d33009f82100039c33700f1841500f1841500749f1b00"
+    "3f4a0f00f184150020bb0b00749f1b0039c33700f184150058523b00749f1b00749f1b001b96220020bb0b00749f1b00"
+    "1a1609001b96220058523b00749f1b005ef73d001b9622001b96220066242a001a1609001b9622003175070066242a00"
+    "5ef73d001b96220047983f0066242a0066242a00ffff31003175070066242a006be80600ffff310047983f0066242a00"
+    "0d254000ffff3100ffff310099db39006be80600ffff31003175070099db39000d254000ffff310047983f0099db3900"
+    "99db3900e46941003175070099db39001a160900e469410047983f0099db39005ef73d00e4694100e46941008b604800"
+    "1a160900e469410020bb0b008b6048005ef73d00e469410058523b008b6048008b6048000e7b4e0020bb0b008b604800"
+    "3f4a0f000e7b4e0058523b008b60480039c337000e7b4e000e7b4e00607d53003f4a0f000e7b4e0074a01300607d5300"
+    "39c337000e7b4e00056d3300607d5300607d53003936570074a01300607d53001393180039365700056d3300607d5300"
+    "657a2e003936570039365700fc805900139318003936570071f11d00fc805900657a2e0039365700071c2900fc805900"
+    "fc8059001c475a0071f11d00fc805900bc8623001c475a00071c2900fc805900bc8623001c475a008a0aa60003000000"
+    "08002000110020002400000000000000e3b80900037f0a0043797200e3b80900f8e36c00037f0a0043797200e3b80900"
+    "8e0e7800037f0a00037f0a00c6c90c00f8e36c00037f0a009a856700c6c90c008e0e7800037f0a00ec6c7d00c6c90c00"
+    "c6c90c009f8210009a856700c6c90c00fa9262009f821000ec6c7d00c6c90c008b5f82009f8210009f821000f1841500"
+    "fa9262009f821000c63c5e00f18415008b5f82009f821000c0b58600f1841500f1841500749f1b00c63c5e00f1841500"
+    "a7ad5a00749f1b00c0b58600f1841500df448a00749f1b00749f1b001b962200a7ad5a00749f1b00a10858001b962200"
+    "df448a00749f1b00e5e98c001b9622001b96220066242a00a10858001b962200b867560066242a00e5e98c001b962200"
+    "ce8a8e0066242a0066242a00ffff3100b867560066242a00f2da5500ffff3100ce8a8e0066242a0094178f00ffff3100"
+    "ffff310099db3900f2da5500ffff3100b867560099db390094178f00ffff3100ce8a8e0099db390099db3900e4694100"
+    "b867560099db3900a1085800e4694100ce8a8e0099db3900e5e98c00e4694100e46941008b604800a1085800e4694100"
+    "a7ad5a008b604800e5e98c00e4694100df448a008b6048008b6048000e7b4e00a7ad5a008b604800c63c5e000e7b4e00"
+    "df448a008b604800c0b586000e7b4e000e7b4e00607d5300c63c5e000e7b4e00fa926200607d5300c0b586000e7b4e00"
+    "8b5f8200607d5300607d530039365700fa926200607d53009a856700393657008b5f8200607d5300ec6c7d0039365700"
+    "39365700fc8059009a85670039365700f8e36c00fc805900ec6c7d00393657008e0e7800fc805900fc8059001c475a00"
+    "f8e36c00fc805900437972001c475a008e0e7800fc805900437972001c475a008a0a4c00030000000900200011002000"
+    "24000000000000005161390095343a00895c180051613900dcca150095343a00895c18005161390036ee1a0095343a00"
+    "95343a008a843c00dcca150095343a0071bb13008a843c0036ee1a0095343a00a0fd1c008a843c008a843c00f0db3f00"
+    "71bb13008a843c00c0961200f0db3f00a0fd1c008a843c0052221e00f0db3f00f0db3f005c914300c0961200f0db3f00"
+    "c09612005c91430052221e00f0db3f0052221e005c9143005c914300c3e84600c09612005c91430071bb1300c3e84600"
+    "52221e005c914300a0fd1c00c3e84600c3e84600b838490071bb1300c3e84600dcca1500b8384900a0fd1c00c3e84600"
+    "36ee1a00b8384900b8384900fc0b4a00dcca1500b8384900895c1800fc0b4a0036ee1a00b8384900895c1800fc0b4a00"
+    "8a0a4c0003000000090020001100200024000000000000004c5d390090303a00354c67004c5d390088ba640090303a00"
+    "354c67004c5d3900e2dd690090303a0090303a0085803c0088ba640090303a001eab620085803c00e2dd690090303a00"
+    "4ded6b0085803c0085803c00ebd73f001eab620085803c006c866100ebd73f004ded6b0085803c00fe116d00ebd73f00"
+    "ebd73f00578d43006c866100ebd73f006c866100578d4300fe116d00ebd73f00fe116d00578d4300578d4300bee44600"
+    "6c866100578d43001eab6200bee44600fe116d00578d43004ded6b00bee44600bee44600b23449001eab6200bee44600"
+    "88ba6400b23449004ded6b00bee44600e2dd6900b2344900b2344900f6074a0088ba6400b2344900354c6700f6074a00"
+    "e2dd6900b2344900354c6700f6074a00";
+
+/* xlogo's icon (XYBitmap 32 x 32) and xeyes' icon and its mask (XYPixmap depth 1, 48 x
+ * 32), as they sent them to Xvfb: PutImage of depth 1. */
+static const char real_bitmaps_hex[] =
+    "480026000100200002002000200020000000000000010000ff0000c0fe0100c0fc030060f8070030f8070018f00f000c"
+    "e01f0006c03f0006c03f0003807f800100ffc00000fe610000fe310000fc330000f81b0000f00d0000f00e0000601f00"
+    "00b03f0000987f0000987f00000cff000006fe010003fc038001fc03c000f807c000f00f6000e01f3000e01f1800c03f"
+    "0c00807f060000ff48014600010020000200200030002000000000000001000000000000000000000000000000000000"
+    "007800001e00000000fe01807f000000008703c0e10000008001066080010000c0000c30000300006000181800060000"
+    "3000300c000c00003000300c000c00001000200400080000180060060018000018006006001800001800600600180000"
+    "180060060018000018006006001800001800600600180000188063060018000018806306e018000018806306e0180000"
+    "18006006e0180000180020060008000010003004000c000010001004000400003000180c000600006000081800020000"
+    "40000c1000030000c000063080010000808303e0e000000000ff01c07f00000000fe00003f0000000000000000000000"
+    "48014600030020000400200030002000000000000001000000000000000000000000000000000000007800001e000000"
+    "00fe01807f00000000ff03c0ff00000080ff07e0ff010000c0ff0ff0ff030000e0ff1ff8ff070000f0ff3ffcff0f0000"
+    "f0ff3ffcff0f0000f0ff3ffcff0f0000f8ff7ffeff1f0000f8ff7ffeff1f0000f8ff7ffeff1f0000f8ff7ffeff1f0000"
+    "f8ff7ffeff1f0000f8ff7ffeff1f0000f8ff7ffeff1f0000f8ff7ffeff1f0000f8ff7ffeff1f0000f8ff7ffeff1f0000"
+    "f8ff3ffeff0f0000f0ff3ffcff0f0000f0ff1ffcff070000f0ff1ffcff070000e0ff0ff8ff030000c0ff0ff0ff030000"
+    "c0ff07f0ff01000080ff03e0ff00000000ff01c07f00000000fe00003f0000000000000000000000";
+
 /* Messages from hex, LSB first, split by their length fields. */
 static void add_hex_msgs(struct msgs *m, const char *hex)
 {
@@ -895,6 +959,43 @@ int main(void)
         buf_free(&b.all);
         buf_free(&m.all);
     }
+    TEST("That xeyes' ellipses of trapezoids round-trip by recent values and mirrored edges") {
+        struct msgs m = { 0 };
+        add_hex_msgs(&m, xeyes_traps_hex);
+        CHECK_EQ(m.n, 4);
+        size_t size, size1;
+        for (size_t chunk = 0; chunk < 4; chunk++)
+            CHECK(round_trip(XC_REQUESTS, false, &m, chunk, chunk ? NULL : &size));
+        /* the first eye alone: sub-model 2, mirrored right edges (tag 254) */
+        struct msgs one = { 0 };
+        add(&one, buf_head(&m.all), m.off[1]);
+        struct xenc *e;
+        struct buf enc = { 0 };
+        xenc_new(&e, XC_REQUESTS, false);
+        CHECK_EQ(xenc_message(e, buf_head(&one.all), one.all.len, &enc), 0);
+        size1 = enc.len;
+        size_t mirrors = 0;
+        for (size_t k = 0; k < enc.len; k++)
+            mirrors += buf_head(&enc)[k] == 254;
+        CHECK(mirrors >= 8);
+        xenc_free(e);
+        buf_free(&enc); buf_free(&one.all);
+        printf("  4 Trapezoids of xeyes (%zu bytes): %zu bytes, the first eye %zu\n", m.all.len, size, size1);
+        CHECK(size < m.all.len * 45 / 100);
+        struct msgs b = { 0 }; /* the other byte order */
+        for (int i = 0; i < m.n; i++) {
+            uint8_t *p = (uint8_t *)buf_head(&m.all) + m.off[i];
+            size_t len = m.off[i + 1] - m.off[i];
+            uint8_t t = p[2]; p[2] = p[3]; p[3] = t;
+            for (size_t k = 8; k + 4 <= len; k += 4)
+                st32(p + k, ld32(p + k, false), true);
+            add(&b, p, len);
+        }
+        CHECK(round_trip(XC_REQUESTS, true, &b, 0, NULL));
+        CHECK(round_trip(XC_REQUESTS, true, &b, 3, NULL));
+        buf_free(&b.all);
+        buf_free(&m.all);
+    }
     TEST("That corrupt or cut trapezoid tables are refused or awaited") {
         /* Trapezoids of one trapezoid, no reference, all head words zero: a table code of
          * one new value 0 and nine references to it; then the same broken. */
@@ -914,7 +1015,7 @@ int main(void)
             xdec_free(d);
         }
         struct { size_t at; uint8_t v; } bad[] = {
-            { 7, 2 },    /* no such sub-model */
+            { 7, 3 },    /* no such sub-model */
             { 8, 0 },    /* index 0 of an empty table */
             { 10, 1 },   /* index 1 of a table of one */
             { 10, 254 }, /* neither an index nor a new value */
@@ -927,6 +1028,47 @@ int main(void)
             buf_clear(&out);
             CHECK_EQ(xdec_feed(d, c, sizeof c, &out), -EBADMSG);
             CHECK_EQ(out.len, 0);
+            xdec_free(d);
+        }
+        /* Sub-model 2: the same code decodes (index 0 is the newest value); a mirrored or
+         * parallel edge only where a right p2.x is (value 8 of 10). */
+        uint8_t rec2[sizeof rec];
+        memcpy(rec2, rec, sizeof rec);
+        rec2[7] = 2;
+        xdec_new(&d, XC_REQUESTS, false);
+        buf_clear(&out);
+        CHECK_EQ(xdec_feed(d, rec2, sizeof rec2, &out), (long)sizeof rec2);
+        CHECK_EQ(out.len, 64);
+        xdec_free(d);
+        uint8_t mirror[] = { 138, 0x07, 10, 16, 0, 0, 2, 2, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 254, 0, 0 };
+        xdec_new(&d, XC_REQUESTS, false);
+        buf_clear(&out);
+        CHECK_EQ(xdec_feed(d, mirror, sizeof mirror, &out), (long)sizeof mirror);
+        xdec_free(d);
+        uint8_t corner[sizeof mirror]; /* the mirror's place a corner: 0 + 0 - 0, then 0 */
+        memcpy(corner, mirror, sizeof corner);
+        corner[17] = 252;
+        xdec_new(&d, XC_REQUESTS, false);
+        buf_clear(&out);
+        CHECK_EQ(xdec_feed(d, corner, sizeof corner, &out), (long)sizeof corner);
+        xdec_free(d);
+        corner[7] = 1; /* not in sub-model 1 */
+        xdec_new(&d, XC_REQUESTS, false);
+        buf_clear(&out);
+        CHECK_EQ(xdec_feed(d, corner, sizeof corner, &out), -EBADMSG);
+        xdec_free(d);
+        for (size_t at = 8; at < 17; at++) {
+            if (at == 9)
+                continue; /* the first value's varint */
+            uint8_t c[sizeof mirror];
+            memcpy(c, mirror, sizeof c);
+            c[17] = 0; /* the mirror's place now an index, and a mirror before it */
+            c[at] = at == 8 ? 253 : 254;
+            if (at == 8)
+                c[9] = 0; /* value 0: a parallel with no varint after it */
+            xdec_new(&d, XC_REQUESTS, false);
+            buf_clear(&out);
+            CHECK_EQ(xdec_feed(d, c, sizeof c, &out), -EBADMSG);
             xdec_free(d);
         }
         /* A new value beyond 32 bits. */
@@ -1281,6 +1423,36 @@ int main(void)
             req(&g, msb, 138, 20, 4 + sizeof bad, bad);
             CHECK(round_trip(XC_REQUESTS, msb, &g, 0, NULL));
             CHECK(round_trip(XC_REQUESTS, msb, &g, 3, NULL));
+            buf_free(&g.all);
+        }
+    }
+    TEST("That bitmaps (PutImage of depth 1: icons, masks) round-trip through the pixel coder's bits and shrink") {
+        struct msgs m = { 0 };
+        add_hex_msgs(&m, real_bitmaps_hex);
+        size_t size = encoded_size(XC_REQUESTS, false, &m);
+        CHECK(round_trip(XC_REQUESTS, false, &m, 1, NULL));
+        CHECK(round_trip(XC_REQUESTS, false, &m, 7, NULL));
+        CHECK(size < m.all.len * 40 / 100);
+        printf("  %d real bitmaps (%zu bytes): %zu bytes\n", m.n, m.all.len, size);
+        buf_free(&m.all);
+        /* Both byte orders; random bits (padding included), a bitmap of one row, one too
+         * small (64 bytes is the least) and one too large for the bits (16 KiB the most). */
+        const struct { uint16_t stride, h; } bm[] = { { 8, 16 }, { 4, 17 }, { 64, 1 }, { 4, 15 }, { 128, 129 } };
+        for (int msb = 0; msb < 2; msb++) {
+            struct msgs g = { 0 };
+            for (size_t i = 0; i < sizeof bm / sizeof *bm; i++) {
+                size_t blen = (size_t)bm[i].stride * bm[i].h;
+                uint8_t *t = calloc(1, 20 + blen);
+                st32(t, 0x200002, msb); st32(t + 4, 0x200003, msb);
+                st16(t + 8, (uint16_t)(bm[i].stride * 8 - 3), msb); st16(t + 10, bm[i].h, msb);
+                t[17] = 1;
+                for (size_t k = 0; k < blen; k++)
+                    t[20 + k] = (uint8_t)(k % 7 < 3 ? rnd() : k % 5 ? 0xff : 0);
+                req(&g, msb, 72, (uint8_t)(i & 1), 24 + blen, t);
+                free(t);
+            }
+            CHECK(round_trip(XC_REQUESTS, msb, &g, 0, NULL));
+            CHECK(round_trip(XC_REQUESTS, msb, &g, 5, NULL));
             buf_free(&g.all);
         }
     }
