@@ -341,6 +341,7 @@ static void warm(struct sc_model *m, const uint8_t *seq, size_t n)
             __builtin_prefetch(m->weight[c0 | 256]);
         }
     }
+    __asm__ volatile("" ::: "memory"); /* else GCC finds the function pure and drops the calls */
 }
 
 static void remember(struct sc_model *m, const uint8_t *seq, size_t n)
