@@ -200,11 +200,10 @@ int codec_use_small(struct codec *c)
 {
     if (c->h[CODEC_TX].total || c->h[CODEC_RX].total)
         return -EINVAL;
-    for (int d = 0; d < 2; d++) {
-        if (!c->sc[d] && sc_new(&c->sc[d]) < 0)
-            return -ENOMEM;
+    if (!c->sc[0] && sc_new_pair(c->sc) < 0)
+        return -ENOMEM;
+    for (int d = 0; d < 2; d++)
         feed_prime(c, (enum codec_dir)d);
-    }
     return 0;
 }
 

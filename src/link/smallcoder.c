@@ -10,9 +10,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define SC_INPUTS 5          /* contexts mixed per bit */
-#define SC_TABLE_BITS 14     /* slots per context table: 2^14 */
+#define SC_BUCKET_BITS 11    /* buckets per context table: 2^10 of 16 counters (64 bytes) */
 #define SC_MIX_RATE 6        /* the mixer's learning rate */
 #define SC_MIX_START 19661   /* each context's first weight: 0.3 in 16.16 */
 #define SC_RING_BITS 17      /* the match model's history: the last 128 KiB of the direction */
@@ -22,13 +23,16 @@
 
 
 struct sc_model {
-    uint32_t slot[SC_INPUTS][1u << SC_TABLE_BITS]; /* 22-bit probability of a 1, 10-bit count */
-    int32_t weight[512][SC_INPUTS + 2];              /* per partial byte and match state: the
-                                                      * contexts, the match and a bias */
+    _Alignas(64) uint32_t slot[SC_INPUTS][1u << SC_BUCKET_BITS][16]; /* 22-bit probability of
+                                                      * a 1, 10-bit count; [0] unused */
+    _Alignas(64) int32_t weight[512][8];             /* per partial byte and match state: the
+                                                      * contexts, the match, a bias; [7] unused */
     int16_t stretch[4096];                           /* the inverse of squash */
     int32_t rate[AC_COUNT_LIMIT + 1];                /* 65536 / (n + 1.5) */
     uint32_t kind_slot;                              /* is the next chunk a small write? */
     uint32_t text_slot;                              /* if not, is it a text chunk? */
+    uint32_t size_slot[3][32];                       /* bit counts of a zstd chunk's length, a
+                                                      * text chunk's n and m: trees of 31 */
     uint8_t prev[SC_MAX_INPUT + 1];                  /* the last write, length byte first */
     size_t prev_len;
     /* The match model: the direction's history (small writes, the start of zstd chunks, the
@@ -47,14 +51,25 @@ struct sc_model {
     /* Decoding: what a chunk changed, undone when it turns out not to be all there yet. */
     struct sc_undo { uint32_t at, old; } *undo;         /* at: the word's index in the model */
     size_t n_undo;
+    struct sc_block *block;                          /* the memory it shares with its pair */
 };
+
+/* A side's two models share a block of 2 MiB, given huge pages where the system allows:
+ * between writes the process sleeps and its caches go cold, and every counter a bit
+ * reads would cost a walk of the page tables as well (in a virtual machine, two). */
+#define SC_BLOCK_BYTES (2u << 20)
+#define SC_BLOCK_HEAD 64u /* struct sc_block, and the models' cache-line alignment */
+struct sc_block {
+    unsigned users;
+};
+_Static_assert(SC_BLOCK_HEAD + 2 * sizeof(struct sc_model) <= SC_BLOCK_BYTES, "a pair of models fits a block");
 
 /* Model words one chunk may change: per bit five slots and six weights, plus the kind's two. */
 #define SC_UNDO_MAX (((SC_MAX_INPUT + 1) * 8 + 1) * (2 * SC_INPUTS + 3) + 2)
 
 size_t sc_memory(bool decoding)
 {
-    return sizeof(struct sc_model) + (decoding ? SC_UNDO_MAX * sizeof(struct sc_undo) : 0);
+    return SC_BLOCK_BYTES / 2 + (decoding ? SC_UNDO_MAX * sizeof(struct sc_undo) : 0);
 }
 
 static void set_word(struct sc_model *m, uint32_t *at, uint32_t v)
@@ -64,14 +79,12 @@ static void set_word(struct sc_model *m, uint32_t *at, uint32_t v)
     *at = v;
 }
 
-int sc_new(struct sc_model **out)
+static void model_init(struct sc_model *m)
 {
-    struct sc_model *m = malloc(sizeof *m);
-    if (!m)
-        return -ENOMEM;
     for (int i = 0; i < SC_INPUTS; i++)
-        for (size_t j = 0; j < (1u << SC_TABLE_BITS); j++)
-            m->slot[i][j] = AC_SLOT_START;
+        for (size_t j = 0; j < (1u << SC_BUCKET_BITS); j++)
+            for (int n = 0; n < 16; n++)
+                m->slot[i][j][n] = AC_SLOT_START;
     for (int c = 0; c < 512; c++) {
         for (int i = 0; i < SC_INPUTS; i++)
             m->weight[c][i] = SC_MIX_START;
@@ -87,18 +100,41 @@ int sc_new(struct sc_model **out)
     m->feed_left = m->npend = m->ndefer = 0;
     arith_tables(m->stretch, m->rate);
     m->kind_slot = m->text_slot = AC_SLOT_START;
+    for (int t = 0; t < 3; t++)
+        for (int j = 0; j < 32; j++)
+            m->size_slot[t][j] = AC_SLOT_START;
     m->prev_len = 0;
     m->undo = NULL;
     m->n_undo = 0;
-    *out = m;
+}
+
+static int new_models(struct sc_model **out, unsigned n)
+{
+    void *mem;
+    if (posix_memalign(&mem, SC_BLOCK_BYTES, SC_BLOCK_BYTES))
+        return -ENOMEM;
+    (void)madvise(mem, SC_BLOCK_BYTES, MADV_HUGEPAGE); /* a hint: small pages do too */
+    struct sc_block *b = mem;
+    b->users = n;
+    for (unsigned i = 0; i < n; i++) {
+        out[i] = (struct sc_model *)((char *)mem + SC_BLOCK_HEAD + i * sizeof(struct sc_model));
+        model_init(out[i]);
+        out[i]->block = b;
+    }
     return 0;
 }
 
+int sc_new(struct sc_model **out) { return new_models(out, 1); }
+
+int sc_new_pair(struct sc_model *out[2]) { return new_models(out, 2); }
+
 void sc_free(struct sc_model *m)
 {
-    if (m)
-        free(m->undo);
-    free(m);
+    if (!m)
+        return;
+    free(m->undo);
+    if (!--m->block->users)
+        free(m->block);
 }
 
 static uint32_t ctx_hash(uint32_t tag, uint32_t a, uint32_t b, uint32_t c)
@@ -136,7 +172,10 @@ static bool hist_holds(const struct sc_model *m, uint64_t i, uint64_t end)
     return i < end && end - i <= (1u << SC_RING_BITS) - SC_MAX_INPUT;
 }
 
-static void predict(struct sc_model *m, const uint32_t ctx[SC_INPUTS], unsigned c0, int k, struct bitstep *b)
+/* A bit's probability: its counters are node (1-15: the nibble's bits so far, after a
+ * leading 1) of each context's bucket for this nibble. */
+static void predict(struct sc_model *m, uint32_t *const bucket[SC_INPUTS], unsigned node, unsigned c0, int k,
+                    struct bitstep *b)
 {
     b->slot[SC_INPUTS] = NULL;
     b->st[SC_INPUTS] = 0;
@@ -149,12 +188,13 @@ static void predict(struct sc_model *m, const uint32_t ctx[SC_INPUTS], unsigned 
             b->st[SC_INPUTS] = m->stretch[*b->slot[SC_INPUTS] >> 20];
         }
     }
+    if (k) /* the next bit's weights: the sets of both its partial bytes share a line */
+        __builtin_prefetch(m->weight[(c0 << 1) | (b->slot[SC_INPUTS] ? 256u : 0)]);
     b->set = c0 | (b->slot[SC_INPUTS] ? 256u : 0);
     const int32_t *w = m->weight[b->set];
     int64_t dot = 0;
     for (int i = 0; i < SC_INPUTS; i++) {
-        uint32_t h = (ctx[i] + c0) * 0x9e3779b1u;
-        b->slot[i] = &m->slot[i][h >> (32 - SC_TABLE_BITS)];
+        b->slot[i] = &bucket[i][node];
         b->st[i] = m->stretch[*b->slot[i] >> 20];
         dot += (int64_t)w[i] * b->st[i];
     }
@@ -246,21 +286,34 @@ void sc_feed(struct sc_model *m, const uint8_t *p, size_t n)
         m->mlen = 0;
 }
 
+/* Context j's bucket for the nibble that follows the partial byte c0 (1, or 16-31). */
+static uint32_t *nibble_bucket(struct sc_model *m, int j, uint32_t ctx, unsigned c0)
+{
+    uint32_t h = mix32(ctx + c0);
+    return m->slot[j][h >> (32 - SC_BUCKET_BITS)];
+}
+
 /* Codes (or decodes, when a->out is NULL) byte i of seq. */
 static uint8_t code_byte(struct sc_model *m, struct ac *a, uint8_t *seq, size_t i)
 {
-    uint32_t ctx[SC_INPUTS];
+    uint32_t ctx[SC_INPUTS], *bucket[SC_INPUTS];
     contexts(m, seq, i, ctx);
-    unsigned c0 = 1;
+    unsigned c0 = 1, node = 1;
     unsigned mlen = m->mlen;
     if (!i) /* the length byte is no part of the history */
         m->mlen = 0;
     for (int k = 7; k >= 0; k--) {
+        if (k == 7 || k == 3) { /* a nibble's bucket: one cache line per context */
+            for (int j = 0; j < SC_INPUTS; j++)
+                bucket[j] = nibble_bucket(m, j, ctx[j], c0);
+            node = 1;
+        }
         struct bitstep b;
-        predict(m, ctx, c0, k, &b);
+        predict(m, bucket, node, c0, k, &b);
         int bit = ac_bit(a, b.p, (seq[i] >> k) & 1);
         update(m, &b, bit);
         c0 = c0 << 1 | (unsigned)bit;
+        node = node << 1 | (unsigned)bit;
     }
     seq[i] = (uint8_t)c0;
     if (i)
@@ -268,6 +321,27 @@ static uint8_t code_byte(struct sc_model *m, struct ac *a, uint8_t *seq, size_t 
     else
         m->mlen = mlen;
     return seq[i];
+}
+
+/* Asks the memory for the counters and weights a write like seq[0, n) (the length byte
+ * first) would use, all at once: between writes the process sleeps and the model goes
+ * cold, and coding would wait for each line in turn. Changes nothing the coder sees. */
+static void warm(struct sc_model *m, const uint8_t *seq, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t ctx[SC_INPUTS];
+        contexts(m, seq, i, ctx);
+        for (int j = 0; j < SC_INPUTS; j++) {
+            __builtin_prefetch(nibble_bucket(m, j, ctx[j], 1));
+            __builtin_prefetch(nibble_bucket(m, j, ctx[j], 16u | seq[i] >> 4));
+        }
+        for (int k = 7; k >= 0; k--) {
+            unsigned c0 = (seq[i] | 256u) >> (k + 1);
+            __builtin_prefetch(m->weight[c0]);
+            __builtin_prefetch(m->weight[c0 | 256]);
+        }
+    }
+    __asm__ volatile("" ::: "memory"); /* else GCC finds the function pure and drops the calls */
 }
 
 static void remember(struct sc_model *m, const uint8_t *seq, size_t n)
@@ -285,28 +359,21 @@ static int code_kind(struct sc_model *m, struct ac *a, uint32_t *slot, int bit)
     return bit;
 }
 
-/* A length of 1 to 2^32 - 1: its count of bits less one in 5 bits, then the bits below
- * its leading one (a text chunk's sizes: 4 to 5 bytes for both, not 8). */
-static uint32_t code_gamma(struct ac *a, uint32_t v)
+/* A size of 1 to 2^32 - 1: its count of bits less one (b) in 5 bits through a tree of
+ * adaptive counters, then the b bits below its leading one at probability 1/2. A zstd
+ * chunk's length takes 2 bytes or less where 32 bits took 4. */
+static uint32_t code_size(struct sc_model *m, struct ac *a, uint32_t tree[32], uint32_t v)
 {
     unsigned b = 0;
     while (b < 31 && v >> (b + 1))
         b++;
-    unsigned got = 0;
+    unsigned node = 1;
     for (int k = 4; k >= 0; k--)
-        got = got << 1 | (unsigned)ac_bit(a, 2048, (int)(b >> k) & 1);
+        node = node << 1 | (unsigned)code_kind(m, a, &tree[node], (int)(b >> k) & 1);
     uint32_t r = 1;
-    for (int k = (int)got - 1; k >= 0; k--)
+    for (int k = (int)(node - 32) - 1; k >= 0; k--)
         r = r << 1 | (uint32_t)ac_bit(a, 2048, (int)(v >> k) & 1);
     return r;
-}
-
-static uint32_t code_length(struct ac *a, uint32_t len)
-{
-    uint32_t v = 0;
-    for (int k = 31; k >= 0; k--)
-        v = v << 1 | (uint32_t)ac_bit(a, 2048, (int)(len >> k) & 1);
-    return v;
 }
 
 /* A small write's p[0, n); or the head of a chunk whose follow_len code bytes come next:
@@ -321,15 +388,16 @@ static int encode(struct sc_model *m, const uint8_t *p, size_t n, uint32_t follo
         uint8_t seq[SC_MAX_INPUT + 1];
         seq[0] = (uint8_t)(n - 1);
         memcpy(seq + 1, p, n);
+        warm(m, seq, n + 1);
         for (size_t i = 0; i <= n; i++)
             code_byte(m, &a, seq, i);
         remember(m, seq, n + 1);
         match_commit(m);
     } else if (code_kind(m, &a, &m->text_slot, text_len != 0)) {
-        code_gamma(&a, text_len);
-        code_gamma(&a, follow_len);
+        code_size(m, &a, m->size_slot[1], text_len);
+        code_size(m, &a, m->size_slot[2], follow_len);
     } else {
-        code_length(&a, follow_len);
+        code_size(m, &a, m->size_slot[0], follow_len);
     }
     a.pos += ac_ending(&a, dst + a.pos);
     out->len -= SC_MAX_CODE - a.pos;
@@ -374,16 +442,17 @@ int sc_decode(struct sc_model *m, const uint8_t *in, size_t n, struct buf *out, 
     uint8_t seq[SC_MAX_INPUT + 1] = { 0 };
     size_t len = 0;
     *zstd_len = *text_len = 0;
+    warm(m, m->prev, m->prev_len); /* most writes are much like the last */
     if (code_kind(m, &a, &m->kind_slot, 0)) {
         len = (size_t)code_byte(m, &a, seq, 0) + 1;
         for (size_t i = 1; i <= len; i++)
             code_byte(m, &a, seq, i);
     } else if (code_kind(m, &a, &m->text_slot, 0)) {
-        uint32_t t = code_gamma(&a, 0);
-        *zstd_len = code_gamma(&a, 0);
+        uint32_t t = code_size(m, &a, m->size_slot[1], 0);
+        *zstd_len = code_size(m, &a, m->size_slot[2], 0);
         *text_len = t;
     } else {
-        *zstd_len = code_length(&a, 0);
+        *zstd_len = code_size(m, &a, m->size_slot[0], 0);
     }
     /* Bytes missing past n were read as zeros, which may decode other bits whose ending
      * happens to fit in n: only an ending equal to the input's next bytes proves every

@@ -18,8 +18,10 @@ struct sc_model;
 
 /* 0 or -ENOMEM. */
 int sc_new(struct sc_model **out);
+/* Two models in one block of memory (a side's: one per direction), each freed by sc_free. */
+int sc_new_pair(struct sc_model *out[2]);
 void sc_free(struct sc_model *m);
-/* Bytes a model holds, at most (a decoding one keeps a journal too). */
+/* Bytes a model holds, at most: half its pair's block (a decoding one keeps a journal too). */
 size_t sc_memory(bool decoding);
 /* The history the match model looks back into: both ends feed the same bytes in the same
  * order, between chunks. sc_feed_start(limit) begins a piece (a zstd chunk's bytes, or a

@@ -195,6 +195,48 @@ static void chunk_tests(void)
         sc_free(enc);
         sc_free(dec);
     }
+    TEST("That chunk sizes of every magnitude survive a cut and cost little once seen") {
+        /* Each side's two models share a block (sc_new_pair): freed in either order. */
+        struct sc_model *enc[2], *dec[2];
+        CHECK_EQ(sc_new_pair(enc), 0);
+        CHECK_EQ(sc_new_pair(dec), 0);
+        static const uint32_t sizes[] = { 1, 2, 3, 255, 256, 257, 4096, 65535, 65536, 786440, 1u << 30 };
+        struct buf code = { 0 }, out = { 0 };
+        int early = 0, wrong = 0;
+        size_t last_len = 0;
+        for (int round = 0; round < 4; round++) {
+            for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+                bool text = i % 2 && sizes[i] <= 65536;
+                uint32_t m_len = text ? sizes[(i + 3) % 9] : 0;
+                buf_clear(&code);
+                if (text)
+                    CHECK_EQ(sc_encode_text_head(enc[1], sizes[i], m_len, &code), 0);
+                else
+                    CHECK_EQ(sc_encode_zstd_head(enc[1], sizes[i], &code), 0);
+                size_t used;
+                uint32_t zlen, tlen;
+                for (size_t cut = 0; cut < code.len; cut++)
+                    early += sc_decode(dec[0], buf_head(&code), cut, &out, &used, &zlen, &tlen) != -EAGAIN;
+                CHECK_EQ(sc_decode(dec[0], buf_head(&code), code.len, &out, &used, &zlen, &tlen), 0);
+                wrong += used != code.len || (text ? tlen != sizes[i] || zlen != m_len : tlen || zlen != sizes[i]);
+            }
+        }
+        for (int k = 0; k < 20; k++) { /* a length like the ones before: its bit count is learnt */
+            buf_clear(&code);
+            CHECK_EQ(sc_encode_zstd_head(enc[1], 300 + (uint32_t)k, &code), 0);
+            last_len = code.len;
+        }
+        CHECK_EQ(early, 0);
+        CHECK_EQ(wrong, 0);
+        CHECK(last_len <= 2);
+        printf("  a zstd chunk's length, the 20th of its size: %zu bytes\n", last_len);
+        buf_free(&code);
+        buf_free(&out);
+        sc_free(enc[0]);
+        sc_free(enc[1]);
+        sc_free(dec[1]);
+        sc_free(dec[0]);
+    }
     TEST("That a small-coder code whose ending is not the one its bits give is corrupt") {
         struct sc_model *enc, *dec;
         sc_new(&enc);
