@@ -12,7 +12,7 @@ import hashlib
 import struct
 import sys
 
-LIMIT = 48 * 1024
+LIMIT = 96 * 1024
 HEADER = 8 + 4 + 4 + 4 + 32   # magic, version, dir + padding, length, hash
 
 
