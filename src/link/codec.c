@@ -420,6 +420,24 @@ static bool text_pays(const struct codec *c)
            (!c->fixed && c->speed == CODEC_SPEED_AUTO && c->rate_Bps && c->rate_Bps <= TEXT_RATE_MAX);
 }
 
+/* Whether most of a write is already in the history a zstd frame reaches (a warm
+ * session's cached stream, or text shown long ago): zstd then sends it as matches, a few
+ * bytes, where the text coder, whose own matches reach back 256 KiB, would code it afresh
+ * (xterm printing the GPL again: 11.4 KB through the text coder, 2 KB through zstd).
+ * Eight samples of 32 bytes are looked up in that window. */
+static bool seen_before(const struct codec *c, const uint8_t *p, size_t n)
+{
+    const struct half *h = &c->h[CODEC_TX];
+    size_t w = h->hist_len < c->prime_max ? h->hist_len : c->prime_max;
+    if (n < 512 || w < 32)
+        return false;
+    const uint8_t *window = h->hist + h->hist_len - w;
+    unsigned found = 0;
+    for (unsigned i = 0; i < 8; i++)
+        found += memmem(window, w, p + (n - 32) * i / 7, 32) != NULL;
+    return found >= 6;
+}
+
 /* One text-like write through the text coder: its head, then its code. */
 static int compress_text(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
 {
@@ -478,7 +496,7 @@ int codec_compress(struct codec *c, const uint8_t *p, size_t n, struct buf *out)
     text_write_start(c, CODEC_TX);
     if (chunked && n && n <= SC_MAX_INPUT) {
         rc = compress_small(c, p, n, out);
-    } else if (chunked && n <= TC_MAX_INPUT && text_pays(c) && tc_suits(p, n)) {
+    } else if (chunked && n <= TC_MAX_INPUT && text_pays(c) && tc_suits(p, n) && !seen_before(c, p, n)) {
         rc = compress_text(c, p, n, out);
         text = true;
     } else {

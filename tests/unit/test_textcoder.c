@@ -154,6 +154,29 @@ int main(void)
         codec_free(tx);
         codec_free(rx);
     }
+    TEST("That text seen long ago (beyond the text model's reach, within zstd's window) goes as zstd matches") {
+        static uint8_t prime[8000 + 400000], p[8000];
+        size_t n = text_write(p, sizeof p, 77);
+        memcpy(prime, p, n);
+        fill(prime + n, 400000, 3); /* 400 KB since: beyond the text model's 256 KiB of matches */
+        struct codec *tx, *rx;
+        codec_new(&tx, 9);
+        codec_new(&rx, 9);
+        codec_prime(tx, CODEC_TX, prime, n + 400000);
+        codec_prime(rx, CODEC_RX, prime, n + 400000);
+        CHECK_EQ(codec_use_small(tx), 0);
+        CHECK_EQ(codec_use_small(rx), 0);
+        struct buf wire = { 0 }, out = { 0 };
+        CHECK_EQ(codec_compress(tx, p, n, &wire), 0);
+        printf("  %zu bytes seen 400 KB before: %zu on the wire\n", n, wire.len);
+        CHECK(wire.len * 20 < n);
+        CHECK_EQ(codec_decompress(rx, &wire, &out, 1 << 16), 0);
+        CHECK(out.len == n && !memcmp(buf_head(&out), p, n));
+        buf_free(&wire);
+        buf_free(&out);
+        codec_free(tx);
+        codec_free(rx);
+    }
     TEST("That a text code whose ending is not the one its bits give is corrupt") {
         static uint8_t p[4000];
         size_t n = text_write(p, sizeof p, 5);
