@@ -466,13 +466,6 @@ static bool xkb_get_map(const struct msg_class *cls)
     return cls->ext && cls->minor == 8 && !strcmp(cls->ext, "XKEYBOARD");
 }
 
-/* Bytes the server ignores are not part of a key: Xlib leaves GetMap's last two unset. */
-static void clear_pad(const struct msg_class *cls, uint8_t *req, uint32_t size)
-{
-    if (xkb_get_map(cls) && size == 28)
-        req[26] = req[27] = 0;
-}
-
 /* Where the GetMap request a key ends with starts (of this major opcode, or of any when
  * major is 0), or 0 when it does not end with one: such replies hold the keyboard's mapping.
  * (A GetMap is never first: UseExtension comes before it.) */
@@ -638,7 +631,6 @@ static uint8_t *handshake_key(const struct predict_questions *pq, const struct m
     if (hl)
         memcpy(key, h->bytes, hl);
     memcpy(key + hl, req, size);
-    clear_pad(cls, key + hl, size);
     *key_len = hl + size;
     return key;
 }
@@ -755,7 +747,6 @@ void predict_track(struct predictor *p, struct predict_questions *pq, const stru
         }
         if (predict_is_handshake(cls->ext, cls->minor) && h->len + size <= PREDICT_MAX_HISTORY) {
             memcpy(h->bytes + h->len, req, size);
-            clear_pad(cls, h->bytes + h->len, size);
             h->len = (uint8_t)(h->len + size);
         } else {
             h->tainted = true; /* anything else may change what later handshakes answer */

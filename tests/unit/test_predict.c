@@ -989,7 +989,12 @@ static void test_xkb_get_map(void)
         struct predictor *p;
         CHECK(predict_new(&p) == 0);
         struct buf fact = { 0 }, out = { 0 };
-        uint8_t use[8], key[36] = { 0 }, gm[28], r[96];
+        uint8_t use[8], key[36] = { 0 }, gm[28], r[96], qe[32];
+        make_reply(qe, 0, 0, 7); /* the server's XKEYBOARD: its padding is xcb-proto's */
+        qe[8] = 1;
+        qe[9] = XKB_MAJOR;
+        CHECK(predict_fact_extension(&fact, "XKEYBOARD", 9, qe) == 0);
+        CHECK(learn(p, &fact) == 0);
         request(use, XKB_MAJOR, 0, (uint32_t[1]){ 1 }, 1);
         memcpy(key, use, 8);
         request(key + 8, XKB_MAJOR, 8, (uint32_t[6]){ 0x00070100 }, 6);
