@@ -789,7 +789,7 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
         s->learnt = NULL; /* learn once: without it, fonts are learnt per session, that is all */
     if (cfg->role == ROLE_DISPLAY && fontset_new(&s->fontset, s) < 0)
         s->fontset = NULL; /* font sets then cost a round trip per question, that is all */
-    if (cfg->role == ROLE_DISPLAY && statewatch_new(&s->statewatch, s) < 0)
+    if (cfg->role == ROLE_DISPLAY && statewatch_new(&s->statewatch) < 0)
         s->statewatch = NULL; /* toolkits then ask the server, that is all */
     uint32_t caps = cfg->compress_level ? CAP_ZSTD | cache_open(s) : 0;
     if (cfg->compress_level && !cfg->no_xcodec)

@@ -39,22 +39,19 @@ struct watched {
     uint32_t n_q;
     uint32_t asking;          /* queries not yet answered */
     bool dirty;               /* a change came while asking: ask again when done */
-    unsigned rounds;
 };
 
 struct statewatch {
-    struct session *s;
     struct observer *o;
     uint32_t root;
     struct watched w[N_WATCHED];
 };
 
-int statewatch_new(struct statewatch **out, struct session *s)
+int statewatch_new(struct statewatch **out)
 {
     struct statewatch *w = calloc(1, sizeof *w);
     if (!w)
         return -ENOMEM;
-    w->s = s;
     *out = w;
     return 0;
 }
@@ -114,7 +111,6 @@ static void tell_and_ask(struct statewatch *sw, enum which k)
     buf_free(&fact);
     x->dirty = false;
     x->n_q = 0;
-    x->rounds++;
     uint8_t r[16];
     if (k == W_RANDR) {
         ask(sw, k, r, build(r, x->major, RR_GET_SCREEN_RESOURCES_CURRENT, &sw->root, 1));
@@ -141,7 +137,7 @@ static void on_answer(void *ctx, uint32_t tag, const uint8_t *msg, uint32_t size
         memcpy(key + x->key_len, q->req, q->size);
         predict_fact_exchange(fact, false, key, x->key_len + q->size, msg, size);
         if (k == W_RANDR && q->req[1] == RR_GET_SCREEN_RESOURCES_CURRENT)
-            ask_randr_items(sw, msg, size); /* (q may move: not used after this) */
+            ask_randr_items(sw, msg, size);
     }
     if (!--x->asking && x->dirty)
         tell_and_ask(sw, (enum which)k);

@@ -14,10 +14,9 @@
 #include <stdint.h>
 
 struct statewatch;
-struct session;
 struct observer;
 
-int statewatch_new(struct statewatch **out, struct session *s);
+int statewatch_new(struct statewatch **out);
 void statewatch_free(struct statewatch *w);
 
 /* The observer's handshakes of ext ("RANDR", "XInputExtension") are answered: key holds
