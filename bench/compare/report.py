@@ -52,9 +52,9 @@ def cells(d, idx, wkey, pkey):
         if raw and raw["status"] == "ok" and raw["bytes"]:
             out["ratio"] = "%.3g %%" % (100.0 * c["bytes"] / raw["bytes"])
         if "cpu_app_s" in c:
-            out["cpu_app"] = "%.2f" % c["cpu_app_s"]
+            out["cpu_app"] = "%.3f" % c["cpu_app_s"]
         if "cpu_display_s" in c:
-            out["cpu_disp"] = "%.2f" % c["cpu_display_s"]
+            out["cpu_disp"] = "%.3f" % c["cpu_display_s"]
         out["wall"] = fmt_s(c["wall_s"])
         if "motion_events" in c:
             notes.append("motion %d/%d" % (c["motion_events"], c["motion_sent"]))

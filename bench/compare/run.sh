@@ -9,7 +9,13 @@ cd "$(dirname "$0")/../.."
 HERE=bench/compare
 BIN=build/compare
 OUT=$HERE
-for a in "$@"; do [ "$a" = "--quick" ] && OUT=$BIN/quick; done
+prev=
+for a in "$@"; do
+    [ "$a" = "--quick" ] && OUT=$BIN/quick
+    [ "$prev" = "--out" ] && OUT=$a
+    case $a in --out=*) OUT=${a#--out=} ;; esac
+    prev=$a
+done
 mkdir -p "$BIN" "$OUT"
 if [ ! -x build/tincan ] || [ ! -x build/tincan-link ]; then make build/tincan build/tincan-link; fi
 CFLAGS="-std=c11 -O2 -Wall -Wextra"
@@ -21,7 +27,7 @@ for h in zrelay pen mapwait; do
     fi
 done
 status=0
-python3 "$HERE/compare.py" --out "$OUT" "$@" || status=$?
+python3 "$HERE/compare.py" "$@" --out "$OUT" || status=$?
 [ -s "$OUT/results.json" ] || exit $status
 python3 "$HERE/report.py" --in "$OUT/results.json" --md "$OUT/results.md" --html "$OUT/report.html"
 exit $status
