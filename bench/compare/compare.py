@@ -254,6 +254,7 @@ class Path:
     def __init__(self, ctx, key, display, link_args):
         self.ctx, self.key, self.display, self.link_args = ctx, key, display, link_args
         self.emu = None
+        self.counter = None      # count mode: the clients' own byte counter
         self.procs = []          # [(role, Proc)] whose CPU is measured: role "app"/"display"
         self.others = []         # processes that are not measured
         self.locks = []
@@ -313,6 +314,31 @@ class Path:
             return r.returncode == 0
         return wait_for(ok, 30, 0.2)
 
+    def start_client_counter(self):
+        """Count mode: clients reach the path through a byte counter of their own (display
+        ctx.counter_display), so that each path's raw X traffic is measured, not assumed:
+        nxproxy delivers fewer pen motions, and its clients then draw fewer lines."""
+        cd = self.ctx.counter_display
+        sock = "/tmp/.X11-unix/X%d" % cd
+        self.counter = Emulator(self.ctx, self.name("client-count"), "unix:" + sock,
+                                "unix:/tmp/.X11-unix/X%d" % self.display, [])
+        xauth = self.client_env.get("XAUTHORITY")
+        if xauth and os.path.getsize(xauth):
+            # The path's cookie, again for the counter's display number.
+            listed = subprocess.run(["xauth", "-f", xauth, "list"], capture_output=True, text=True,
+                                    env=self.ctx.base_env).stdout.split()
+            if len(listed) >= 3:
+                subprocess.run(["xauth", "-f", xauth, "add", ":%d" % cd, listed[1], listed[2]],
+                               check=True, env=self.ctx.base_env)
+        self.client_env["DISPLAY"] = ":%d" % cd
+
+    def raw_bytes(self):
+        """Bytes between the clients and the path so far (count mode), else None."""
+        if not self.counter:
+            return None
+        up, down = self.counter.snapshot()
+        return up + down
+
     def stop(self):
         for _, p in reversed(self.procs):
             p.stop()
@@ -320,6 +346,9 @@ class Path:
             p.stop()
         if self.emu:
             self.emu.proc.stop()
+        if self.counter:
+            self.counter.proc.stop()
+            self.counter = None
         for l in self.locks:
             drop_lock(l)
         self.locks = []
@@ -721,6 +750,7 @@ def measure(ctx, path, wkey, fn, timeout_s):
         if not quiet_before:
             path.emu.wait_quiet(10)
         c2s0, s2c0 = path.bytes()
+        raw0 = path.raw_bytes()
         cpu0 = path.cpu()
         extra = fn(ctx, path, timeout_s)
         _, quiet = path.emu.wait_quiet(ctx.tail_max_s)
@@ -728,11 +758,14 @@ def measure(ctx, path, wkey, fn, timeout_s):
         if not path.alive():
             raise Failed("proxy died: " + path.why_dead())
         c2s1, s2c1 = path.bytes()
+        raw1 = path.raw_bytes()
         cpu1 = path.cpu()
         row.update(extra)
         row["c2s_bytes"], row["s2c_bytes"] = c2s1 - c2s0, s2c1 - s2c0
         row["bytes"] = row["c2s_bytes"] + row["s2c_bytes"]
         row["link_quiet_after"] = quiet
+        if raw0 is not None and raw1 is not None:
+            row["client_bytes"] = raw1 - raw0
         if hasattr(path, "cache_loaded"):
             row["nx_cache_loaded"] = path.cache_loaded
         for r in ("app", "display"):
@@ -779,6 +812,8 @@ def run_one_session(ctx, pkey, workloads, results):
             ctx.last_quiet = False
             try:
                 path.start()
+                if ctx.mode == "count":
+                    path.start_client_counter()
                 if not path.ready_probe():
                     raise RuntimeError("no client got through: " + path.why_dead())
             except (RuntimeError, OSError, subprocess.SubprocessError) as e:
@@ -798,6 +833,8 @@ def run_one_session(ctx, pkey, workloads, results):
             ctx.last_quiet = False
             try:
                 path.start()
+                if ctx.mode == "count":
+                    path.start_client_counter()
                 path.ready_probe()
                 row = measure(ctx, path, wkey, fn, ctx.timeout_s)
             except (RuntimeError, OSError, subprocess.SubprocessError) as e:
@@ -830,7 +867,7 @@ def save(ctx, results):
                    "paths": [{"key": k, "desc": d} for k, d in PATHS if k in ctx.paths],
                    "results": results}, f, indent=1)
     os.replace(tmp, ctx.out_json)
-    cols = ["mode", "path", "workload", "status", "c2s_bytes", "s2c_bytes", "bytes", "cpu_app_s",
+    cols = ["mode", "path", "workload", "status", "c2s_bytes", "s2c_bytes", "bytes", "client_bytes", "cpu_app_s",
             "cpu_display_s", "wall_s", "settle_s", "motion_events", "motion_sent", "error"]
     with open(ctx.out_csv, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
@@ -935,8 +972,10 @@ def main():
         copy = os.path.join(ctx.tmp, os.path.basename(getattr(ctx, attr)))
         shutil.copy2(getattr(ctx, attr), copy)
         setattr(ctx, attr, copy)
-    ctx.base = pick_displays(5)
+    ctx.base = pick_displays(6)
     ctx.xvfb_display = ctx.base
+    ctx.counter_display = ctx.base + 5
+    take_lock(ctx.counter_display)
     ctx.real_env = dict(ctx.base_env, DISPLAY=":%d" % ctx.base, XAUTHORITY=ctx.empty_xauth)
     ctx.meta = {"started": datetime.datetime.now().isoformat(timespec="seconds"),
                 "command": " ".join(["bench/compare/run.sh"] + sys.argv[1:]),
@@ -984,7 +1023,7 @@ def main():
         stop_all()
         for l in list(LOCKS):
             drop_lock(l)
-        for n in range(ctx.base + 1, ctx.base + 4):   # relays that leave their socket
+        for n in list(range(ctx.base + 1, ctx.base + 4)) + [ctx.counter_display]:   # relays that leave their socket
             f = "/tmp/.X11-unix/X%d" % n
             if os.path.exists(f) and not os.path.exists("/tmp/.X%d-lock" % n):
                 try:

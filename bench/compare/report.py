@@ -40,7 +40,7 @@ def cells(d, idx, wkey, pkey):
     raw = idx.get(("count", wkey, "raw"))
     notes = []
     out = {"c2s": "", "s2c": "", "total": "", "ratio": "", "cpu_app": "", "cpu_disp": "",
-           "wall": "", "wall_slow": ""}
+           "client": "", "cpu_mb": "", "wall": "", "wall_slow": ""}
     if c is None:
         out["c2s"] = "not run"
     elif c["status"] != "ok":
@@ -55,6 +55,11 @@ def cells(d, idx, wkey, pkey):
             out["cpu_app"] = "%.3f" % c["cpu_app_s"]
         if "cpu_display_s" in c:
             out["cpu_disp"] = "%.3f" % c["cpu_display_s"]
+        if c.get("client_bytes"):
+            out["client"] = fmt_bytes(c["client_bytes"])
+            if "cpu_app_s" in c and "cpu_display_s" in c:
+                # The issue's measure: CPU of both halves per MB of the clients' own X traffic.
+                out["cpu_mb"] = "%.3f" % ((c["cpu_app_s"] + c["cpu_display_s"]) / (c["client_bytes"] / 1e6))
         out["wall"] = fmt_s(c["wall_s"])
         if "motion_events" in c:
             notes.append("motion %d/%d" % (c["motion_events"], c["motion_sent"]))
@@ -94,14 +99,27 @@ def markdown(d):
                  ((m["xvfb"],) + tuple(m["link"].split("/"))))
     lines.append("")
     lines.append("| workload | path | app→display B | display→app B | total B | vs raw | "
-                 "CPU app s | CPU display s | wall s (local) | wall s (%s) | notes |" % m["link"])
-    lines.append("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|")
+                 "CPU app s | CPU display s | client X B | CPU s per MB client X | wall s (local) | wall s (%s) | notes |" % m["link"])
+    lines.append("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")
     for w in d["workloads"]:
         for pk in paths:
             c = cells(d, idx, w["key"], pk)
-            lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 w["key"], paths[pk], c["c2s"], c["s2c"], c["total"], c["ratio"], c["cpu_app"],
-                c["cpu_disp"], c["wall"], c["wall_slow"], c["notes"]))
+                c["cpu_disp"], c["client"], c["cpu_mb"], c["wall"], c["wall_slow"], c["notes"]))
+    totals = []
+    for pk in paths:
+        rows = [idx.get(("count", w["key"], pk)) for w in d["workloads"]]
+        rows = [r for r in rows if r and r["status"] == "ok" and r.get("client_bytes")
+                and "cpu_app_s" in r and "cpu_display_s" in r]
+        if rows:
+            cpu = sum(r["cpu_app_s"] + r["cpu_display_s"] for r in rows)
+            mb = sum(r["client_bytes"] for r in rows) / 1e6
+            totals.append("%s %.3f (%.2f s over %.2f MB, %d workloads)" % (paths[pk], cpu / mb, cpu, mb, len(rows)))
+    if totals:
+        lines.append("")
+        lines.append("CPU s per MB of client X traffic over the workloads each path completed: " +
+                     "; ".join(totals) + ".")
     lines.append("")
     lines.append("Workloads:")
     for w in d["workloads"]:

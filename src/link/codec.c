@@ -66,6 +66,7 @@ struct codec {
     bool rx_more;          /* zstd may hold output that did not fit the last call */
     /* Text chunks: each direction's model is made at its first one. */
     struct tc_model *tc[2];
+    bool no_text_tx;       /* codec_text_tx(false) */
     uint32_t rx_text_n, rx_text_code; /* the text chunk whose code comes next: its sizes */
     struct buf rx_text;    /* a decoded text chunk, given out from rx_text_at on */
     size_t rx_text_at;
@@ -206,6 +207,8 @@ int codec_use_small(struct codec *c)
         feed_prime(c, (enum codec_dir)d);
     return 0;
 }
+
+void codec_text_tx(struct codec *c, bool on) { c->no_text_tx = !on; }
 
 void codec_free(struct codec *c)
 {
@@ -416,6 +419,8 @@ static void text_write_start(struct codec *c, enum codec_dir d)
 /* Whether a text chunk is worth its CPU: at a slow link's level, or on a link known slow. */
 static bool text_pays(const struct codec *c)
 {
+    if (c->no_text_tx)
+        return false;
     return c->level >= TEXT_LEVEL_MIN ||
            (!c->fixed && c->speed == CODEC_SPEED_AUTO && c->rate_Bps && c->rate_Bps <= TEXT_RATE_MAX);
 }

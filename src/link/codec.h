@@ -51,6 +51,9 @@ int codec_prime(struct codec *c, enum codec_dir d, const uint8_t *p, size_t n);
  * SC_MAX_INPUT bytes goes through the small coder, a larger one through zstd. Both sides
  * call it, before any data (both offered CAP_SMALL). 0, -EINVAL (too late) or -ENOMEM. */
 int codec_use_small(struct codec *c);
+/* Whether this side may send text chunks (on by default; only the sender decides, the
+ * receiver decodes them either way). */
+void codec_text_tx(struct codec *c, bool on);
 /* CAP_BUILTIN: every zstd frame of direction d is primed with p[0, n) (static: not
  * copied) before the history, and so is the small coder's history. Call after
  * codec_use_small and codec_prime, before any data. 0, -EINVAL or -ENOMEM. */

@@ -224,6 +224,12 @@ static void link_process_input(struct session *s)
                 session_end(s, false, "%s", "out of memory");
                 return;
             }
+            /* Text chunks are for what a terminal draws (requests). Replies reach them
+             * already modelled by the structured coder: on xlsfonts' 89 KB of font names
+             * the text coder saved 0.5 KB of 2.4 for 19 ms of CPU at the two ends, more
+             * time than the 0.5 KB takes at 256 kbit/s (docs/BENCHMARKS.md). */
+            if (!is_app(s))
+                codec_text_tx(s->codec, false);
         }
         if (cache_prime(s, warm, sizeof warm) < 0) {
             log_error("link: cannot load the agreed compression dictionary from %s", s->dict->dir);
