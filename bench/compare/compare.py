@@ -703,6 +703,7 @@ WORKLOADS = [
     ("xlogo", "xlogo until mapped", w_until_mapped(["xlogo"]), True),
     ("xclock", "xclock until mapped", w_until_mapped(["xclock"]), False),
     ("xeyes", "xeyes until mapped", w_until_mapped(["xeyes"]), False),
+    ("xcalc", "xcalc until mapped (C.UTF-8: Xlib builds a font set)", w_until_mapped(["xcalc"]), False),
     ("xlsfonts", "xlsfonts | head", w_xlsfonts, False),
     ("gtk3", "gtk3-widget-factory until mapped", w_until_mapped(["gtk3-widget-factory"], NO_A11Y),
      True),
