@@ -77,7 +77,8 @@ int frame_open_parse(const struct frame *f, struct frame_open *o)
     struct rd r = rd_make(f->payload, f->len, false);
     uint64_t spare = 0;
     if (rd_u8(&r, &o->msb) || rd_u16(&r, &o->major) || rd_u16(&r, &o->minor) || o->msb > 1 ||
-        (rd_left(&r) && rd_varint(&r, &spare)) || rd_left(&r) || spare > UINT32_MAX)
+        rd_varint(&r, &spare) || rd_u8(&r, &o->refs) || rd_left(&r) || spare > UINT32_MAX ||
+        o->refs > FRAME_OPEN_REFS_MAX)
         return -EBADMSG;
     o->spare = (uint32_t)spare;
     return 0;
@@ -112,11 +113,14 @@ int frame_fact_window_encode(struct buf *out, uint32_t channel, const struct fra
 
 int frame_open_encode(struct buf *out, uint32_t channel, const struct frame_open *o)
 {
-    uint8_t p[FRAME_OPEN_SIZE + 5] = { o->msb };
+    uint8_t p[FRAME_OPEN_SIZE + 4] = { o->msb };
     st16(p + 1, o->major, false);
     st16(p + 3, o->minor, false);
-    size_t n = FRAME_OPEN_SIZE;
-    for (uint32_t v = o->spare; v; v >>= 7) /* the varint, when there is a spare */
+    size_t n = 5;
+    uint32_t v = o->spare;
+    do
         p[n++] = (uint8_t)((v & 0x7f) | (v >> 7 ? 0x80 : 0));
+    while (v >>= 7);
+    p[n++] = o->refs;
     return frame_encode(out, FRAME_OPEN, channel, p, n);
 }

@@ -67,9 +67,11 @@ const char *frame_type_name(uint8_t type);
 struct frame_open {
     uint8_t msb;
     uint16_t major, minor;
-    uint32_t spare;          /* the spare connection the client took, or 0 (then not sent) */
+    uint32_t spare;          /* the spare connection the client took, or 0 */
+    uint8_t refs;            /* the channel's reference store, in 64 KiB units (xcodec.h) */
 };
-#define FRAME_OPEN_SIZE 5    /* without the spare */
+#define FRAME_OPEN_SIZE 7    /* with no spare */
+#define FRAME_OPEN_REFS_MAX 64
 int frame_open_parse(const struct frame *f, struct frame_open *o);
 int frame_open_encode(struct buf *out, uint32_t channel, const struct frame_open *o);
 

@@ -80,6 +80,7 @@ static void channel_free(struct channel *ch)
     ownwin_free(&ch->own);
     xenc_free(ch->enc);
     xdec_free(ch->dec);
+    s->refs_budget.used -= 2 * ch->refs_held;
     buf_free(&ch->dec_in);
     if (s->observer)
         observer_forget_channel(s->observer, ch->id);
@@ -152,14 +153,30 @@ static const char *errno_text(long rc)
 
 /* App side: the client's setup request, checked against our cookie. */
 
+/* App side: the reference store of a new channel's coders, in XC_STORE_UNITs: an eighth
+ * of what the session's budget has left for each (at most XC_STORE_MAX), so any number of
+ * clients together stay within it, the first ones with the most. */
+static uint8_t refs_grant(const struct session *s)
+{
+    const struct xc_budget *b = &s->refs_budget;
+    size_t left = b->cap > b->used ? b->cap - b->used : 0;
+    size_t units = left / 2 / 8 / XC_STORE_UNIT;
+    return (uint8_t)(units < FRAME_OPEN_REFS_MAX ? units : FRAME_OPEN_REFS_MAX);
+}
+
 /* The channel's structured encoder (of what it sends on the link: dir) and decoder, the
- * encoder drawing its body models' memory from the session's budget. 0 or -ENOMEM. */
-static int channel_codecs(struct channel *ch, enum xc_dir dir, bool msb)
+ * encoder drawing its body models' memory from the session's budget, and both keeping
+ * refs units of references. 0 or -ENOMEM. */
+static int channel_codecs(struct channel *ch, enum xc_dir dir, bool msb, uint8_t refs)
 {
     enum xc_dir other = dir == XC_REQUESTS ? XC_SERVER : XC_REQUESTS;
     if (xenc_new(&ch->enc, dir, msb) < 0 || xdec_new(&ch->dec, other, msb) < 0)
         return -ENOMEM;
     xenc_set_budget(ch->enc, &ch->s->xc_budget);
+    ch->refs_held = (size_t)refs * XC_STORE_UNIT;
+    xenc_set_store(ch->enc, ch->refs_held);
+    xdec_set_store(ch->dec, ch->refs_held);
+    ch->s->refs_budget.used += 2 * ch->refs_held;
     return 0;
 }
 static int app_accept_setup(struct channel *ch)
@@ -205,11 +222,11 @@ static int app_accept_setup(struct channel *ch)
         buf_clear(&ch->from_x);
         return -EACCES;
     }
-    if (s->xcodec && channel_codecs(ch, XC_REQUESTS, rq.msb) < 0) {
+    struct frame_open o = { .msb = rq.msb, .major = rq.major, .minor = rq.minor };
+    if (s->xcodec && channel_codecs(ch, XC_REQUESTS, rq.msb, o.refs = refs_grant(s)) < 0) {
         channel_drop(ch, "out of memory");
         return -ENOMEM;
     }
-    struct frame_open o = { .msb = rq.msb, .major = rq.major, .minor = rq.minor };
     /* A connection the display side set up ahead answers at once (spare.h). */
     struct buf setup = { 0 };
     if (!s->cfg.no_local_answers && spare_fits(s, rq.msb, rq.major, rq.minor))
@@ -764,7 +781,7 @@ int channel_on_open(struct session *s, const struct frame *f)
         return 0;
     }
     s->stats.clients_total++;
-    if (s->xcodec && channel_codecs(ch, XC_SERVER, o.msb) < 0) {
+    if (s->xcodec && channel_codecs(ch, XC_SERVER, o.msb, o.refs) < 0) {
         ch->on_link = true; /* the app side knows it: CLOSE tells it the channel is gone */
         channel_drop(ch, "out of memory");
         return 0;

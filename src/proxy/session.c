@@ -329,6 +329,8 @@ static void on_link_readable(struct session *s)
  * under a 64 MiB bound the mark falls to its floor, an eighth of the bound. */
 #define XC_BUDGET_SHARE 8 /* of --max-memory, for the body models of this side's encoders:
                            * at 64 MiB, two channels with image models and two with font tables */
+#define REFS_BUDGET_SHARE 8 /* of --max-memory, for the channels' reference stores (the app
+                             * side grants them; the display side holds what it is told) */
 
 static void mem_set_window(struct session *s, int window_log)
 {
@@ -336,7 +338,8 @@ static void mem_set_window(struct session *s, int window_log)
     /* the body models: this side's encoders' budget, and as much again for its decoders
      * (bounded by the peer's budget, the same with the same --max-memory) */
     uint64_t fixed = codec_reserve(window_log) + codec_text_reserve() + MEM_BASE + 64 * READ_CHUNK +
-                     2 * (uint64_t)XS_MAX_REQUEST_BYTES + 2 * (uint64_t)s->xc_budget.cap;
+                     2 * (uint64_t)XS_MAX_REQUEST_BYTES + 2 * (uint64_t)s->xc_budget.cap +
+                     s->refs_budget.cap;
     s->mem_high = limit > fixed + floor ? limit - fixed : floor;
     s->mem_low = s->mem_high / 4 * 3;
 }
@@ -773,6 +776,7 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
     if (!s->cfg.max_memory)
         s->cfg.max_memory = MEM_DEFAULT;
     s->xc_budget.cap = s->cfg.max_memory / XC_BUDGET_SHARE;
+    s->refs_budget.cap = s->cfg.max_memory / REFS_BUDGET_SHARE;
     s->now = cfg->clock ? cfg->clock : clock_ns;
     if (!s->cfg.handshake_timeout_ms)
         s->cfg.handshake_timeout_ms = 15000;

@@ -55,6 +55,7 @@ struct channel {
     struct watch w;
     struct xstream xs;
     enum channel_phase phase;
+    size_t refs_held;             /* the reference store of each of its coders (OPEN's refs) */
     struct buf from_x, to_x, from_link, to_link;
     uint64_t send_credit;         /* DATA bytes we may still send */
     uint64_t link_received;       /* DATA bytes received */
@@ -156,6 +157,7 @@ struct session {
     struct learnt *learnt;        /* display side: questions remembered across sessions (learnt.h); NULL if none */
     struct fontset *fontset;      /* display side: font sets asked ahead (fontset.h); NULL if none */
     struct xc_budget xc_budget;   /* body models' memory of this side's encoders (xcodec.h) */
+    struct xc_budget refs_budget; /* the channels' reference stores, both coders of each */
     struct statewatch *statewatch; /* display side: RANDR's and XInput's state told ahead (statewatch.h); NULL if none */
     /* Memory bound (DESIGN.md "Bounded memory"): bytes held in buffers, and the marks
      * between which reading X peers stops and starts again. */

@@ -22,6 +22,8 @@ int xdec_new(struct xdec **out, enum xc_dir dir, bool msb)
     return 0;
 }
 
+void xdec_set_store(struct xdec *d, size_t cap) { d->m.store_cap = cap < XC_STORE_MAX ? cap : XC_STORE_MAX; }
+
 void xdec_setup_seen(struct xdec *d)
 {
     d->m.setup_done = true;

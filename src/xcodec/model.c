@@ -62,6 +62,7 @@ void xc_model_init(struct xc_model *m, enum xc_dir dir, bool msb)
     memset(m, 0, sizeof *m);
     m->dir = dir;
     m->msb = msb;
+    m->store_cap = XC_STORE_BUDGET;
 }
 
 void xc_model_free(struct xc_model *m)
@@ -143,8 +144,9 @@ static void slot_drop(struct xc_model *m, struct xc_slot *sl)
     memset(sl, 0, sizeof *sl);
 }
 
-/* Evicts the oldest reference of all classes; rare (only under bulk traffic). */
-static void evict_oldest(struct xc_model *m, const struct xc_slot *keep)
+/* Evicts the oldest reference of all classes but keep; rare (only under bulk traffic).
+ * false when there was none. */
+static bool evict_oldest(struct xc_model *m, const struct xc_slot *keep)
 {
     struct xc_slot *old = NULL;
     for (unsigned c = 0; c < XC_NCLASS; c++)
@@ -155,11 +157,13 @@ static void evict_oldest(struct xc_model *m, const struct xc_slot *keep)
         }
     if (old)
         slot_drop(m, old);
+    return old != NULL;
 }
 
 int xc_remember(struct xc_model *m, unsigned cls, const uint8_t *msg, uint32_t len)
 {
-    if (cls >= XC_NCLASS || len > XC_REF_MAX || len == 0)
+    /* A message above half the store is not kept: it would evict nearly all the rest. */
+    if (cls >= XC_NCLASS || len > XC_REF_MAX || len == 0 || len > m->store_cap / 2)
         return 0;
     struct xc_class *c = &m->cls[cls];
     c->head = (uint8_t)((c->head + 1) % XC_K);
@@ -179,7 +183,7 @@ int xc_remember(struct xc_model *m, unsigned cls, const uint8_t *msg, uint32_t l
     memcpy(sl->p, msg, len);
     sl->len = len;
     sl->serial = ++m->serial;
-    while (m->stored > XC_STORE_BUDGET)
-        evict_oldest(m, sl);
+    while (m->stored > m->store_cap && evict_oldest(m, sl))
+        ;
     return 0;
 }

@@ -32,10 +32,18 @@ struct xc_budget {
 };
 size_t xc_heavy_max(enum xc_dir dir);
 
+/* The recent messages a channel direction keeps as references (the encoder's and, the
+ * same, the decoder's) are bounded per channel: at most XC_STORE_MAX, in units of
+ * XC_STORE_UNIT, chosen by the app side from its budget and told in OPEN (PROTOCOL.md 3.1),
+ * since both ends must evict the same. Set before the first message. */
+#define XC_STORE_UNIT (64u << 10)
+#define XC_STORE_MAX (64u * XC_STORE_UNIT)
+
 /* msb: the connection's byte order ('B'). 0 or -ENOMEM. */
 int xenc_new(struct xenc **out, enum xc_dir dir, bool msb);
 /* The session's budget (it must outlive the encoder); NULL: no bound. */
 void xenc_set_budget(struct xenc *e, struct xc_budget *b);
+void xenc_set_store(struct xenc *e, size_t cap);
 void xenc_free(struct xenc *e);
 /* Encodes one whole X message (as framed by xstream) and appends it to out.
  * Any bytes are accepted (malformed ones cross verbatim). 0, -EMSGSIZE or -ENOMEM. */
@@ -43,6 +51,7 @@ int xenc_message(struct xenc *e, const uint8_t *msg, size_t len, struct buf *out
 
 int xdec_new(struct xdec **out, enum xc_dir dir, bool msb);
 void xdec_free(struct xdec *d);
+void xdec_set_store(struct xdec *d, size_t cap);
 /* Decodes as many whole messages as in[0, n) holds, appending their exact original bytes
  * to out. Returns the bytes consumed (the caller keeps the rest and calls again with
  * more), -EBADMSG for a corrupt stream (the decoder is then unusable) or -ENOMEM. */

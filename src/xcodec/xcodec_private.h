@@ -13,7 +13,7 @@
 #define XC_K 7                       /* references kept per class; slot code 7 = none */
 #define XC_NCLASS 512                /* requests: 0-127 core majors, 128-511 hashed (major, minor) */
 #define XC_REF_MAX (256u << 10)      /* longer messages are never kept as references */
-#define XC_STORE_BUDGET (4u << 20)   /* bytes of references per coder; oldest evicted first */
+#define XC_STORE_BUDGET XC_STORE_MAX /* bytes of references per coder unless set lower */
 #define XC_BIG_BODY 256              /* bodies longer than this carry their encoded size */
 
 /* The selector byte after the first byte of every record. */
@@ -84,6 +84,7 @@ struct xc_model {
     uint16_t last_seq; /* XC_SERVER: the last sequence number sent */
     uint64_t serial;
     size_t stored;     /* bytes held by slots */
+    size_t store_cap;  /* ... at most (xenc_set_store): the oldest are evicted */
     struct xc_class cls[XC_NCLASS];
     struct xc_pix *pix;     /* pixel coder statistics, made on first use */
     struct xc_imgs *imgs;   /* recent PutImage bodies, made on first use */

@@ -52,33 +52,40 @@ int main(void)
         CHECK_EQ(frame_decode(buf_head(&b), b.len, &f), -EBADMSG);
         buf_free(&b);
     }
-    TEST("That OPEN's payload round-trips") {
+    TEST("That OPEN's payload round-trips, its reference store included") {
         struct buf b = { 0 };
-        struct frame_open o = { 1, 11, 0 }, back;
+        struct frame_open o = { 1, 11, 0, 0, 17 }, back;
         frame_open_encode(&b, 42, &o);
         struct frame f;
         CHECK(frame_decode(buf_head(&b), b.len, &f) > 0);
+        CHECK_EQ(f.len, (uint32_t)FRAME_OPEN_SIZE);
         CHECK_EQ(frame_open_parse(&f, &back), 0);
-        CHECK(back.msb == 1 && back.major == 11 && back.minor == 0);
+        CHECK(back.msb == 1 && back.major == 11 && back.minor == 0 && back.spare == 0 && back.refs == 17);
         f.len = 2;
+        CHECK_EQ(frame_open_parse(&f, &back), -EBADMSG);
+        f.len = FRAME_OPEN_SIZE - 1; /* no reference store */
         CHECK_EQ(frame_open_parse(&f, &back), -EBADMSG);
         buf_free(&b);
     }
-    TEST("That OPEN names a spare connection, and a longer payload than its varint is corrupt") {
+    TEST("That OPEN names a spare connection, and a store above 4 MiB or a longer payload is corrupt") {
         struct buf b = { 0 };
-        struct frame_open o = { 0, 11, 0, 300 }, back;
+        struct frame_open o = { 0, 11, 0, 300, FRAME_OPEN_REFS_MAX }, back;
         frame_open_encode(&b, 5, &o);
         struct frame f;
         CHECK(frame_decode(buf_head(&b), b.len, &f) > 0);
-        CHECK_EQ(f.len, FRAME_OPEN_SIZE + 2u);
+        CHECK_EQ(f.len, FRAME_OPEN_SIZE + 1u);
         CHECK_EQ(frame_open_parse(&f, &back), 0);
         CHECK_EQ(back.spare, 300u);
-        f.len = FRAME_OPEN_SIZE + 1; /* a varint cut short */
+        CHECK_EQ(back.refs, FRAME_OPEN_REFS_MAX);
+        f.len = FRAME_OPEN_SIZE - 1; /* a varint cut short */
         CHECK_EQ(frame_open_parse(&f, &back), -EBADMSG);
         buf_free(&b);
-        uint8_t extra[] = { 0, 11, 0, 0, 0, 5, 9 };
+        uint8_t extra[] = { 0, 11, 0, 0, 0, 5, 9, 1 };
         struct frame g = { FRAME_OPEN, 5, extra, sizeof extra };
         CHECK_EQ(frame_open_parse(&g, &back), -EBADMSG);
+        uint8_t big[] = { 0, 11, 0, 0, 0, 0, FRAME_OPEN_REFS_MAX + 1 };
+        struct frame h = { FRAME_OPEN, 5, big, sizeof big };
+        CHECK_EQ(frame_open_parse(&h, &back), -EBADMSG);
     }
     TEST("That SPARE's payload round-trips, and withdrawal is an empty setup") {
         struct buf b = { 0 };

@@ -446,6 +446,8 @@ static void add_glyphs(struct msgs *m, bool msb, uint32_t first, uint32_t n, uin
     free(p);
 }
 
+static size_t rt_store = XC_STORE_MAX; /* the reference store round_trip gives both ends */
+
 /* Encodes every message, decodes the stream in chunks of `chunk` bytes (0: all at once);
  * returns whether the decoded bytes equal the messages. */
 static bool round_trip(enum xc_dir dir, bool msb, const struct msgs *m, size_t chunk, size_t *enc_size)
@@ -453,6 +455,10 @@ static bool round_trip(enum xc_dir dir, bool msb, const struct msgs *m, size_t c
     struct xenc *e; struct xdec *d;
     struct buf enc = { 0 }, dec = { 0 }, pend = { 0 };
     bool ok = xenc_new(&e, dir, msb) == 0 && xdec_new(&d, dir, msb) == 0;
+    if (ok) {
+        xenc_set_store(e, rt_store);
+        xdec_set_store(d, rt_store);
+    }
     for (int i = 0; ok && i < m->n; i++)
         ok = xenc_message(e, buf_head(&m->all) + m->off[i], m->off[i + 1] - m->off[i], &enc) == 0;
     if (enc_size) *enc_size = enc.len;
@@ -1687,6 +1693,35 @@ int main(void)
             free(p);
         }
         CHECK(round_trip(XC_REQUESTS, false, &m, 65536, NULL));
+        buf_free(&m.all);
+    }
+    TEST("That a channel's reference store evicts alike at both ends, by its size") {
+        /* Five distinct 20 KiB NoOperations, then the same five again, three times: each
+         * repeat comes five messages later. A store of 128 KiB keeps five (a repeat costs a
+         * reference), one of 64 KiB three (every repeat is new again), one of 0 none. */
+        struct msgs m = { 0 };
+        for (int i = 0; i < 20; i++) {
+            size_t len = 20000;
+            uint8_t *p = malloc(len);
+            rng_state = 777u + (uint32_t)(i % 5);
+            for (size_t j = 4; j < len; j++) p[j] = (uint8_t)rnd();
+            p[0] = 127; p[1] = 0;
+            st16(p + 2, (uint16_t)(len / 4), false);
+            add(&m, p, len);
+            free(p);
+        }
+        size_t full = 0, fits = 0, small = 0, none = 0;
+        CHECK(round_trip(XC_REQUESTS, false, &m, 4096, &full));
+        rt_store = 2 * XC_STORE_UNIT;
+        CHECK(round_trip(XC_REQUESTS, false, &m, 4096, &fits));
+        rt_store = XC_STORE_UNIT;
+        CHECK(round_trip(XC_REQUESTS, false, &m, 4096, &small));
+        rt_store = 0;
+        CHECK(round_trip(XC_REQUESTS, false, &m, 4096, &none));
+        rt_store = XC_STORE_MAX;
+        CHECK(fits == full);
+        CHECK(fits < none / 3);
+        CHECK(small > none / 2);
         buf_free(&m.all);
     }
     return test_summary();
