@@ -37,6 +37,8 @@ struct half {
     uint64_t total;        /* stream bytes, not counting the prime */
     uint8_t *prefix;
     size_t prefix_len;
+    uint8_t *cache_text;   /* the text-like blocks of a cached dictionary, for the text model */
+    size_t cache_text_len;
     bool need_prime;       /* rx: a frame ended; prime the next before decoding it */
 };
 
@@ -130,9 +132,12 @@ uint64_t codec_reserve(int window_log)
 /* Text chunks, on top of the reserve: a model per direction that uses them (made at the
  * first), the largest code and a decoded chunk. Not part of the window's choice: the
  * window is worth more to the other workloads than text is. */
+#define CACHE_TEXT_MAX (128u << 10) /* of a cached dictionary's text, for the text model */
+#define CACHE_TEXT_BLOCK 512u
+
 uint64_t codec_text_reserve(void)
 {
-    return 2 * (uint64_t)tc_memory() + TC_MAX_CODE + TC_MAX_INPUT;
+    return 2 * (uint64_t)tc_memory() + TC_MAX_CODE + TC_MAX_INPUT + 2 * CACHE_TEXT_MAX;
 }
 
 int codec_window_for(uint64_t bound)
@@ -147,7 +152,7 @@ uint64_t codec_memory(const struct codec *c)
 {
     uint64_t n = sizeof *c + ZSTD_sizeof_CCtx(c->cctx) + ZSTD_sizeof_DCtx(c->dctx);
     for (int d = 0; d < 2; d++)
-        n += c->h[d].hist_cap + c->h[d].prefix_len + (c->sc[d] ? sc_memory(d == CODEC_RX) : 0) +
+        n += c->h[d].hist_cap + c->h[d].prefix_len + c->h[d].cache_text_len + (c->sc[d] ? sc_memory(d == CODEC_RX) : 0) +
              (c->tc[d] ? tc_memory() : 0);
     return n + c->scratch.cap + c->rx_text.cap;
 }
@@ -208,7 +213,15 @@ int codec_use_small(struct codec *c)
     return 0;
 }
 
-void codec_text_tx(struct codec *c, bool on) { c->no_text_tx = !on; }
+void codec_text_tx(struct codec *c, bool on)
+{
+    c->no_text_tx = !on;
+    if (!on) { /* no text model will want it */
+        free(c->h[CODEC_TX].cache_text);
+        c->h[CODEC_TX].cache_text = NULL;
+        c->h[CODEC_TX].cache_text_len = 0;
+    }
+}
 
 void codec_free(struct codec *c)
 {
@@ -219,6 +232,7 @@ void codec_free(struct codec *c)
     for (int d = 0; d < 2; d++) {
         free(c->h[d].hist);
         free(c->h[d].prefix);
+        free(c->h[d].cache_text);
         sc_free(c->sc[d]);
         tc_free(c->tc[d]);
     }
@@ -284,6 +298,30 @@ static int prime_frame(struct codec *c, enum codec_dir d)
     return ZSTD_isError(r) ? -EIO : 0;
 }
 
+/* The text-like blocks of a cached dictionary (the last CACHE_TEXT_MAX of them, in order),
+ * for the text model: what a terminal showed in the last session can then be matched
+ * even after other traffic has pushed it out of the zstd window and the history (xterm
+ * printing the same file again after x11perf: 11 KB instead of 2). Blocks are counted
+ * from the dictionary's start, so both ends pick the same. */
+static int keep_cache_text(struct half *h, const uint8_t *p, size_t n)
+{
+    size_t blocks = n / CACHE_TEXT_BLOCK, first = blocks, kept = 0;
+    while (first > 0 && kept < CACHE_TEXT_MAX / CACHE_TEXT_BLOCK)
+        if (tc_suits(p + --first * CACHE_TEXT_BLOCK, CACHE_TEXT_BLOCK))
+            kept++;
+    if (!kept)
+        return 0;
+    h->cache_text = malloc(kept * CACHE_TEXT_BLOCK);
+    if (!h->cache_text)
+        return -ENOMEM;
+    for (size_t b = first; b < blocks; b++)
+        if (tc_suits(p + b * CACHE_TEXT_BLOCK, CACHE_TEXT_BLOCK)) {
+            memcpy(h->cache_text + h->cache_text_len, p + b * CACHE_TEXT_BLOCK, CACHE_TEXT_BLOCK);
+            h->cache_text_len += CACHE_TEXT_BLOCK;
+        }
+    return 0;
+}
+
 int codec_prime(struct codec *c, enum codec_dir d, const uint8_t *p, size_t n)
 {
     struct half *h = &c->h[d];
@@ -294,6 +332,8 @@ int codec_prime(struct codec *c, enum codec_dir d, const uint8_t *p, size_t n)
         n = c->prime_max;
     }
     int rc = hist_append(c, h, p, n);
+    if (rc == 0 && !(d == CODEC_TX && c->no_text_tx))
+        rc = keep_cache_text(h, p, n);
     if (rc == 0)
         feed_prime(c, d);
     return rc ? rc : prime_frame(c, d);
@@ -384,20 +424,25 @@ static int new_frame(struct codec *c, struct buf *out)
     return prime_frame(c, CODEC_TX);
 }
 
-/* Direction d's text model, made at its first text chunk from the history so far: both
- * ends hold the same there, all of it or at least the window (hist_append). */
+/* Direction d's text model, made at its first text chunk from a cached dictionary's text
+ * and the history so far: both ends hold the same there, all of it or at least the window
+ * (hist_append). */
 static int text_model(struct codec *c, enum codec_dir d)
 {
     if (c->tc[d])
         return 0;
     if (tc_new(&c->tc[d]) < 0)
         return -ENOMEM;
-    const struct half *h = &c->h[d];
+    struct half *h = &c->h[d];
     size_t n = h->hist_len < c->prime_max ? h->hist_len : c->prime_max;
-    if (n > TC_HISTORY)
-        n = TC_HISTORY;
-    tc_write_start(c->tc[d], n);
+    if (n > TC_HISTORY - h->cache_text_len)
+        n = TC_HISTORY - h->cache_text_len;
+    tc_write_start(c->tc[d], h->cache_text_len + n);
+    tc_feed(c->tc[d], h->cache_text, h->cache_text_len);
     tc_feed(c->tc[d], h->hist + h->hist_len - n, n);
+    free(h->cache_text); /* in the model now */
+    h->cache_text = NULL;
+    h->cache_text_len = 0;
     return 0;
 }
 

@@ -170,6 +170,46 @@ int main(void)
         printf("  %zu bytes seen 400 KB before: %zu on the wire\n", n, wire);
         CHECK(wire != SIZE_MAX && wire * 20 < n);
     }
+    TEST("That text a cached dictionary holds is matched after other traffic pushed it out of zstd's window") {
+        /* A 256 KiB window; the dictionary ends with a terminal's text; then 400 KB of
+         * pixels cross before the same text is shown again. */
+        static uint8_t prime[200000], p[8000], px[32768];
+        size_t n = text_write(p, sizeof p, 55);
+        fill(prime, sizeof prime - n, 9);
+        memcpy(prime + sizeof prime - n, p, n);
+        size_t sizes[2];
+        for (int primed = 0; primed < 2; primed++) {
+            struct codec *tx, *rx;
+            codec_new_window(&tx, 9, CODEC_SPEED_MODEM, 18);
+            codec_new_window(&rx, 9, CODEC_SPEED_MODEM, 18);
+            if (primed) {
+                codec_prime(tx, CODEC_TX, prime, sizeof prime);
+                codec_prime(rx, CODEC_RX, prime, sizeof prime);
+            }
+            CHECK_EQ(codec_use_small(tx), 0);
+            CHECK_EQ(codec_use_small(rx), 0);
+            struct buf wire = { 0 }, out = { 0 };
+            int bad = 0;
+            for (unsigned i = 0; i < 13 && !bad; i++) {
+                fill(px, sizeof px, 100 + i);
+                bad = codec_compress(tx, px, sizeof px, &wire) < 0 ||
+                      codec_decompress(rx, &wire, &out, 1 << 20) != 0 || wire.len;
+            }
+            buf_clear(&out);
+            bad = bad || codec_compress(tx, p, n, &wire) < 0;
+            sizes[primed] = wire.len;
+            bad = bad || codec_decompress(rx, &wire, &out, 1 << 16) != 0 || out.len != n ||
+                  memcmp(buf_head(&out), p, n);
+            CHECK(!bad);
+            buf_free(&wire);
+            buf_free(&out);
+            codec_free(tx);
+            codec_free(rx);
+        }
+        printf("  %zu bytes of text after 416 KB of pixels: %zu on the wire, %zu when the cache held it\n", n,
+               sizes[0], sizes[1]);
+        CHECK(sizes[1] * 5 < sizes[0]);
+    }
     TEST("That a text code whose ending is not the one its bits give is corrupt") {
         static uint8_t p[4000];
         size_t n = text_write(p, sizeof p, 5);
