@@ -86,7 +86,8 @@ static void channel_free(struct channel *ch)
         observer_forget_channel(s->observer, ch->id);
     s->n_channels--;
     if (!s->n_channels && s->learnt)
-        learnt_save(s->learnt); /* a quiet moment: what this session learnt is kept even if it is killed */
+        learnt_save(s->learnt, false); /* a quiet moment: what this session learnt is kept even if it
+                                        * is killed (not a mere change of order: once per client) */
     free(ch);
 }
 

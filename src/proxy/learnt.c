@@ -41,7 +41,9 @@ struct learnt {
     char dir[512];            /* empty: memory only */
     char file[64];            /* this server's file name; empty until its identity is known */
     uint8_t id[LEARNT_ID_SIZE];
-    bool have_id, dirty;
+    bool have_id;
+    bool dirty;               /* questions or answers changed since the file was written */
+    bool reordered;           /* ... or only which were asked last */
     struct learnt_question *q; /* most recent first */
     uint32_t n;
     size_t bytes;             /* sum over q of LEARNT_ENTRY_HEADER + len */
@@ -155,12 +157,17 @@ bool learnt_note(struct learnt *l, uint8_t kind, const uint8_t *b, size_t len, c
         l->n++;
         l->bytes += LEARNT_ENTRY_HEADER + len;
     }
-    if (answer) {
+    bool changed = i < 0;
+    if (answer && (!e.known || memcmp(e.answer, answer, LEARNT_ANSWER_SIZE))) {
         memcpy(e.answer, answer, LEARNT_ANSWER_SIZE);
         e.known = true;
+        changed = true;
     }
     l->q[0] = e;
-    l->dirty = true;
+    if (changed)
+        l->dirty = true;
+    else if (i > 0)
+        l->reordered = true;
     while (l->n > LEARNT_MAX_QUESTIONS || LEARNT_HEADER_SIZE + l->bytes > LEARNT_MAX_BYTES)
         remove_at(l, l->n - 1); /* the least recently used */
     return l->n && l->q[0].bytes == e.bytes;
@@ -345,7 +352,7 @@ void learnt_on_setup(struct learnt *l, const struct xdisplay_addr *display, cons
     crypto_generichash_final(&st, id, LEARNT_ID_SIZE);
     if (l->have_id && !memcmp(id, l->id, LEARNT_ID_SIZE))
         return; /* the same server again in this session: what is in memory is newer */
-    learnt_save(l);
+    learnt_save(l, true);
     clear_questions(l);
     learnt_set_identity(l, id);
     char hex[17];
@@ -355,9 +362,9 @@ void learnt_on_setup(struct learnt *l, const struct xdisplay_addr *display, cons
         load(l);
 }
 
-int learnt_save(struct learnt *l)
+int learnt_save(struct learnt *l, bool order_too)
 {
-    if (!l->dirty || !l->dir[0] || !l->file[0])
+    if (!(l->dirty || (order_too && l->reordered)) || !l->dir[0] || !l->file[0])
         return 0;
     struct buf b = { 0 };
     int rc = dict_make_dir(l->dir);
@@ -374,7 +381,7 @@ int learnt_save(struct learnt *l)
     if (rc < 0)
         log_warn("learnt questions: cannot save them in %s: %s", l->dir, strerror(-rc));
     else
-        l->dirty = false;
+        l->dirty = l->reordered = false;
     return rc;
 }
 

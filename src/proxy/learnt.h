@@ -52,8 +52,9 @@ void learnt_free(struct learnt *l);
 /* The server's connection setup reply (the observer's): its identity, from the display's
  * name, vendor and release; then the file of that server is read (a bad one: one warning). */
 void learnt_on_setup(struct learnt *l, const struct xdisplay_addr *display, const uint8_t *setup, size_t n);
-/* Writes the file if anything changed (atomically), then bounds the files of the directory. 0 or -errno. */
-int learnt_save(struct learnt *l);
+/* Writes the file if a question or an answer changed, or with order_too if only the order
+ * of the last asked did (atomically), then bounds the files of the directory. 0 or -errno. */
+int learnt_save(struct learnt *l, bool order_too);
 
 /* The store itself (pure, for tests and the fuzzer). */
 void learnt_set_identity(struct learnt *l, const uint8_t id[LEARNT_ID_SIZE]);

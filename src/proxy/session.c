@@ -868,7 +868,7 @@ void session_free(struct session *s)
     fontset_free(s->fontset);
     statewatch_free(s->statewatch);
     if (s->learnt) {
-        learnt_save(s->learnt);
+        learnt_save(s->learnt, true);
         learnt_free(s->learnt);
     }
     free(s);

@@ -12,6 +12,7 @@
 
 static char root[] = "/tmp/tincan-test-learnt.XXXXXX";
 static const uint8_t answer_a[LEARNT_ANSWER_SIZE] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+static const uint8_t answer_b[LEARNT_ANSWER_SIZE] = { 9, 9, 9, 9, 9, 9, 9, 9 };
 
 /* A ListFonts request as Xlib sends it: max_names, the pattern, padding. */
 static size_t list_fonts(uint8_t *out, const char *pattern, uint16_t max)
@@ -224,7 +225,7 @@ int main(void)
         learnt_new(&l, dir);
         learnt_on_setup(l, &disp, setup, n);
         note_font(l, "fixed");
-        CHECK_EQ(learnt_save(l), 0);
+        CHECK_EQ(learnt_save(l, true), 0);
         learnt_on_setup(l, &disp, setup2, n2); /* another server: its own, empty */
         CHECK_EQ(learnt_count(l), 0);
         note_font(l, "other");
@@ -252,7 +253,7 @@ int main(void)
         learnt_new(&l, dir);
         learnt_on_setup(l, &disp, setup, n);
         note_font(l, "fixed");
-        learnt_save(l);
+        learnt_save(l, true);
         learnt_free(l);
         DIR *d = opendir(dir);
         struct dirent *e;
@@ -268,11 +269,39 @@ int main(void)
         learnt_on_setup(l, &disp, setup, n);
         CHECK_EQ(learnt_count(l), 0);
         note_font(l, "new");
-        CHECK_EQ(learnt_save(l), 0);
+        CHECK_EQ(learnt_save(l, true), 0);
         learnt_free(l);
         learnt_new(&l, dir);
         learnt_on_setup(l, &disp, setup, n);
         CHECK(learnt_count(l) == 1 && is_font(l, 0, "new"));
+        learnt_free(l);
+    }
+
+    TEST("That a client's exit writes the file only when a question or an answer changed, not for a change of order") {
+        char dir[300], cmd[400];
+        snprintf(dir, sizeof dir, "%s/quiet", root);
+        struct xdisplay_addr disp = { .number = 7 };
+        uint8_t setup[128];
+        size_t n = setup_reply(setup, "Quiet", 1);
+        struct learnt *l;
+        learnt_new(&l, dir);
+        learnt_on_setup(l, &disp, setup, n);
+        note_font(l, "fixed");
+        note_font(l, "8x13");
+        CHECK_EQ(learnt_save(l, false), 0);
+        CHECK_EQ(count_files(dir, LEARNT_FILE_SUFFIX), 1);
+        snprintf(cmd, sizeof cmd, "rm -f %s/*%s", dir, LEARNT_FILE_SUFFIX);
+        CHECK_EQ(system(cmd), 0);
+        note_font(l, "8x13");  /* asked again, already first */
+        note_font(l, "fixed"); /* asked again: only the order changes */
+        CHECK_EQ(learnt_save(l, false), 0);
+        CHECK_EQ(count_files(dir, LEARNT_FILE_SUFFIX), 0);
+        CHECK_EQ(learnt_save(l, true), 0); /* the session's end keeps the order too */
+        CHECK_EQ(count_files(dir, LEARNT_FILE_SUFFIX), 1);
+        CHECK_EQ(system(cmd), 0);
+        learnt_note(l, LEARNT_FONT, (const uint8_t *)"fixed", 5, answer_b); /* a new answer */
+        CHECK_EQ(learnt_save(l, false), 0);
+        CHECK_EQ(count_files(dir, LEARNT_FILE_SUFFIX), 1);
         learnt_free(l);
     }
 
@@ -287,7 +316,7 @@ int main(void)
             learnt_new(&l, dir);
             learnt_on_setup(l, &disp, setup, n);
             note_font(l, "fixed");
-            CHECK_EQ(learnt_save(l), 0);
+            CHECK_EQ(learnt_save(l, true), 0);
             learnt_free(l);
         }
         CHECK_EQ(count_files(dir, LEARNT_FILE_SUFFIX), LEARNT_MAX_FILES);
