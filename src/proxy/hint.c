@@ -70,6 +70,24 @@ static bool ends_with_font(const char *name, size_t len)
     return len - last >= 4 && !strncasecmp(name + len - 4, "font", 4);
 }
 
+/* An XLFD whose charset is one of two-byte characters: its QueryFont reply runs to hundreds
+ * of KB (fontset.h's bound leaves it out anyway; not asking spares the server's time). */
+static bool two_byte_charset(const char *v, size_t len)
+{
+    static const char *const registries[] = { "iso10646", "jisx0208", "jisx0212", "jisx0213", "gb2312", "gbk",
+                                              "gb18030", "ksc5601", "ksx1001", "big5", "cns11643" };
+    size_t dashes = 0, at = 0;
+    for (size_t i = 0; i < len; i++)
+        if (v[i] == '-' && ++dashes == 13)
+            at = i + 1;
+    if (dashes != 14)
+        return false;
+    for (size_t i = 0; i < sizeof registries / sizeof *registries; i++)
+        if (!strncasecmp(v + at, registries[i], strlen(registries[i])))
+            return true;
+    return false;
+}
+
 static void add_font(struct hint *h, const char *v, size_t len)
 {
     if (!len || len > sizeof h->font[0] || h->n_fonts == HINT_MAX_FONTS)
@@ -79,11 +97,23 @@ static void add_font(struct hint *h, const char *v, size_t len)
             return; /* escapes (Xrm's \n, \ooo) are not font names */
     if (len == 13 && !strncasecmp(v, "XtDefaultFont", 13))
         return; /* Xt's own name for its default: resolved by Xt, not the server */
+    if (two_byte_charset(v, len))
+        return;
     for (uint8_t i = 0; i < h->n_fonts; i++)
         if (h->font_len[i] == len && !memcmp(h->font[i], v, len))
             return;
     memcpy(h->font[h->n_fonts], v, len);
     h->font_len[h->n_fonts++] = (uint8_t)len;
+}
+
+/* A menu's resource: menus are mostly made when first shown, after the window maps
+ * (xterm's), so their fonts would cross for nothing at start. */
+static bool menu_resource(const char *name, size_t len)
+{
+    for (size_t i = 0; i + 4 <= len; i++)
+        if (!strncasecmp(name + i, "menu", 4))
+            return true;
+    return false;
 }
 
 /* One resource line ("name: value"), its continuations joined. */
@@ -100,7 +130,7 @@ static void scan_line(const char *line, size_t n, struct hint *h)
     size_t name_end = (size_t)(colon - line);
     while (name_end > i && (line[name_end - 1] == ' ' || line[name_end - 1] == '\t'))
         name_end--;
-    if (!ends_with_font(line + i, name_end - i))
+    if (!ends_with_font(line + i, name_end - i) || menu_resource(line + i, name_end - i))
         return;
     size_t v = (size_t)(colon - line) + 1, v_end = n;
     while (v < n && (line[v] == ' ' || line[v] == '\t'))

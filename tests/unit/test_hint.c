@@ -96,6 +96,16 @@ static void test_app_defaults(void)
         CHECK(font_is(&h, 0, "ok1"));
         CHECK(font_is(&h, 1, "ok2"));
     }
+    TEST("That menus' fonts and fonts of two-byte characters are left out") {
+        struct hint h = fonts_of("*SimpleMenu*menuLabel.font: -adobe-helvetica-bold-r-normal--*-120-*-*-*-*-iso8859-*\n"
+                                 "*fontMenu*Font: x\n"
+                                 "*VT100.utf8Fonts.font: -misc-fixed-medium-r-semicondensed--13-120-75-75-c-60-iso10646-1\n"
+                                 "*kanji.font: -*-fixed-medium-r-normal--14-*-*-*-*-*-JISX0208.1983-0\n"
+                                 "*IconFont: nil2\n*b.font: -*-*-*-*-*-*-*-120-*-*-*-*-iso8859-1\n");
+        CHECK_EQ(h.n_fonts, 2);
+        CHECK(font_is(&h, 0, "nil2"));
+        CHECK(font_is(&h, 1, "-*-*-*-*-*-*-*-120-*-*-*-*-iso8859-1"));
+    }
     TEST("That a value continued on the next line is joined, and the last line needs no newline") {
         struct hint h = fonts_of("*mainViewport*resourceLabel.font:\t\t\\\n -*-helvetica-*-r-*\n*b.font: last");
         CHECK_EQ(h.n_fonts, 2);
