@@ -331,8 +331,9 @@ void fontset_ask_fonts(struct fontset *f, struct observer *o, const struct frame
  * the large tables of two-byte fonts cost more than a round trip when not used). */
 static void tell_font(struct fontset *f, struct question *q, const uint8_t *reply, size_t n, struct buf *fact)
 {
-    if (n > FONTSET_MAX_FONT_REPLY || f->hinted_bytes + n > FONTSET_HINT_BUDGET)
-        return;
+    if (n > FONTSET_MAX_FONT_REPLY || f->hinted_bytes + n > FONTSET_HINT_BUDGET ||
+        predict_font_known(f->s->predict, buf_head(&q->req), q->req.len))
+        return; /* too large, or a client's own QueryFont of it was answered meanwhile */
     if (predict_fact_reply(fact, FACT_FONT, false, buf_head(&q->req), q->req.len, reply, n) < 0)
         return;
     f->hinted_bytes += n;
