@@ -98,7 +98,8 @@ xl_start_xvfb() {
 # xl_start_pair NAME XVFB [OPTIONS...]: tincan display beside Xvfb XVFB (a name given to
 # xl_start_xvfb) and tincan app joined to it, both given OPTIONS (--secret-file F,
 # --compress N, ...). The link is a unix socket, or $XL_LINK if set (127.0.0.1:PORT needs a
-# secret). NAME then names the app side's display: xl_on NAME CMD runs CMD through tincan.
+# secret); $XL_APP_OPTS, if set, go to the app side only. NAME then names the app side's
+# display: xl_on NAME CMD runs CMD through tincan.
 xl_start_pair() {
     local name=$1 x=$2; shift 2
     local xd="${x}_display" xa="${x}_auth" link=${XL_LINK:-unix:$XL_TMP/$1.link} pid
@@ -113,7 +114,8 @@ xl_start_pair() {
     if ! xl_wait_for 20 grep -q 'waiting for the app side' "$XL_TMP/$name.display.log"; then
         echo "xlib: the display side of $name did not listen:"; cat "$XL_TMP/$name.display.log"; return 1
     fi
-    "$TINCAN" app --link-connect "$link" --xauthority "$XL_TMP/$name.app.xauth" --stats "$@" \
+    # shellcheck disable=SC2086 # XL_APP_OPTS: options of the app side only, split on spaces
+    "$TINCAN" app --link-connect "$link" --xauthority "$XL_TMP/$name.app.xauth" --stats "$@" ${XL_APP_OPTS:-} \
         >"$XL_TMP/$name.app.out" 2>"$XL_TMP/$name.app.log" &
     pid=$!; xl_track "$pid"; printf -v "${name}_app_pid" '%s' "$pid"
     if ! xl_wait_for 20 grep -q '^DISPLAY=' "$XL_TMP/$name.app.out"; then

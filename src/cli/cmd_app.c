@@ -33,6 +33,10 @@ static const char app_usage[] =
     "  --tcp                 also listen on 127.0.0.1:6000+N\n"
     "  --no-local-answers    send every request's answer across the link (by default, answers\n"
     "                        known exactly, such as QueryExtension's, are given here)\n"
+    "  --no-locale-hint      do not read a local client's locale (its LC_ALL, LC_CTYPE or LANG in\n"
+    "                        /proc) to have a UTF-8 program's font set asked ahead in one round trip\n"
+    "  --no-font-hint        do not read a local client's app-defaults file (by its program's name)\n"
+    "                        to have the fonts it names asked ahead; only their names cross\n"
     "  --xauthority FILE     where to write this display's cookie (default $XAUTHORITY or ~/.Xauthority)\n"
     LINK_OPTS_COMPRESS_HELP
     "  --stats               print statistics at exit (and on SIGUSR1, always)\n"
@@ -138,7 +142,7 @@ int cmd_app(int argc, char **argv)
 {
     struct link_opts lo = LINK_OPTS_INIT;
     int number = -1, cmd_at = -1;
-    bool tcp = false, no_local_answers = false;
+    bool tcp = false, no_local_answers = false, no_locale_hint = false, no_font_hint = false;
     const char *xauthority = NULL;
     for (int i = 0; i < argc; i++) {
         int r = link_opts_take(&lo, argc, argv, &i);
@@ -153,6 +157,10 @@ int cmd_app(int argc, char **argv)
             number = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--no-local-answers")) {
             no_local_answers = true;
+        } else if (!strcmp(argv[i], "--no-locale-hint")) {
+            no_locale_hint = true;
+        } else if (!strcmp(argv[i], "--no-font-hint")) {
+            no_font_hint = true;
         } else if (!strcmp(argv[i], "--tcp")) {
             tcp = true;
         } else if (!strcmp(argv[i], "--xauthority") && i + 1 < argc) {
@@ -189,6 +197,7 @@ int cmd_app(int argc, char **argv)
     char cache_buf[512];
     struct session_config cfg = { .role = ROLE_APP, .secret = use_secret ? secret : NULL, .secret_len = secret_len,
                                   .compress_level = lo.compress_level, .no_local_answers = no_local_answers,
+                                  .no_locale_hint = no_locale_hint, .no_font_hint = no_font_hint,
                                   .link_speed = lo.link_speed, .max_memory = lo.max_memory,
                                   .cache_dir = link_opts_cache_dir(&lo, cache_buf, sizeof cache_buf) };
     randombytes_buf(cfg.cookie, sizeof cfg.cookie);

@@ -9,7 +9,7 @@ static bool frame_type_known(uint8_t t)
     switch (t) {
     case FRAME_AUTH_NONCE: case FRAME_AUTH_PROOF: case FRAME_DICT_OFFER: case FRAME_OPEN: case FRAME_DATA:
     case FRAME_CLOSE: case FRAME_WINDOW: case FRAME_PREDICTED: case FRAME_FACT: case FRAME_ACK: case FRAME_GOODBYE:
-    case FRAME_SPARE:
+    case FRAME_SPARE: case FRAME_HINT:
         return true;
     }
     return false;
@@ -29,6 +29,7 @@ const char *frame_type_name(uint8_t t)
     case FRAME_FACT: return "FACT";
     case FRAME_ACK: return "ACK";
     case FRAME_SPARE: return "SPARE";
+    case FRAME_HINT: return "HINT";
     case FRAME_GOODBYE: return "GOODBYE";
     }
     return "unknown";
@@ -82,6 +83,40 @@ int frame_open_parse(const struct frame *f, struct frame_open *o)
         return -EBADMSG;
     o->spare = (uint32_t)spare;
     return 0;
+}
+
+int frame_hint_parse(const struct frame *f, struct frame_hint *h)
+{
+    struct rd r = rd_make(f->payload, f->len, false);
+    *h = (struct frame_hint){ 0 };
+    if (rd_u8(&r, &h->flags) || (h->flags & ~HINT_FONT_SET))
+        return -EBADMSG;
+    while (rd_left(&r)) {
+        uint8_t len;
+        const uint8_t *name;
+        if (h->n_fonts == HINT_MAX_FONTS || rd_u8(&r, &len) || !len || rd_bytes(&r, &name, len))
+            return -EBADMSG;
+        for (uint8_t i = 0; i < len; i++)
+            if (name[i] < 0x20 || name[i] > 0x7e)
+                return -EBADMSG;
+        h->font[h->n_fonts] = name;
+        h->font_len[h->n_fonts++] = len;
+    }
+    return 0;
+}
+
+int frame_hint_encode(struct buf *out, uint32_t channel, const struct frame_hint *h)
+{
+    size_t len = 1;
+    for (uint8_t i = 0; i < h->n_fonts; i++)
+        len += 1u + h->font_len[i];
+    int rc = frame_encode_header(out, FRAME_HINT, channel, len);
+    if (!rc)
+        rc = buf_append(out, &h->flags, 1);
+    for (uint8_t i = 0; i < h->n_fonts && !rc; i++)
+        if (!(rc = buf_append(out, &h->font_len[i], 1)))
+            rc = buf_append(out, h->font[i], h->font_len[i]);
+    return rc;
 }
 
 int frame_fact_window_parse(const struct frame *f, struct frame_fact_window *w)

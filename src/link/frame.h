@@ -22,6 +22,7 @@ enum frame_type {
     FRAME_FACT = 0x15,        /* display -> app: what the app side needs to answer locally (below) */
     FRAME_ACK = 0x16,         /* channel 0; varint: link bytes read from the peer so far */
     FRAME_SPARE = 0x17,       /* channel 0, display -> app: a connection set up ahead (spare.h) */
+    FRAME_HINT = 0x18,        /* app -> display: what the app side read of a new client on its machine (hint.h) */
     FRAME_GOODBYE = 0x20,     /* channel 0; the session ends cleanly; payload: varint stream bytes received */
 };
 
@@ -74,6 +75,20 @@ struct frame_open {
 #define FRAME_OPEN_REFS_MAX 64
 int frame_open_parse(const struct frame *f, struct frame_open *o);
 int frame_open_encode(struct buf *out, uint32_t channel, const struct frame_open *o);
+
+/* FRAME_HINT's payload: flags, then the font names of the client's app-defaults. */
+#define HINT_FONT_SET 0x1    /* the client's locale makes font sets of libX11's UTF-8 charsets */
+#define HINT_MAX_FONTS 8
+struct frame_hint {
+    uint8_t flags;
+    uint8_t n_fonts;
+    uint8_t font_len[HINT_MAX_FONTS];       /* 1..255 */
+    const uint8_t *font[HINT_MAX_FONTS];    /* printable ASCII, pointing into the payload */
+};
+/* Any flag but HINT_FONT_SET, an empty or unprintable name, or more than HINT_MAX_FONTS
+ * names: -EBADMSG. */
+int frame_hint_parse(const struct frame *f, struct frame_hint *h);
+int frame_hint_encode(struct buf *out, uint32_t channel, const struct frame_hint *h);
 
 /* FRAME_FACT's payload, kind FACT_WINDOW (the session-wide kinds are parsed by predict.c). */
 struct frame_fact_window {

@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/net.h"
 #include "proxy/fontset.h"
+#include "proxy/hint.h"
 #include "proxy/learnt.h"
 #include "proxy/session_private.h"
 #include "proxy/spare.h"
@@ -180,6 +181,23 @@ static int channel_codecs(struct channel *ch, enum xc_dir dir, bool msb, uint8_t
     ch->s->refs_budget.used += 2 * ch->refs_held;
     return 0;
 }
+/* App side: what this machine says of the client, told before its first request (hint.h). */
+static void send_hint(struct channel *ch)
+{
+    struct session *s = ch->s;
+    struct hint_want want = { .locale = !s->cfg.no_locale_hint, .fonts = !s->cfg.no_font_hint };
+    struct hint h;
+    struct frame_hint f;
+    if (s->cfg.no_local_answers || hint_of_client(ch->fd, &want, &h) < 0)
+        return;
+    hint_to_frame(&h, &f);
+    if (frame_hint_encode(&s->link_tx, ch->id, &f) < 0)
+        return;
+    s->stats.link_frames_out++;
+    log_debug("channel %u: hint: %s locale, %u fonts of its app-defaults", ch->id,
+              h.flags & HINT_FONT_SET ? "a UTF-8" : "another", h.n_fonts);
+}
+
 static int app_accept_setup(struct channel *ch)
 {
     struct session *s = ch->s;
@@ -234,6 +252,7 @@ static int app_accept_setup(struct channel *ch)
         o.spare = spare_take(s, &setup);
     frame_open_encode(&s->link_tx, ch->id, &o);
     s->stats.link_frames_out++;
+    send_hint(ch);
     xstream_on_setup_request(&ch->xs, rq.msb);
     struct msg_class cls = { .kind = MSG_SETUP, .name = "SetupRequest", .query_ext = -1 };
     stats_count(&s->stats, &cls, STAT_FROM_X, (uint32_t)n);
@@ -869,6 +888,19 @@ int channel_on_fact(struct session *s, const struct frame *f)
         return -EBADMSG;
     if (ch)
         expose_on_fact(&ch->ex, w.window, w.clean, w.width, w.height, w.as_of);
+    return 0;
+}
+
+int channel_on_hint(struct session *s, const struct frame *f)
+{
+    struct frame_hint h;
+    if (is_app(s) || frame_hint_parse(f, &h) < 0)
+        return -EBADMSG;
+    struct channel *ch = channel_find(s, f->channel);
+    if (!ch)
+        return 0; /* it could not connect: CLOSE is on its way */
+    ch->font_set_hint = (h.flags & HINT_FONT_SET) != 0;
+    fontset_ask_fonts(s->fontset, s->observer, &h);
     return 0;
 }
 

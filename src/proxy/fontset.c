@@ -14,6 +14,9 @@
 #include "proxy/session_private.h"
 #include "x11/xwire.h"
 
+#define OP_OPEN_FONT 45
+#define OP_CLOSE_FONT 46
+#define OP_QUERY_FONT 47
 #define OP_LIST_FONTS 49
 #define OP_LIST_FONTS_WITH_INFO 50
 #define FONTSET_MAX_PATTERN 255   /* longer patterns are left alone */
@@ -40,7 +43,7 @@ struct base {
 struct question {
     struct buf req;
     struct buf replies;
-    uint8_t kind;             /* LEARNT_LIST_FONTS or LEARNT_LIST_FONTS_WITH_INFO */
+    uint8_t kind;             /* LEARNT_LIST_FONTS, LEARNT_LIST_FONTS_WITH_INFO, or LEARNT_FONT (req: its name) */
     bool done;
 };
 
@@ -54,6 +57,9 @@ struct fontset {
     uint32_t held[FONTSET_MAX_HELD]; /* channel ids waiting for them */
     uint32_t n_held;
     uint32_t told;
+    uint64_t asked_fonts[FONTSET_MAX_HINTED]; /* hashes of the names a hint named */
+    uint32_t n_asked_fonts;
+    uint64_t hinted_bytes;    /* QueryFont replies told for hints */
 };
 
 size_t fontset_n_charsets(void) { return N_CHARSETS; }
@@ -166,6 +172,8 @@ void fontset_give_up(struct fontset *f)
 static void on_answer(void *ctx, uint32_t tag, const uint8_t *msg, uint32_t size, bool error, struct buf *fact);
 
 static int ask(struct fontset *f, uint8_t major, const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len);
+static bool add_question(struct fontset *f);
+static void tell_font(struct fontset *f, struct question *q, const uint8_t *reply, size_t n, struct buf *fact);
 
 /* Xlib asks next the info of the name a ListFonts found, by that name. */
 static void ask_info_of(struct fontset *f, const uint8_t *reply, size_t size)
@@ -181,14 +189,8 @@ static int ask(struct fontset *f, uint8_t major, const uint8_t *a, size_t a_len,
     struct observer *o = f->s->observer;
     if (!o)
         return -EPIPE;
-    if (f->n_q == f->cap_q) {
-        uint32_t cap = f->cap_q ? 2 * f->cap_q : 2 * N_CHARSETS;
-        struct question *n = realloc(f->q, cap * sizeof *n);
-        if (!n)
-            return -ENOMEM;
-        f->q = n;
-        f->cap_q = cap;
-    }
+    if (!add_question(f))
+        return -ENOMEM;
     struct question *q = &f->q[f->n_q];
     *q = (struct question){ .kind = major == OP_LIST_FONTS ? LEARNT_LIST_FONTS : LEARNT_LIST_FONTS_WITH_INFO };
     int rc = build_request(&q->req, major, a, a_len, b, b_len);
@@ -231,7 +233,10 @@ static void on_answer(void *ctx, uint32_t tag, const uint8_t *msg, uint32_t size
     struct question *q = tag < f->n_q ? &f->q[tag] : NULL;
     if (!q || q->done)
         return;
-    if (!error && q->kind == LEARNT_LIST_FONTS_WITH_INFO) {
+    if (q->kind == LEARNT_FONT) {
+        if (!error)
+            tell_font(f, q, msg, size, fact);
+    } else if (!error && q->kind == LEARNT_LIST_FONTS_WITH_INFO) {
         if (q->replies.len + size > LEARNT_MAX_ANSWER || buf_append(&q->replies, msg, size) < 0) {
             q->done = true; /* too large to tell: the client asks the server */
             question_done(f);
@@ -246,6 +251,98 @@ static void on_answer(void *ctx, uint32_t tag, const uint8_t *msg, uint32_t size
     }
     f->q[tag].done = true;
     question_done(f);
+}
+
+/* ---------------------------------------------------------------- fonts a hint names */
+
+static uint64_t name_hash(const uint8_t *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325u; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3u;
+    return h;
+}
+
+static bool add_question(struct fontset *f)
+{
+    if (f->n_q < f->cap_q)
+        return true;
+    uint32_t cap = f->cap_q ? 2 * f->cap_q : 2 * N_CHARSETS;
+    struct question *n = realloc(f->q, cap * sizeof *n);
+    if (!n)
+        return false;
+    f->q = n;
+    f->cap_q = cap;
+    return true;
+}
+
+/* OpenFont, QueryFont, CloseFont of one name on the observer's connection, one font id
+ * reused (the server does them in order); a name that does not open fails its QueryFont. */
+static int ask_font(struct fontset *f, struct observer *o, const uint8_t *name, uint8_t len)
+{
+    uint32_t fid = observer_font_id(o);
+    if (!fid || !add_question(f))
+        return -ENOMEM;
+    struct question *q = &f->q[f->n_q];
+    *q = (struct question){ .kind = LEARNT_FONT };
+    if (buf_append(&q->req, name, len) < 0)
+        return -ENOMEM;
+    uint8_t open[12 + 255 + 3] = { OP_OPEN_FONT };
+    uint32_t open_size = 12 + ((len + 3u) & ~3u);
+    st16(open + 2, (uint16_t)(open_size / 4), false);
+    st32(open + 4, fid, false);
+    st16(open + 8, len, false);
+    memcpy(open + 12, name, len);
+    uint8_t query[8] = { OP_QUERY_FONT, 0, 2, 0 }, close[8] = { OP_CLOSE_FONT, 0, 2, 0 };
+    st32(query + 4, fid, false);
+    st32(close + 4, fid, false);
+    if (observer_ask(o, open, open_size, NULL, NULL, 0) || observer_ask(o, query, 8, on_answer, f, f->n_q) ||
+        observer_ask(o, close, 8, NULL, NULL, 0)) {
+        buf_free(&q->req);
+        return -EPIPE;
+    }
+    f->n_q++;
+    f->outstanding++;
+    return 0;
+}
+
+void fontset_ask_fonts(struct fontset *f, struct observer *o, const struct frame_hint *h)
+{
+    if (!f || !o || !f->s->predict)
+        return;
+    uint32_t asked = 0;
+    for (uint8_t i = 0; i < h->n_fonts; i++) {
+        uint64_t hash = name_hash(h->font[i], h->font_len[i]);
+        bool seen = predict_font_known(f->s->predict, h->font[i], h->font_len[i]);
+        for (uint32_t k = 0; k < f->n_asked_fonts && !seen; k++)
+            seen = f->asked_fonts[k] == hash;
+        if (seen || f->n_asked_fonts == FONTSET_MAX_HINTED || f->hinted_bytes >= FONTSET_HINT_BUDGET)
+            continue; /* told, or asked, already; or enough of them this session */
+        f->asked_fonts[f->n_asked_fonts++] = hash;
+        if (ask_font(f, o, h->font[i], h->font_len[i]) < 0)
+            break;
+        asked++;
+    }
+    if (asked)
+        log_debug("fonts: a client's app-defaults name %u fonts: asking the server ahead", asked);
+}
+
+/* The answer to a hinted font's QueryFont: told if small (a font of one-byte characters;
+ * the large tables of two-byte fonts cost more than a round trip when not used). */
+static void tell_font(struct fontset *f, struct question *q, const uint8_t *reply, size_t n, struct buf *fact)
+{
+    if (n > FONTSET_MAX_FONT_REPLY || f->hinted_bytes + n > FONTSET_HINT_BUDGET ||
+        predict_font_known(f->s->predict, buf_head(&q->req), q->req.len))
+        return; /* too large, or a client's own QueryFont of it was answered meanwhile */
+    if (predict_fact_reply(fact, FACT_FONT, false, buf_head(&q->req), q->req.len, reply, n) < 0)
+        return;
+    f->hinted_bytes += n;
+    f->told++;
+    if (f->s->learnt) {
+        uint8_t hash[LEARNT_ANSWER_SIZE];
+        learnt_answer_hash(NULL, 0, reply, n, hash);
+        learnt_note(f->s->learnt, LEARNT_FONT, buf_head(&q->req), q->req.len, hash);
+    }
 }
 
 static bool hold_channel(struct fontset *f, const struct channel *ch)
@@ -276,6 +373,8 @@ static void start(struct fontset *f, struct base *b)
 bool fontset_hold(struct fontset *f, struct observer *o, struct channel *ch, const uint8_t *req, uint32_t size,
                   bool msb)
 {
+    if (f && f->outstanding && size >= 4 && req[0] == OP_QUERY_FONT)
+        return hold_channel(f, ch); /* perhaps of a font asked ahead: its answer goes first */
     if (!f || !o || !f->s->predict || msb || size < 8 || req[0] != OP_LIST_FONTS || ld16(req + 2, false) * 4u != size ||
         ld16(req + 4, false) != 1)
         return false;
@@ -298,9 +397,11 @@ bool fontset_hold(struct fontset *f, struct observer *o, struct channel *ch, con
         b->len = base_len;
         b->first = c;
         b->state = BASE_ONE_CHARSET;
-        return false;
+        if (!ch->font_set_hint)
+            return false;
     }
-    if (b->state == BASE_ONE_CHARSET && c != b->first)
+    /* The second charset; or the first, when the client's locale says it asks them all (hint.h). */
+    if (b->state == BASE_ONE_CHARSET && (c != b->first || ch->font_set_hint))
         start(f, b);
     if (b->state != BASE_ASKING)
         return false;

@@ -17,12 +17,16 @@
 
 #define FONTSET_MAX_BASES 16      /* base patterns asked about per session */
 #define FONTSET_MAX_HELD 64       /* channels held at once; more are not held */
+#define FONTSET_MAX_HINTED 128    /* font names of hints asked per session */
+#define FONTSET_MAX_FONT_REPLY (16u * 1024)  /* a hinted font's QueryFont reply told: fonts of one-byte characters */
+#define FONTSET_HINT_BUDGET (256u * 1024)    /* ... and all of them in a session */
 
 struct fontset;
 struct session;
 struct channel;
 struct observer;
 struct learnt;
+struct frame_hint;
 
 int fontset_new(struct fontset **out, struct session *s);
 void fontset_free(struct fontset *f);
@@ -31,6 +35,9 @@ void fontset_free(struct fontset *f);
  * must wait for the prefetch it belongs to (the channel is resumed when that ends). */
 bool fontset_hold(struct fontset *f, struct observer *o, struct channel *ch, const uint8_t *req, uint32_t size,
                   bool msb);
+/* A new client's hint (hint.h): asks the server about the fonts it names (those not known
+ * yet), and sends the answers as FACT_FONT; a client's QueryFont waits for them meanwhile. */
+void fontset_ask_fonts(struct fontset *f, struct observer *o, const struct frame_hint *h);
 /* The observer can no longer answer: whatever waits goes on without the answers. */
 void fontset_give_up(struct fontset *f);
 

@@ -1639,6 +1639,12 @@ static void observer_event(struct watch *w, unsigned events)
 
 /* ---------------------------------------------------------------- questions of others (learnt.h) */
 
+uint32_t observer_font_id(const struct observer *o)
+{
+    /* above the start probes' fonts (font_base + 1 + k); learnt.c's come from the top */
+    return o->broken || !o->probe.font_base ? 0 : o->probe.font_base + 0x100;
+}
+
 int observer_ask(struct observer *o, const uint8_t *req, uint32_t size, observer_answer_fn fn, void *ctx, uint32_t tag)
 {
     uint32_t words[1024];

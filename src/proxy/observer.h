@@ -58,6 +58,8 @@ void observer_send_fact(struct observer *o, struct buf *payload);
  * ListFontsWithInfo's several) or the error, and may fill fact: it is sent on channel 0. */
 typedef void (*observer_answer_fn)(void *ctx, uint32_t tag, const uint8_t *msg, uint32_t size, bool error,
                                    struct buf *fact);
+/* A font id of the observer's own for questions of others (opened and closed at once). */
+uint32_t observer_font_id(const struct observer *o);
 /* Sends a whole request (LSB, at most 4 KiB); fn NULL: one without a reply (its error is
  * ignored). Asked during the start probes, clients' setup requests wait for its answer too. 0 or -errno. */
 int observer_ask(struct observer *o, const uint8_t *req, uint32_t size, observer_answer_fn fn, void *ctx, uint32_t tag);

@@ -1774,3 +1774,8 @@ bool predict_atom_known(const struct predictor *p, uint32_t atom)
 {
     return p && atom && atom_by_id(p, atom);
 }
+
+bool predict_font_known(const struct predictor *p, const uint8_t *name, size_t len)
+{
+    return p && exchange_find(p, EX_FONT, false, name, len);
+}

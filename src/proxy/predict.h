@@ -92,6 +92,9 @@ void predict_track(struct predictor *p, struct predict_questions *pq, const stru
 const uint8_t *predict_font_list_answer(const struct predictor *p, const uint8_t *req, uint32_t size, bool msb,
                                         size_t *len);
 
+/* Whether a font's QueryFont answer, by its name, is known (a FACT_FONT or a reply seen). */
+bool predict_font_known(const struct predictor *p, const uint8_t *name, size_t len);
+
 /* FACT frames on channel 0 (kinds 2..4): learns one; 0 or -EBADMSG. Both sides call it on the
  * same payload (the display side as it sends it), so both learn the same. */
 int predict_on_fact(struct predictor *p, const uint8_t *payload, size_t len);

@@ -178,6 +178,7 @@ static frame_handler handler_for(uint8_t type)
     case FRAME_ACK: return on_ack;
     case FRAME_GOODBYE: return on_goodbye;
     case FRAME_SPARE: return spare_on_frame;
+    case FRAME_HINT: return channel_on_hint;
     }
     return on_bad_frame; /* authentication frames after the handshake */
 }

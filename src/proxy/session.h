@@ -27,6 +27,8 @@ struct session_config {
     int link_speed;                 /* enum codec_speed: the preset, or auto (0) */
     const char *cache_dir;          /* the compression cache (warm start); NULL: none */
     bool no_local_answers;          /* app side: send every request's answer across the link */
+    bool no_locale_hint;            /* app side: do not read a client's locale (FRAME_HINT, hint.h) */
+    bool no_font_hint;              /* app side: do not read the fonts of a client's app-defaults */
     bool observe;                   /* display side: open X connections of our own (the observer, spares) */
     bool no_xcodec;                 /* do not offer the structured X encoding (CAP_XCODEC) */
     uint64_t max_memory;            /* bytes this side may hold (codec and buffers); 0: 64 MiB */

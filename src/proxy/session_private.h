@@ -64,6 +64,7 @@ struct channel {
     bool x_closed;                /* our X peer is gone: send CLOSE once to_link is out */
     bool peer_closed;             /* CLOSE received: flush to_x, then close */
     bool dead;                    /* freed before the next sleep */
+    bool font_set_hint;           /* display side: the client's locale makes UTF-8 font sets (hint.h) */
     bool urgent;                  /* to_link holds a message someone waits for (a request owed
                                    * an answer, an answer, an input event): write it at once */
     uint32_t last_answered;       /* sequence number of the last request counted as a round trip */
@@ -216,6 +217,7 @@ int channel_on_close(struct session *s, const struct frame *f);
 int channel_on_window(struct session *s, const struct frame *f);
 int channel_on_predicted(struct session *s, const struct frame *f);
 int channel_on_fact(struct session *s, const struct frame *f);
+int channel_on_hint(struct session *s, const struct frame *f);
 /* App side: the link is up; clients that connected before it may go on. */
 void channel_session_up(struct session *s);
 /* Display side: requests held back for a window watch may go on now. */

@@ -1,6 +1,6 @@
 /* fuzz_frame.c -- libFuzzer target for the link: the handshake (banner, nonce, proof),
- * then (with bit 3 of the first byte) the zstd stage, then frame decoding, on bytes from
- * a peer that may be anyone. */
+ * then (with bit 3 of the first byte) the zstd stage, then frame decoding (OPEN, SPARE,
+ * HINT and FACT payloads too), on bytes from a peer that may be anyone. */
 #include <stdint.h>
 #include <string.h>
 
@@ -64,6 +64,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 (full == 0 ? whole.len != len || (len && memcmp(buf_head(&whole), setup, len)) : whole.len != sizeof base))
                 __builtin_trap();
             buf_free(&whole);
+        } else if (f.type == FRAME_HINT) {
+            struct frame_hint h, h2;
+            if (frame_hint_parse(&f, &h) == 0) { /* what parses must encode to the same bytes */
+                struct buf again = { 0 };
+                struct frame g;
+                if (frame_hint_encode(&again, f.channel, &h) < 0 || frame_decode(buf_head(&again), again.len, &g) < 0 ||
+                    g.len != f.len || memcmp(g.payload, f.payload, f.len) || frame_hint_parse(&g, &h2) < 0 ||
+                    h2.n_fonts != h.n_fonts || h.n_fonts > HINT_MAX_FONTS)
+                    __builtin_trap();
+                buf_free(&again);
+            }
         } else if (f.type == FRAME_FACT) {
             struct frame_fact_window w;
             if (frame_fact_window_parse(&f, &w) == 0) { /* what parses must encode and parse the same */
