@@ -68,6 +68,18 @@ static size_t count_files(const char *dir, const char *suffix)
     return n;
 }
 
+/* The questions of a server (display number, vendor, release 1) kept in dir. */
+static struct learnt *learnt_of_server(const char *dir, uint32_t number, const char *vendor)
+{
+    struct xdisplay_addr disp = { .number = number };
+    uint8_t setup[128];
+    size_t n = setup_reply(setup, vendor, 1);
+    struct learnt *l;
+    learnt_new(&l, dir);
+    learnt_on_setup(l, &disp, setup, n);
+    return l;
+}
+
 int main(void)
 {
     log_setup(LOG_ERROR, "test"); /* the "ignoring" lines are expected here */
@@ -249,9 +261,7 @@ int main(void)
         struct xdisplay_addr disp = { .number = 5 };
         uint8_t setup[128];
         size_t n = setup_reply(setup, "Vendor", 1);
-        struct learnt *l;
-        learnt_new(&l, dir);
-        learnt_on_setup(l, &disp, setup, n);
+        struct learnt *l = learnt_of_server(dir, 5, "Vendor");
         note_font(l, "fixed");
         learnt_save(l, true);
         learnt_free(l);
@@ -280,12 +290,7 @@ int main(void)
     TEST("That a client's exit writes the file only when a question or an answer changed, not for a change of order") {
         char dir[300], cmd[400];
         snprintf(dir, sizeof dir, "%s/quiet", root);
-        struct xdisplay_addr disp = { .number = 7 };
-        uint8_t setup[128];
-        size_t n = setup_reply(setup, "Quiet", 1);
-        struct learnt *l;
-        learnt_new(&l, dir);
-        learnt_on_setup(l, &disp, setup, n);
+        struct learnt *l = learnt_of_server(dir, 7, "Quiet");
         note_font(l, "fixed");
         note_font(l, "8x13");
         CHECK_EQ(learnt_save(l, false), 0);
