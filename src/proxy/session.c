@@ -732,10 +732,16 @@ static void link_pump(struct session *s)
         session_end(s, true, "%s", "session ended");
         return;
     }
+    /* The memory check before the channels' interest: a channel it lets finish the message
+     * it reads must want to read now, and one it lets receive beyond its credit must be
+     * granted it now: with every other channel paused, nothing else may wake the loop. */
+    const struct channel *receiver = s->mem_receiver;
+    mem_check(s);
+    if (s->mem_receiver && s->mem_receiver != receiver)
+        channel_grant(s->mem_receiver);
     for (struct channel *ch = s->channels; ch; ch = ch->next)
         if (!ch->dead)
             channel_update_interest(ch);
-    mem_check(s);
     /* Wake when the link drains: to write what is packed (unless held: the loop wakes at
      * its deadline), or to pack what channels hold. */
     bool held = s->link_tx.len && s->hold_since;
