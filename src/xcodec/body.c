@@ -451,12 +451,17 @@ static bool image_pix(const uint8_t *fixed, uint32_t blen, bool msb, struct xc_p
  * byte 6: icons and shape masks, which the byte filters and zstd barely shrink. */
 #define XC_FILTER_BITS 6
 #define BITS_MAX_IMAGE (16u << 10) /* larger bitmaps (stipples, screens of text): the filters */
-static bool image_bits(const uint8_t *fixed, uint32_t blen, bool msb, struct xc_pix_image *im)
+static bool image_bits(const struct xc_model *m, const uint8_t *fixed, uint32_t blen, bool msb,
+                       struct xc_pix_image *im)
 {
     uint16_t h = ld16(fixed + 14, msb);
     if (fixed[21] != 1 || !h || blen % h || blen < PIX_MIN_IMAGE || blen > BITS_MAX_IMAGE)
         return false;
     *im = (struct xc_pix_image){ .kind = XC_PIX_BITS, .msb = msb, .blen = blen, .h = h, .stride = blen / h };
+    /* The newest recent image, when as long, is most likely the bitmap this one goes with
+     * (an icon, then its mask): its samples join the contexts. */
+    if (m->imgs && m->imgs->n && m->imgs->e[0].len == blen)
+        im->comp = m->imgs->e[0].p;
     return xc_pix_shape_ok(im);
 }
 
@@ -471,7 +476,7 @@ static int image_encode_new(struct xc_model *m, const uint8_t *fixed, const uint
     image_geom(fixed, blen, msb, &rows, &stride, &psz);
     size_t mark = out->len;
     struct xc_pix_image im;
-    if (image_bits(fixed, blen, msb, &im)) {
+    if (image_bits(m, fixed, blen, msb, &im)) {
         uint8_t f6 = XC_FILTER_BITS;
         if (buf_append(out, &f6, 1) < 0)
             return -ENOMEM;
@@ -522,7 +527,7 @@ static int image_decode_new(struct xc_model *m, const uint8_t *fixed, uint8_t *d
     if (rd_left(r) > 0 && r->p[r->pos] == XC_FILTER_BITS) {
         struct xc_pix_image im;
         struct xc_pix *x = pix_of(m);
-        if (!image_bits(fixed, blen, msb, &im))
+        if (!image_bits(m, fixed, blen, msb, &im))
             return -EBADMSG;
         if (!x)
             return -ENOMEM;
@@ -783,7 +788,7 @@ static int glyphs_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t
     uint8_t sub = argb ? XC_GLYPHS_PIX_ARGB : XC_GLYPHS_PIX_A8;
     if (buf_append(out, &sub, 1) < 0)
         return -ENOMEM;
-    struct xc_pix_image im = { argb ? XC_PIX_GLYPHS_ARGB : XC_PIX_GLYPHS_A8, msb, blen, 0, 0, 0, n };
+    struct xc_pix_image im = { argb ? XC_PIX_GLYPHS_ARGB : XC_PIX_GLYPHS_A8, msb, blen, 0, 0, 0, n, NULL };
     return pix_put(m, &im, body, out, mark, blen > XC_BIG_BODY ? blen / XC_PIX_MIN_DIV : 0);
 }
 
@@ -802,7 +807,7 @@ static int glyphs_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst,
     struct xc_pix *x = pix_of(m);
     if (!x)
         return -ENOMEM;
-    struct xc_pix_image im = { sub == XC_GLYPHS_PIX_ARGB ? XC_PIX_GLYPHS_ARGB : XC_PIX_GLYPHS_A8, msb, blen, 0, 0, 0, n };
+    struct xc_pix_image im = { sub == XC_GLYPHS_PIX_ARGB ? XC_PIX_GLYPHS_ARGB : XC_PIX_GLYPHS_A8, msb, blen, 0, 0, 0, n, NULL };
     return xc_pix_decode(x, &im, dst, r);
 }
 

@@ -514,15 +514,17 @@ static int code_glyphs(struct pix_io *io, uint8_t *body, uint32_t blen, uint32_t
 /* A bitmap (depth 1: icons, shape masks): each bit, least significant first (the usual
  * bitmap bit order), a sample of 0 or 255 in a plane of 8 * stride by h, padding bits
  * included, so that the plane's contexts see the shape's edges; one decision a sample. */
-static int code_bits(struct pix_io *io, uint8_t *px, uint32_t h, uint32_t stride)
+static int code_bits(struct pix_io *io, uint8_t *px, uint32_t h, uint32_t stride, const uint8_t *comp)
 {
     size_t w = 8 * (size_t)stride, n = w * h;
-    uint8_t *pl = malloc(n + 1);
+    uint8_t *pl = malloc(comp ? 2 * n + 1 : n + 1), *cp = comp ? pl + n : NULL;
     if (!pl)
         return -ENOMEM;
     for (size_t i = 0; io->enc && i < n; i++)
         pl[i] = (px[i >> 3] >> (i & 7) & 1) ? 255 : 0;
-    code_plane(io, pl, (uint32_t)w, h, SET_MASK, 1, NULL, true);
+    for (size_t i = 0; cp && i < n; i++)
+        cp[i] = (comp[i >> 3] >> (i & 7) & 1) ? 255 : 0;
+    code_plane(io, pl, (uint32_t)w, h, SET_MASK, 1, cp, true);
     if (!io->enc) {
         memset(px, 0, (size_t)stride * h);
         for (size_t i = 0; i < n; i++)
@@ -540,7 +542,7 @@ static int code_any(struct pix_io *io, const struct xc_pix_image *im, uint8_t *p
     if (im->kind == XC_PIX_PLANE)
         return code_rows(io, p, im->w, im->h, im->stride, SET_MASK);
     if (im->kind == XC_PIX_BITS)
-        return code_bits(io, p, im->h, im->stride);
+        return code_bits(io, p, im->h, im->stride, im->comp);
     return code_argb(io, p, im->w, im->h, im->msb);
 }
 
