@@ -79,15 +79,20 @@ static uint32_t formula(const struct motion *mo, uint32_t at, bool msb)
 }
 
 /* Without its sources (the first trapezoids of a body that is its own source), a value
- * is predicted as sub-model 0 does: a y from the trapezoid's top or bottom, a p2.x from
- * its p1.x, the rest from the previous trapezoid's (0 before the first). */
+ * is predicted from one before it: a y from the trapezoid's top or bottom, a p2.x from
+ * its p1.x; a top and each edge's p1.x from the previous trapezoid's bottom and p2.x (a
+ * polygon's slices go on where the last ended); in the first trapezoid, the right p1.x
+ * from the left one, and the top and left p1.x from 0. */
 static uint32_t fallback(const uint8_t *cur, uint32_t at, bool msb)
 {
-    static const uint8_t base[10] = { 10, 0, 10, 0, 2, 1, 10, 3, 6, 5 }; /* 10: the previous trapezoid's */
+    static const uint8_t same[10] = { 10, 0, 10, 0, 2, 1, 10, 3, 6, 5 }; /* 10: from the previous trapezoid */
+    static const uint8_t prev[10] = { 1, 0, 4, 0, 0, 0, 8, 0, 0, 0 };
     unsigned f = at % TRAP / 4;
-    if (base[f] < 10)
-        return ld32(cur + at - 4 * (f - base[f]), msb);
-    return at >= TRAP ? ld32(cur + at - TRAP, msb) : 0;
+    if (same[f] < 10)
+        return ld32(cur + at - 4 * (f - same[f]), msb);
+    if (at >= TRAP)
+        return ld32(cur + at - TRAP + 4 * (prev[f] - f), msb);
+    return f == 6 ? ld32(cur + at - 16, msb) : 0;
 }
 
 /* The prediction of the value at byte at; cur holds the body's values before it. rep:
