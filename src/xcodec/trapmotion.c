@@ -20,6 +20,8 @@
 #define SRC_THIS 64          /* source bytes 64-71: this body, 1-8 trapezoids back */
 #define SRC_NONE 255         /* no r2 */
 enum { REFL_NONE, REFL_X, REFL_Y, REFL_N };
+#define REPEATS_EXACT 0x04   /* in the refl byte: values predicted as repeats have no residual */
+#define NOT_THERE 1          /* rep[]: a value without its sources (repeats are 4, 8, ... back) */
 
 struct src {
     const uint8_t *p;     /* NULL: none */
@@ -96,13 +98,11 @@ static uint32_t fallback(const uint8_t *cur, uint32_t at, bool msb)
 }
 
 /* The prediction of the value at byte at; cur holds the body's values before it. rep:
- * repeat_back's answer, or ~0u to work it out. */
+ * repeat_back's answer where the sources are there. */
 static uint32_t predict(const struct motion *mo, const uint8_t *cur, uint32_t at, bool msb, uint32_t rep)
 {
     if (!there(mo, at))
         return fallback(cur, at, msb);
-    if (rep == ~0u)
-        rep = repeat_back(mo, at, msb);
     return rep ? ld32(cur + at - rep, msb) : formula(mo, at, msb) + mo->c[xc_trap_axis_y(at)];
 }
 
@@ -133,9 +133,10 @@ int xc_traps_motion_decode(const struct xc_model *m, uint8_t *dst, uint32_t blen
     for (unsigned i = 0; i < 3; i++)
         if ((rc = rd_u8(r, &h[i])) < 0)
             return rc;
-    mo.refl = h[2];
+    mo.refl = h[2] & 3;
+    bool exact = h[2] & REPEATS_EXACT;
     if (h[0] == SRC_NONE || src_of(m, h[0], blen, dst, &mo.r1) < 0 || src_of(m, h[1], blen, dst, &mo.r2) < 0 ||
-        mo.refl >= REFL_N || (mo.refl && (mo.r1.this_body || mo.r2.this_body)))
+        (h[2] & ~(3 | REPEATS_EXACT)) || mo.refl >= REFL_N || (mo.refl && (mo.r1.this_body || mo.r2.this_body)))
         return -EBADMSG;
     for (unsigned i = 0; i < 4; i++) {
         if ((rc = rd_varint(r, &v[i])) < 0)
@@ -146,12 +147,15 @@ int xc_traps_motion_decode(const struct xc_model *m, uint8_t *dst, uint32_t blen
     for (unsigned a = 0; a < 2; a++)
         mo.k[a] = xc_unzz32((uint32_t)v[a]), mo.c[a] = xc_unzz32((uint32_t)v[2 + a]);
     for (uint32_t at = 0; at + 4 <= blen; at += 4) {
-        uint64_t d;
-        if ((rc = rd_varint(r, &d)) < 0)
-            return rc;
-        if (d > 0xffffffffu)
-            return -EBADMSG;
-        st32(dst + at, predict(&mo, dst, at, msb, ~0u) + xc_unzz32((uint32_t)d), msb);
+        uint32_t rep = there(&mo, at) ? repeat_back(&mo, at, msb) : NOT_THERE;
+        uint64_t d = 0;
+        if (!(exact && rep >= 4)) {
+            if ((rc = rd_varint(r, &d)) < 0)
+                return rc;
+            if (d > 0xffffffffu)
+                return -EBADMSG;
+        }
+        st32(dst + at, predict(&mo, dst, at, msb, rep) + xc_unzz32((uint32_t)d), msb);
     }
     return 0;
 }
@@ -253,13 +257,24 @@ static unsigned param_bytes(const struct motion *mo)
     return n;
 }
 
+/* Whether every value predicted as a repeat is one (its residual then not sent). */
+static bool repeats_exact(const uint8_t *body, uint32_t blen, bool msb, const uint32_t *rep)
+{
+    for (uint32_t at = 0; at + 4 <= blen; at += 4)
+        if (rep[at / 4] >= 4 && ld32(body + at, msb) != ld32(body + at - rep[at / 4], msb))
+            return false;
+    return true;
+}
+
 /* The guessed cost of mo's code in bits; params_old: its K and c were sent last time. */
 static unsigned cost_bits(const struct motion *mo, const uint8_t *body, uint32_t blen, bool msb, const uint32_t *rep,
                           bool params_old)
 {
     unsigned bits = params_old ? 16 : 8 * param_bytes(mo);
+    bool exact = repeats_exact(body, blen, msb, rep);
     for (uint32_t at = 0; at + 4 <= blen; at += 4)
-        bits += residual_bits(xc_zz32(ld32(body + at, msb) - predict(mo, body, at, msb, rep[at / 4])));
+        if (!(exact && rep[at / 4] >= 4))
+            bits += residual_bits(xc_zz32(ld32(body + at, msb) - predict(mo, body, at, msb, rep[at / 4])));
     return bits;
 }
 
@@ -274,7 +289,7 @@ struct best {
 static void rep_of(const struct motion *mo, uint32_t blen, bool msb, uint32_t *rep)
 {
     for (uint32_t i = 0; i < blen / 4; i++)
-        rep[i] = there(mo, 4 * i) ? repeat_back(mo, 4 * i, msb) : 1; /* 1: the formula is not used */
+        rep[i] = there(mo, 4 * i) ? repeat_back(mo, 4 * i, msb) : NOT_THERE;
 }
 
 /* Whether a shape moved or mirrored from the sources may be this one, by its first
@@ -345,14 +360,16 @@ static int motion_put(const struct best *b, const uint8_t *body, uint32_t blen, 
                       struct buf *out)
 {
     const struct motion *mo = &b->mo;
-    uint8_t h[4] = { XC_TRAPS_MOTION, b->srcs[0], b->srcs[1], mo->refl };
+    bool exact = repeats_exact(body, blen, msb, rep);
+    uint8_t h[4] = { XC_TRAPS_MOTION, b->srcs[0], b->srcs[1], (uint8_t)(mo->refl | (exact ? REPEATS_EXACT : 0)) };
     if (buf_append(out, h, 4) < 0)
         return -ENOMEM;
     for (unsigned i = 0; i < 4; i++)
         if (buf_put_varint(out, xc_zz32(i < 2 ? mo->k[i] : mo->c[i - 2])) < 0)
             return -ENOMEM;
     for (uint32_t at = 0; at + 4 <= blen; at += 4)
-        if (buf_put_varint(out, xc_zz32(ld32(body + at, msb) - predict(mo, body, at, msb, rep[at / 4]))) < 0)
+        if (!(exact && rep[at / 4] >= 4) &&
+            buf_put_varint(out, xc_zz32(ld32(body + at, msb) - predict(mo, body, at, msb, rep[at / 4]))) < 0)
             return -ENOMEM;
     return 0;
 }

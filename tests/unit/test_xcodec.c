@@ -1019,7 +1019,8 @@ int main(void)
         xenc_new(&e, XC_REQUESTS, false);
         CHECK_EQ(xenc_message(e, buf_head(&one.all), one.all.len, &enc), 0);
         size1 = enc.len;
-        CHECK(memmem(buf_head(&enc), enc.len, "\x03\x40\x41\x00", 4) != NULL);
+        const uint8_t *sub3 = memmem(buf_head(&enc), enc.len, "\x03\x40\x41", 3);
+        CHECK(sub3 && (sub3[3] & ~4) == 0);
         xenc_free(e);
         buf_free(&enc); buf_free(&one.all);
         /* its first two slices alone: sub-model 2, the right edges mirrored (tag 254) */
@@ -1075,7 +1076,8 @@ int main(void)
             size_t size;
             for (size_t chunk = 0; chunk < 8; chunk += 7)
                 CHECK(round_trip(XC_REQUESTS, msb, &m, chunk, &size));
-            /* the code: moved (source 0, no r2, as it is), mirrored in x and in y, turned */
+            /* the code: moved (source 0, no r2, as it is), mirrored in x and in y, turned (the
+             * sources and refl bytes after the sub-model byte) */
             struct xenc *e;
             struct buf enc = { 0 }, one = { 0 }, four = { 0 };
             xenc_new(&e, XC_REQUESTS, msb);
@@ -1089,9 +1091,9 @@ int main(void)
             int seen[4] = { 0 };
             for (size_t k = 0; k + 4 <= enc.len; k++) {
                 const uint8_t *c = buf_head(&enc) + k;
-                if (c[0] == 3 && c[1] < 64 && c[2] == 0xff && c[3] < 3)
-                    seen[c[3]]++;
-                if (c[0] == 3 && c[1] < 5 && c[2] == 2 * c[1] + 1 && c[3] == 0)
+                if (c[0] == 3 && c[1] < 64 && c[2] == 0xff && (c[3] & ~7) == 0 && (c[3] & 3) < 3)
+                    seen[c[3] & 3]++; /* refl, and flag 4: repeats exact */
+                if (c[0] == 3 && c[1] < 5 && c[2] == 2 * c[1] + 1 && (c[3] & ~4) == 0)
                     seen[3]++;
             }
             CHECK(seen[0] >= 1 && seen[1] >= 1 && seen[2] >= 1 && seen[3] >= 6);
@@ -1123,7 +1125,15 @@ int main(void)
         CHECK_EQ(ld32(buf_head(&out) + 64 + 24, false), 5);
         moved[8] = 1; /* recent body 1 is the first: the second decoded as MODEL too */
         CHECK_EQ(xdec_feed(d, moved, sizeof moved, &out), (long)sizeof moved);
-        moved[8] = 3; /* no such recent body yet */
+        /* repeats exact (flag 4): the values the sources repeat have no residual. Recent body
+         * 1 is ten 5s (the first record's zeros repeated the first value): values 1-9 repeat
+         * value 0, one residual (K 0: 7) */
+        uint8_t exact[] = { 138, 0x07, 10, 16, 0, 0, 2, 3, 1, 255, 4, 0, 0, 0, 0, 14 };
+        CHECK_EQ(xdec_feed(d, exact, sizeof exact, &out), (long)sizeof exact);
+        CHECK_EQ(out.len, 256);
+        CHECK_EQ(ld32(buf_head(&out) + 192 + 24, false), 7);
+        CHECK_EQ(ld32(buf_head(&out) + 192 + 24 + 36, false), 7);
+        moved[8] = 4; /* no such recent body yet */
         CHECK_EQ(xdec_feed(d, moved, sizeof moved, &out), -EBADMSG);
         xdec_free(d);
         for (size_t cut = 0; cut < sizeof rec; cut++) { /* cut short: waits, changes nothing */
@@ -1141,6 +1151,7 @@ int main(void)
             { 9, 72 },
             { 10, 3 },   /* no such reflection */
             { 10, 1 },   /* a reflection of this body */
+            { 10, 8 },   /* an unknown flag */
         };
         for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
             uint8_t c[sizeof rec];
