@@ -258,7 +258,8 @@ static int traps_encode(struct xc_model *m, const struct xc_body_model *bm,
     if (rc == 0)
         rc = traps_try(body, blen, msb, XC_TRAPS_RECENT, out, mark);
     if (rc == 0)
-        rc = xc_traps_motion_encode(m, body, blen, msb, out, mark);
+        rc = xc_traps_motion_encode(m, body, blen, msb, out, mark,
+                                    blen > XC_BIG_BODY ? xc_body_min_code(bm, blen) : 0);
     return rc;
 }
 

@@ -187,12 +187,14 @@ struct sums {
 enum { KIND_MOVED, KIND_MIRROR_X, KIND_MIRROR_Y, KIND_TURNED, KIND_THIS = KIND_TURNED + 5, KINDS };
 #define MOVED_TRIES 8     /* recent bodies tried as moved, mirrored: the first of B bytes */
 #define MIRROR_TRIES 40
+#define SEEN_SLOTS 4096 /* hashes of table codes sent, direct-mapped */
 struct xc_trap_hints {
     struct {
         bool set;
         uint32_t k[2], c[2];
         struct sums acc;
     } h[KINDS];
+    uint64_t seen[SEEN_SLOTS];
 };
 
 static void sums_add(struct sums *s, const struct sums *t)
@@ -414,29 +416,45 @@ void xc_trap_hints_free(struct xc_model *m)
     m->traps = NULL;
 }
 
+static uint64_t code_hash(const uint8_t *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325u ^ n;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3u;
+    return h | 1; /* 0: an empty slot */
+}
+
 int xc_traps_motion_encode(struct xc_model *m, const uint8_t *body, uint32_t blen, bool msb, struct buf *out,
-                           size_t mark)
+                           size_t mark, uint32_t min)
 {
     if (blen > XC_TRAPS_MAX || blen % TRAP)
         return 0;
     if (!m->trap_hints && !(m->trap_hints = calloc(1, sizeof *m->trap_hints)))
         return -ENOMEM;
     struct xc_trap_hints *th = m->trap_hints;
+    /* A table code sent before (a shape drawn again, elsewhere: the table codes of moved
+     * shapes are alike) costs zstd next to nothing: kept, and kept the same. */
+    uint64_t h = code_hash(buf_head(out) + mark, out->len - mark), *seen = &th->seen[h % SEEN_SLOTS];
+    if (*seen == h)
+        return 0;
     uint32_t rep[XC_TRAPS_MAX / 4];
     struct best b;
     memset(&b, 0, sizeof b);
     b.bits = ~0u;
     search(m, th, body, blen, msb, rep, &b);
-    if (b.bits == ~0u)
+    if (b.bits == ~0u) {
+        *seen = h;
         return 0;
+    }
 
     struct buf alt = { 0 };
     int rc = 0;
     rep_of(&b.mo, blen, msb, rep);
     if (motion_put(&b, body, blen, msb, rep, &alt) < 0)
         rc = -ENOMEM;
-    else if (alt.len <= out->len - mark || (size_t)b.bits * 4 / 8 < (out->len - mark) * 3) {
-        /* longer, but mostly zeros and parameters sent before: zstd makes it the shorter */
+    else if (alt.len * 5 <= (out->len - mark) * 4 && alt.len >= min) {
+        /* a fifth shorter at least: table codes repeat better for zstd; a decoder refuses
+         * codes shorter than min */
         out->len = mark;
         rc = buf_append(out, buf_head(&alt), alt.len);
         th->h[b.kind].set = true;
@@ -445,7 +463,8 @@ int xc_traps_motion_encode(struct xc_model *m, const uint8_t *body, uint32_t ble
             sums_of(&b.mo, body, blen, msb, rep, &b.mo, &b.s); /* the values it turned well */
             remember_sums(&th->h[b.kind].acc, &b);
         }
-    }
+    } else
+        *seen = h;
     buf_free(&alt);
     return rc;
 }

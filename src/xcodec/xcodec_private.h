@@ -234,7 +234,7 @@ static inline unsigned xc_trap_axis_y(uint32_t at)
 
 /* Trapezoids sub-model 3 (trapmotion.c): each value against earlier trapezoids, of recent
  * bodies or of this one. The encoder keeps its code in out (from mark) when shorter than
- * what is there; its guesses live in m->trap_hints. */
+ * what is there and at least min bytes; its guesses live in m->trap_hints. */
 #define XC_TRAPS_MOTION 3
 #define XC_TRAPS_KEPT 64          /* recent Trapezoids bodies kept */
 #define XC_TRAPS_MAX 1024         /* of 40 to this many bytes */
@@ -244,7 +244,7 @@ struct xc_traps {
     uint8_t p[];                  /* XC_TRAPS_KEPT entries of XC_TRAPS_MAX bytes */
 };
 int xc_traps_motion_encode(struct xc_model *m, const uint8_t *body, uint32_t blen, bool msb, struct buf *out,
-                           size_t mark);
+                           size_t mark, uint32_t min);
 int xc_traps_motion_decode(const struct xc_model *m, uint8_t *dst, uint32_t blen, bool msb, struct rd *r);
 /* Keeps a Trapezoids body coded MODEL as the newest recent one. 0 or -ENOMEM. */
 int xc_traps_keep(struct xc_model *m, const uint8_t *body, uint32_t blen);
