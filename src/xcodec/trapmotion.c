@@ -16,7 +16,8 @@
  * cos(a - t). */
 #define K_SHIFT 29
 #define TRAP 40              /* bytes of a trapezoid */
-#define REPEAT_BACK 20       /* values looked back for a repeat in the sources */
+#define REPEAT_BACK 12       /* values looked back for a repeat in the sources: a trapezoid's
+                              * vertices are its own and the one before's */
 #define SRC_THIS 64          /* source bytes 64-71: this body, 1-8 trapezoids back */
 #define SRC_NONE 255         /* no r2 */
 enum { REFL_NONE, REFL_X, REFL_Y, REFL_N };
@@ -187,6 +188,8 @@ struct sums {
 enum { KIND_MOVED, KIND_MIRROR_X, KIND_MIRROR_Y, KIND_TURNED, KIND_THIS = KIND_TURNED + 5, KINDS };
 #define MOVED_TRIES 8     /* recent bodies tried as moved, mirrored: the first of B bytes */
 #define MIRROR_TRIES 40
+#define THIS_MAX_BITS 6   /* a body turned within itself: at most this guess of bits a value */
+#define THIS_SLACK 256.0  /* and its first slices with sources within this of a turn (1/65536 px) */
 #define SEEN_SLOTS 4096 /* hashes of table codes sent, direct-mapped */
 struct xc_trap_hints {
     struct {
@@ -312,12 +315,40 @@ static bool plausible(const struct motion *mo, const uint8_t *body, bool msb)
     return true;
 }
 
+/* Whether a shape turned from the sources may be this one, by the x values of its first
+ * trapezoid with sources: K and c from two, the others within slack (1/65536 pixel). */
+static bool plausible_turned(const struct motion *mo, const uint8_t *body, uint32_t blen, bool msb, double slack)
+{
+    uint32_t t = 0;
+    while (t + TRAP <= blen && !there(mo, t))
+        t += TRAP;
+    if (t + TRAP > blen)
+        return true;
+    double y[4], x[4];
+    for (unsigned i = 0; i < 4; i++) { /* left p1.x, p2.x, right p1.x, p2.x */
+        uint32_t at = t + 8 + 8 * i;
+        x[i] = (double)s32(src_at(mo, &mo->r1, at, msb));
+        y[i] = (double)s32(ld32(body + at, msb)) + (double)s32(src_at(mo, &mo->r2, at, msb));
+    }
+    unsigned a = 0, b = 1;
+    while (b < 4 && x[b] == x[a])
+        b++;
+    if (b == 4)
+        return true;
+    double k = (y[b] - y[a]) / (x[b] - x[a]), c = y[a] - k * x[a];
+    for (unsigned i = 0; i < 4; i++)
+        if (y[i] - k * x[i] - c > slack || y[i] - k * x[i] - c < -slack)
+            return false;
+    return true;
+}
+
 /* Tries one pair of sources with the parameters fitted, last sent and accumulated. */
 static void try_sources(struct xc_trap_hints *th, unsigned kind, uint8_t s1, uint8_t s2, const struct motion *base,
                         const uint8_t *body, uint32_t blen, bool msb, uint32_t *rep, struct best *b)
 {
-    if (kind < KIND_TURNED && !plausible(base, body, msb))
-        return;
+    if (kind < KIND_TURNED ? !plausible(base, body, msb)
+                           : kind == KIND_THIS && !plausible_turned(base, body, blen, msb, THIS_SLACK))
+        return; /* a body's own slices turn closely (a clock's ticks next to a longer one do not) */
     rep_of(base, blen, msb, rep);
     struct sums s;
     sums_of(base, body, blen, msb, rep, NULL, &s);
@@ -442,6 +473,8 @@ int xc_traps_motion_encode(struct xc_model *m, const uint8_t *body, uint32_t ble
     memset(&b, 0, sizeof b);
     b.bits = ~0u;
     search(m, th, body, blen, msb, rep, &b);
+    if (b.kind == KIND_THIS && b.bits > THIS_MAX_BITS * (blen / 4))
+        b.bits = ~0u; /* not an ellipse: the table codes of rounded shapes drawn again repeat better */
     if (b.bits == ~0u) {
         *seen = h;
         return 0;
