@@ -121,7 +121,7 @@ static int src_of(const struct xc_model *m, unsigned n, uint32_t blen, const uin
     const struct xc_traps *r = m->traps;
     if (n >= SRC_THIS || !r || n >= r->n || r->len[(r->head + n) % XC_TRAPS_KEPT] != blen)
         return -EBADMSG;
-    s->p = r->p + (size_t)((r->head + n) % XC_TRAPS_KEPT) * XC_TRAPS_MAX;
+    s->p = r->p[(r->head + n) % XC_TRAPS_KEPT];
     return 0;
 }
 
@@ -165,12 +165,19 @@ int xc_traps_keep(struct xc_model *m, const uint8_t *body, uint32_t blen)
 {
     if (blen < TRAP || blen > XC_TRAPS_MAX)
         return 0;
-    if (!m->traps && !(m->traps = calloc(1, sizeof *m->traps + (size_t)XC_TRAPS_KEPT * XC_TRAPS_MAX)))
+    if (!m->traps && !(m->traps = calloc(1, sizeof *m->traps)))
         return -ENOMEM;
     struct xc_traps *t = m->traps;
-    t->head = (t->head + XC_TRAPS_KEPT - 1) % XC_TRAPS_KEPT;
-    memcpy(t->p + (size_t)t->head * XC_TRAPS_MAX, body, blen);
-    t->len[t->head] = blen;
+    unsigned i = (t->head + XC_TRAPS_KEPT - 1) % XC_TRAPS_KEPT;
+    if (t->len[i] != blen) {
+        uint8_t *p = realloc(t->p[i], blen);
+        if (!p)
+            return -ENOMEM;
+        t->p[i] = p;
+    }
+    memcpy(t->p[i], body, blen);
+    t->len[i] = blen;
+    t->head = i;
     if (t->n < XC_TRAPS_KEPT)
         t->n++;
     return 0;
@@ -443,6 +450,8 @@ void xc_trap_hints_free(struct xc_model *m)
 {
     free(m->trap_hints);
     m->trap_hints = NULL;
+    for (unsigned i = 0; m->traps && i < XC_TRAPS_KEPT; i++)
+        free(m->traps->p[i]);
     free(m->traps);
     m->traps = NULL;
 }

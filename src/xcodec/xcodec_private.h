@@ -239,9 +239,9 @@ static inline unsigned xc_trap_axis_y(uint32_t at)
 #define XC_TRAPS_KEPT 64          /* recent Trapezoids bodies kept */
 #define XC_TRAPS_MAX 1024         /* of 40 to this many bytes */
 struct xc_traps {
+    uint8_t *p[XC_TRAPS_KEPT];    /* each as long as its body (a clock's tick: 120 bytes) */
     uint32_t len[XC_TRAPS_KEPT];
     unsigned head, n;             /* the newest entry's index; entries held */
-    uint8_t p[];                  /* XC_TRAPS_KEPT entries of XC_TRAPS_MAX bytes */
 };
 int xc_traps_motion_encode(struct xc_model *m, const uint8_t *body, uint32_t blen, bool msb, struct buf *out,
                            size_t mark, uint32_t min);
