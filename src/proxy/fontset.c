@@ -60,6 +60,11 @@ struct fontset {
     uint64_t asked_fonts[FONTSET_MAX_HINTED]; /* hashes of the names a hint named */
     uint32_t n_asked_fonts;
     uint64_t hinted_bytes;    /* QueryFont replies told for hints */
+    /* The answers told, held until the last: the client waits for its held request until
+     * then anyway, and one link write of them all compresses better than one each (their
+     * names and properties repeat), and no longer depends on when each came. Each a 32-bit
+     * length (host order) and a fact's payload. */
+    struct buf facts;
 };
 
 size_t fontset_n_charsets(void) { return N_CHARSETS; }
@@ -91,6 +96,7 @@ void fontset_free(struct fontset *f)
     if (!f)
         return;
     clear_questions(f);
+    buf_free(&f->facts);
     free(f);
 }
 
@@ -149,10 +155,28 @@ static void finish_bases(struct fontset *f)
             f->bases[i].state = BASE_DONE;
 }
 
+/* Sends the answers held, in the order they came. */
+static void send_facts(struct fontset *f)
+{
+    struct buf one = { 0 };
+    for (size_t at = 0; f->s->observer && at + 4 <= f->facts.len;) {
+        uint32_t n;
+        memcpy(&n, buf_head(&f->facts) + at, 4);
+        if (n > f->facts.len - at - 4)
+            break;
+        if (buf_append(&one, buf_head(&f->facts) + at + 4, n) == 0)
+            observer_send_fact(f->s->observer, &one);
+        at += 4 + (size_t)n;
+    }
+    buf_free(&one);
+    buf_free(&f->facts);
+}
+
 static void question_done(struct fontset *f)
 {
     if (f->outstanding && !--f->outstanding) {
         log_debug("font set: told the app side %u answers ahead of the client's questions", f->told);
+        send_facts(f);
         finish_bases(f);
         clear_questions(f);
         release_held(f);
@@ -164,6 +188,7 @@ void fontset_give_up(struct fontset *f)
     if (!f || !f->outstanding)
         return;
     f->outstanding = 0;
+    send_facts(f);
     finish_bases(f);
     clear_questions(f);
     release_held(f);
@@ -214,11 +239,25 @@ static int ask(struct fontset *f, uint8_t major, const uint8_t *a, size_t a_len,
     return 0;
 }
 
-/* Tells the app side the answer, and remembers the question for the next session. */
-static void tell(struct fontset *f, struct question *q, const uint8_t *reply, size_t n, struct buf *fact)
+/* Tells the app side the answer (with the others, once all came), and remembers the
+ * question for the next session. */
+static void tell(struct fontset *f, struct question *q, const uint8_t *reply, size_t n)
 {
-    if (predict_fact_reply(fact, FACT_EXCHANGE, false, buf_head(&q->req), q->req.len, reply, n) < 0)
+    struct buf fact = { 0 };
+    size_t mark = f->facts.len;
+    uint32_t len;
+    int rc = predict_fact_reply(&fact, FACT_EXCHANGE, false, buf_head(&q->req), q->req.len, reply, n);
+    if (rc == 0) {
+        len = (uint32_t)fact.len;
+        rc = buf_append(&f->facts, &len, 4);
+    }
+    if (rc == 0)
+        rc = buf_append(&f->facts, buf_head(&fact), fact.len);
+    buf_free(&fact);
+    if (rc < 0) {
+        f->facts.len = mark;
         return;
+    }
     f->told++;
     if (f->s->learnt) {
         uint8_t hash[LEARNT_ANSWER_SIZE];
@@ -244,9 +283,9 @@ static void on_answer(void *ctx, uint32_t tag, const uint8_t *msg, uint32_t size
         }
         if (msg[1])
             return; /* not yet the last reply */
-        tell(f, q, buf_head(&q->replies), q->replies.len, fact);
+        tell(f, q, buf_head(&q->replies), q->replies.len);
     } else if (!error && size >= 32) {
-        tell(f, q, msg, size, fact);
+        tell(f, q, msg, size);
         ask_info_of(f, msg, size); /* realloc: q is stale after this */
     }
     f->q[tag].done = true;

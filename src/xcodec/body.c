@@ -116,7 +116,7 @@ static int elems_decode(const struct xc_body_model *bm, uint8_t *dst, uint32_t b
  * every slice repeats the same tags for zstd; and a new right p2 (x or y) may be coded
  * against the left edge's mirror (symmetric shapes) or a parallel of it (rotated
  * rectangles: xclock's ticks), and any new value as a parallelogram's corner. */
-enum { XC_TRAPS_DELTA = 0, XC_TRAPS_TABLE = 1, XC_TRAPS_RECENT = 2 };
+enum { XC_TRAPS_DELTA = 0, XC_TRAPS_TABLE = 1, XC_TRAPS_RECENT = 2 }; /* 3: trapmotion.c */
 #define TRAP_TABLE 64
 #define TRAP_NEW 255
 #define TRAP_MIRROR 254   /* right p2.x against left p1.x + right p1.x - left p2.x (.y alike) */
@@ -126,20 +126,10 @@ enum { XC_TRAPS_DELTA = 0, XC_TRAPS_TABLE = 1, XC_TRAPS_RECENT = 2 };
 
 /* A new value is coded against the last new one of the same axis (fields 0, 1, 3, 5, 7
  * and 9 of a trapezoid are y, the rest x): a polygon's vertices lie close together. */
-static unsigned trap_axis_y(uint32_t at)
-{
-    unsigned f = at % 40 / 4;
-    return f < 2 || f % 2 == 1;
-}
-static uint64_t zz32(uint32_t d) { return (uint32_t)(d << 1) ^ (0u - (d >> 31)); }
-static uint32_t unzz32(uint32_t v) { return (v >> 1) ^ (0u - (v & 1)); }
-static unsigned varint_len(uint64_t v)
-{
-    unsigned n = 1;
-    while (v >= 0x80)
-        v >>= 7, n++;
-    return n;
-}
+#define trap_axis_y xc_trap_axis_y
+#define zz32 xc_zz32
+#define unzz32 xc_unzz32
+#define varint_len xc_varint_len
 
 /* The prediction of tag (TRAP_NEW, TRAP_MIRROR, TRAP_PARALLEL, TRAP_CORNER) for the value
  * at byte at of a body whose earlier values are known, with news[a] the axis' newest new
@@ -255,8 +245,8 @@ static int traps_try(const uint8_t *body, uint32_t blen, bool msb, uint8_t sub, 
     return rc;
 }
 
-static int traps_encode(const struct xc_body_model *bm, const uint8_t *body, uint32_t blen, bool msb,
-                        const uint8_t *rlast, struct buf *out)
+static int traps_encode(struct xc_model *m, const struct xc_body_model *bm,
+                        const uint8_t *body, uint32_t blen, bool msb, const uint8_t *rlast, struct buf *out)
 {
     size_t mark = out->len;
     uint8_t sub = XC_TRAPS_DELTA;
@@ -267,11 +257,14 @@ static int traps_encode(const struct xc_body_model *bm, const uint8_t *body, uin
         rc = traps_try(body, blen, msb, XC_TRAPS_TABLE, out, mark);
     if (rc == 0)
         rc = traps_try(body, blen, msb, XC_TRAPS_RECENT, out, mark);
+    if (rc == 0)
+        rc = xc_traps_motion_encode(m, body, blen, msb, out, mark,
+                                    blen > XC_BIG_BODY ? xc_body_min_code(bm, blen) : 0);
     return rc;
 }
 
-static int traps_decode(const struct xc_body_model *bm, uint8_t *dst, uint32_t blen, bool msb,
-                        const uint8_t *rlast, struct rd *r)
+static int traps_decode(const struct xc_model *m, const struct xc_body_model *bm,
+                        uint8_t *dst, uint32_t blen, bool msb, const uint8_t *rlast, struct rd *r)
 {
     uint8_t sub;
     int rc = rd_u8(r, &sub);
@@ -281,6 +274,8 @@ static int traps_decode(const struct xc_body_model *bm, uint8_t *dst, uint32_t b
         return elems_decode(bm, dst, blen, msb, rlast, r);
     if (sub == XC_TRAPS_TABLE || sub == XC_TRAPS_RECENT)
         return traps_table_decode(dst, blen, msb, sub == XC_TRAPS_RECENT, r);
+    if (sub == XC_TRAPS_MOTION)
+        return xc_traps_motion_decode(m, dst, blen, msb, r);
     return -EBADMSG;
 }
 
@@ -457,12 +452,17 @@ static bool image_pix(const uint8_t *fixed, uint32_t blen, bool msb, struct xc_p
  * byte 6: icons and shape masks, which the byte filters and zstd barely shrink. */
 #define XC_FILTER_BITS 6
 #define BITS_MAX_IMAGE (16u << 10) /* larger bitmaps (stipples, screens of text): the filters */
-static bool image_bits(const uint8_t *fixed, uint32_t blen, bool msb, struct xc_pix_image *im)
+static bool image_bits(const struct xc_model *m, const uint8_t *fixed, uint32_t blen, bool msb,
+                       struct xc_pix_image *im)
 {
     uint16_t h = ld16(fixed + 14, msb);
     if (fixed[21] != 1 || !h || blen % h || blen < PIX_MIN_IMAGE || blen > BITS_MAX_IMAGE)
         return false;
     *im = (struct xc_pix_image){ .kind = XC_PIX_BITS, .msb = msb, .blen = blen, .h = h, .stride = blen / h };
+    /* The newest recent image, when as long, is most likely the bitmap this one goes with
+     * (an icon, then its mask): its samples join the contexts. */
+    if (m->imgs && m->imgs->n && m->imgs->e[0].len == blen)
+        im->comp = m->imgs->e[0].p;
     return xc_pix_shape_ok(im);
 }
 
@@ -477,7 +477,7 @@ static int image_encode_new(struct xc_model *m, const uint8_t *fixed, const uint
     image_geom(fixed, blen, msb, &rows, &stride, &psz);
     size_t mark = out->len;
     struct xc_pix_image im;
-    if (image_bits(fixed, blen, msb, &im)) {
+    if (image_bits(m, fixed, blen, msb, &im)) {
         uint8_t f6 = XC_FILTER_BITS;
         if (buf_append(out, &f6, 1) < 0)
             return -ENOMEM;
@@ -528,7 +528,7 @@ static int image_decode_new(struct xc_model *m, const uint8_t *fixed, uint8_t *d
     if (rd_left(r) > 0 && r->p[r->pos] == XC_FILTER_BITS) {
         struct xc_pix_image im;
         struct xc_pix *x = pix_of(m);
-        if (!image_bits(fixed, blen, msb, &im))
+        if (!image_bits(m, fixed, blen, msb, &im))
             return -EBADMSG;
         if (!x)
             return -ENOMEM;
@@ -789,7 +789,7 @@ static int glyphs_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t
     uint8_t sub = argb ? XC_GLYPHS_PIX_ARGB : XC_GLYPHS_PIX_A8;
     if (buf_append(out, &sub, 1) < 0)
         return -ENOMEM;
-    struct xc_pix_image im = { argb ? XC_PIX_GLYPHS_ARGB : XC_PIX_GLYPHS_A8, msb, blen, 0, 0, 0, n };
+    struct xc_pix_image im = { argb ? XC_PIX_GLYPHS_ARGB : XC_PIX_GLYPHS_A8, msb, blen, 0, 0, 0, n, NULL };
     return pix_put(m, &im, body, out, mark, blen > XC_BIG_BODY ? blen / XC_PIX_MIN_DIV : 0);
 }
 
@@ -808,7 +808,7 @@ static int glyphs_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst,
     struct xc_pix *x = pix_of(m);
     if (!x)
         return -ENOMEM;
-    struct xc_pix_image im = { sub == XC_GLYPHS_PIX_ARGB ? XC_PIX_GLYPHS_ARGB : XC_PIX_GLYPHS_A8, msb, blen, 0, 0, 0, n };
+    struct xc_pix_image im = { sub == XC_GLYPHS_PIX_ARGB ? XC_PIX_GLYPHS_ARGB : XC_PIX_GLYPHS_A8, msb, blen, 0, 0, 0, n, NULL };
     return xc_pix_decode(x, &im, dst, r);
 }
 
@@ -818,7 +818,7 @@ int xc_body_encode(struct xc_model *m, const struct xc_body_model *bm, const uin
     if (bm->kind == XC_BM_ELEMS)
         return elems_encode(bm, body, blen, msb, rlast, out);
     if (bm->kind == XC_BM_TRAPS)
-        return traps_encode(bm, body, blen, msb, rlast, out);
+        return traps_encode(m, bm, body, blen, msb, rlast, out);
     if (bm->kind == XC_BM_ITEMS)
         return items_encode(body, blen, bm->words, msb, rlast, out);
     if (bm->kind == XC_BM_REPLY)
@@ -834,7 +834,7 @@ int xc_body_decode(struct xc_model *m, const struct xc_body_model *bm, const uin
     if (bm->kind == XC_BM_ELEMS)
         return elems_decode(bm, dst, blen, msb, rlast, r);
     if (bm->kind == XC_BM_TRAPS)
-        return traps_decode(bm, dst, blen, msb, rlast, r);
+        return traps_decode(m, bm, dst, blen, msb, rlast, r);
     if (bm->kind == XC_BM_ITEMS)
         return items_decode(dst, blen, bm->words, msb, rlast, r);
     if (bm->kind == XC_BM_IMAGE && blen > 0)

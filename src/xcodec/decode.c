@@ -283,8 +283,11 @@ static int dec_one(struct xdec *d, struct rd *r, struct buf *out)
             rc = xc_reply_decode(&m->fonts, body, blen, m->msb, &sub);
             if (rc == 0 && xc_reply_is_fonttab(&s, &first))
                 rc = xc_fonttab_remember(&m->fonts, body, blen, m->msb);
-        } else
+        } else {
             rc = xc_body_decode(m, s.body, dst + (big ? 4 : 0), body, blen, m->msb, xc_ref_last_elem(m, &s, ref), &sub);
+            if (rc == 0 && s.body->kind == XC_BM_TRAPS)
+                rc = xc_traps_keep(m, body, blen);
+        }
         break;
     }
     if (rc < 0 || (blen && (mode & 3) != XC_BODY_RAW && (mode & 3) != XC_BODY_SAME)) {

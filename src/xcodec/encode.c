@@ -230,6 +230,8 @@ static int put_body(struct xenc *e, const struct xc_shape *s, const uint8_t *msg
     if (mode == XC_BODY_MODEL && xc_reply_is_fonttab(s, buf_head(&e->scratch)) &&
         xc_fonttab_remember(&e->m.fonts, body, blen, e->m.msb) < 0)
         return -ENOMEM;
+    if (mode == XC_BODY_MODEL && s->body->kind == XC_BM_TRAPS && xc_traps_keep(&e->m, body, blen) < 0)
+        return -ENOMEM;
     return buf_append(out, buf_head(&e->scratch), e->scratch.len);
 }
 

@@ -77,6 +77,7 @@ void xc_model_free(struct xc_model *m)
     xc_imgs_free(m->imgs);
     m->imgs = NULL;
     xc_fonttabs_free(&m->fonts);
+    xc_trap_hints_free(m);
 }
 
 unsigned xc_class_of(const struct xc_model *m, uint8_t byte0, uint8_t minor)

@@ -281,12 +281,13 @@ static const uint16_t rate_of[16] = { 43690, 26214, 18724, 14563, 11915, 10082, 
                                       6898,  6241,  5698,  5242,  4854,  4519,  4228, 3971 };
 
 /* One sample down the bit tree under the models' context hashes. v is coded (encoder)
- * or ignored and the decoded sample returned (decoder). */
-static unsigned code_sample(struct pix_io *io, unsigned set, const uint32_t *h, unsigned v)
+ * or ignored and the decoded sample returned (decoder). one_bit: the sample is 0 or 255,
+ * its first decision alone (a bitmap's: the other seven would be learnt in every context). */
+static unsigned code_sample(struct pix_io *io, unsigned set, const uint32_t *h, unsigned v, bool one_bit)
 {
     struct xc_pix *x = io->x;
     unsigned node = 1;
-    for (int b = 7; b >= 0; b--) {
+    for (int b = 7; b >= (one_bit ? 7 : 0); b--) {
         uint16_t *sl[CM_N];
         int st[CM_N + 1];
         int32_t *w = x->weight[set][node];
@@ -324,7 +325,7 @@ static unsigned code_sample(struct pix_io *io, unsigned set, const uint32_t *h, 
         }
         node = node << 1 | bit;
     }
-    return node & 0xff;
+    return one_bit ? (node & 1 ? 255 : 0) : node & 0xff;
 }
 
 /* Coverage quantised: none, some, more than half, full. */
@@ -338,7 +339,7 @@ static unsigned clamp255(int v) { return v < 0 ? 0 : v > 255 ? 255 : (unsigned)v
  * sample whose six nearest neighbours are all zero (glyph background) is first a single
  * adaptive bit, zero or not. */
 static void code_plane(struct pix_io *io, uint8_t *pl, uint32_t w, uint32_t h, unsigned set, unsigned phase,
-                       const uint8_t *comp)
+                       const uint8_t *comp, bool one_bit)
 {
     for (uint32_t y = 0; y < h; y++) {
         const uint8_t *row = pl + (size_t)y * w, *up = y ? row - w : NULL, *up2 = y > 1 ? up - w : NULL;
@@ -370,8 +371,8 @@ static void code_plane(struct pix_io *io, uint8_t *pl, uint32_t w, uint32_t h, u
                     ac_bit(io->enc, q, nz = *v != 0);
                 else
                     nz = ac_get(io->dec, q);
-                if (!nz) {
-                    *v = 0;
+                if (!nz || one_bit) {
+                    *v = nz ? 255 : 0;
                     continue;
                 }
             }
@@ -382,7 +383,7 @@ static void code_plane(struct pix_io *io, uint8_t *pl, uint32_t w, uint32_t h, u
                 hh[4] = hash_ctx(7, s, (unsigned)C, clamp255((int)N + C - CN));
                 hh[5] = hash_ctx(8, s, (unsigned)C >> 2, (W >> 2) << 8 | N >> 2);
             }
-            pl[(size_t)y * w + x] = (uint8_t)code_sample(io, set, hh, pl[(size_t)y * w + x]);
+            pl[(size_t)y * w + x] = (uint8_t)code_sample(io, set, hh, pl[(size_t)y * w + x], one_bit);
         }
     }
 }
@@ -410,7 +411,7 @@ static int code_rows(struct pix_io *io, uint8_t *px, uint32_t w, uint32_t h, uin
         return -ENOMEM;
     for (uint32_t y = 0; io->enc && y < h; y++)
         memcpy(pl + (size_t)y * w, px + (size_t)y * stride, w);
-    code_plane(io, pl, w, h, set, 1, NULL);
+    code_plane(io, pl, w, h, set, 1, NULL, false);
     for (uint32_t y = 0; y < h; y++) {
         uint8_t *row = px + (size_t)y * stride;
         memcpy(row, pl + (size_t)y * w, w);
@@ -442,9 +443,9 @@ static int code_subpixel(struct pix_io *io, uint8_t *px, uint32_t w, uint32_t h,
         ac_bit(io->enc, &io->x->amode, copy);
     else
         copy = ac_get(io->dec, &io->x->amode);
-    code_plane(io, pl, 3 * w, h, SET_SUB, 3, NULL);
+    code_plane(io, pl, 3 * w, h, SET_SUB, 3, NULL, false);
     if (!copy)
-        code_plane(io, alpha, w, h, SET_A, 1, NULL);
+        code_plane(io, alpha, w, h, SET_A, 1, NULL, false);
     for (size_t i = 0; i < n; i++) {
         uint8_t a = copy ? pl[3 * i + 1] : alpha[i];
         st32(px + 4 * i, (uint32_t)a << 24 | (uint32_t)pl[3 * i] << 16 | (uint32_t)pl[3 * i + 1] << 8 | pl[3 * i + 2], msb);
@@ -467,7 +468,7 @@ static int code_argb(struct pix_io *io, uint8_t *px, uint32_t w, uint32_t h, boo
             pl[c * n + i] = (uint8_t)(v >> shift[c]);
     }
     for (unsigned c = 0; c < 4; c++)
-        code_plane(io, pl + c * n, w, h, set[c], 1, c ? pl : NULL);
+        code_plane(io, pl + c * n, w, h, set[c], 1, c ? pl : NULL, false);
     for (size_t i = 0; i < n; i++) {
         uint32_t v = 0;
         for (unsigned c = 0; c < 4; c++)
@@ -526,28 +527,25 @@ static int code_glyphs(struct pix_io *io, uint8_t *body, uint32_t blen, uint32_t
 
 /* A bitmap (depth 1: icons, shape masks): each bit, least significant first (the usual
  * bitmap bit order), a sample of 0 or 255 in a plane of 8 * stride by h, padding bits
- * included, so that the plane's contexts see the shape's edges. The decoder refuses
- * other sample values: a bitmap has one code. */
-static int code_bits(struct pix_io *io, uint8_t *px, uint32_t h, uint32_t stride)
+ * included, so that the plane's contexts see the shape's edges; one decision a sample. */
+static int code_bits(struct pix_io *io, uint8_t *px, uint32_t h, uint32_t stride, const uint8_t *comp)
 {
     size_t w = 8 * (size_t)stride, n = w * h;
-    uint8_t *pl = malloc(n + 1);
+    uint8_t *pl = malloc(comp ? 2 * n + 1 : n + 1), *cp = comp ? pl + n : NULL;
     if (!pl)
         return -ENOMEM;
     for (size_t i = 0; io->enc && i < n; i++)
         pl[i] = (px[i >> 3] >> (i & 7) & 1) ? 255 : 0;
-    code_plane(io, pl, (uint32_t)w, h, SET_MASK, 1, NULL);
-    int rc = 0;
+    for (size_t i = 0; cp && i < n; i++)
+        cp[i] = (comp[i >> 3] >> (i & 7) & 1) ? 255 : 0;
+    code_plane(io, pl, (uint32_t)w, h, SET_MASK, 1, cp, true);
     if (!io->enc) {
         memset(px, 0, (size_t)stride * h);
-        for (size_t i = 0; i < n && rc == 0; i++) {
-            if (pl[i] != 0 && pl[i] != 255)
-                rc = -EBADMSG;
+        for (size_t i = 0; i < n; i++)
             px[i >> 3] |= (uint8_t)((pl[i] & 1) << (i & 7));
-        }
     }
     free(pl);
-    return rc;
+    return 0;
 }
 
 /* The kinds of image: an AddGlyphs body, a plane of 8-bit samples, 32-bit pixels, bits. */
@@ -558,7 +556,7 @@ static int code_any(struct pix_io *io, const struct xc_pix_image *im, uint8_t *p
     if (im->kind == XC_PIX_PLANE)
         return code_rows(io, p, im->w, im->h, im->stride, SET_MASK);
     if (im->kind == XC_PIX_BITS)
-        return code_bits(io, p, im->h, im->stride);
+        return code_bits(io, p, im->h, im->stride, im->comp);
     return code_argb(io, p, im->w, im->h, im->msb);
 }
 

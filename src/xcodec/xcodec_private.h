@@ -89,6 +89,8 @@ struct xc_model {
     struct xc_pix *pix;     /* pixel coder statistics, made on first use */
     struct xc_imgs *imgs;   /* recent PutImage bodies, made on first use */
     struct xc_fonttabs fonts; /* XC_SERVER */
+    struct xc_traps *traps;           /* XC_REQUESTS: recent Trapezoids bodies, made on first use */
+    struct xc_trap_hints *trap_hints; /* encoder only (trapmotion.c), made on first use */
 };
 
 /* What the header of a message implies, from its first bytes and its length. */
@@ -169,6 +171,7 @@ struct xc_pix_image {
     uint32_t w, h, stride; /* PLANE: stride bytes per row, w of them samples; ARGB: 4w;
                             * BITS: stride bytes per row, each of 8 one-bit samples */
     uint32_t n;            /* GLYPHS: the glyph count */
+    const uint8_t *comp;   /* BITS: an earlier bitmap of blen bytes whose samples are context, or NULL */
 };
 #define XC_PIX_MIN_DIV 1024     /* an AddGlyphs MODEL code is at least B / this */
 #define XC_PIX_MAX_BODY (1u << 20) /* nor is it used on larger bodies: its time per byte */
@@ -211,6 +214,42 @@ static inline bool xc_reply_is_fonttab(const struct xc_shape *s, const uint8_t *
 {
     return s->body && s->body->kind == XC_BM_REPLY && code[0] == XC_REPLY_FONTTAB;
 }
+
+/* 32-bit values: zigzag, as varints. */
+static inline uint64_t xc_zz32(uint32_t d) { return (uint32_t)(d << 1) ^ (0u - (d >> 31)); }
+static inline uint32_t xc_unzz32(uint32_t v) { return (v >> 1) ^ (0u - (v & 1)); }
+static inline unsigned xc_varint_len(uint64_t v)
+{
+    unsigned n = 1;
+    while (v >= 0x80)
+        v >>= 7, n++;
+    return n;
+}
+/* Whether the 32-bit value at byte at of a Trapezoids body is a y (fields 0, 1, 3, 5, 7
+ * and 9 of each trapezoid of 40 bytes) rather than an x. */
+static inline unsigned xc_trap_axis_y(uint32_t at)
+{
+    unsigned f = at % 40 / 4;
+    return f < 2 || f % 2 == 1;
+}
+
+/* Trapezoids sub-model 3 (trapmotion.c): each value against earlier trapezoids, of recent
+ * bodies or of this one. The encoder keeps its code in out (from mark) when shorter than
+ * what is there and at least min bytes; its guesses live in m->trap_hints. */
+#define XC_TRAPS_MOTION 3
+#define XC_TRAPS_KEPT 64          /* recent Trapezoids bodies kept */
+#define XC_TRAPS_MAX 1024         /* of 40 to this many bytes */
+struct xc_traps {
+    uint8_t *p[XC_TRAPS_KEPT];    /* each as long as its body (a clock's tick: 120 bytes) */
+    uint32_t len[XC_TRAPS_KEPT];
+    unsigned head, n;             /* the newest entry's index; entries held */
+};
+int xc_traps_motion_encode(struct xc_model *m, const uint8_t *body, uint32_t blen, bool msb, struct buf *out,
+                           size_t mark, uint32_t min);
+int xc_traps_motion_decode(const struct xc_model *m, uint8_t *dst, uint32_t blen, bool msb, struct rd *r);
+/* Keeps a Trapezoids body coded MODEL as the newest recent one. 0 or -ENOMEM. */
+int xc_traps_keep(struct xc_model *m, const uint8_t *body, uint32_t blen);
+void xc_trap_hints_free(struct xc_model *m); /* and the recent bodies */
 
 /* The CJK Unified Ideographs (U+4E00-U+9FFF) of JIS X 0208, GB 2312 and KS X 1001, as
  * bits (cjk_sets.c, generated): what a CJK font table's present glyphs are coded against. */

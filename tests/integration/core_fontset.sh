@@ -26,6 +26,8 @@ waits=$(font_list_waits "$p_app_log")
 check "That the client waited on the link for at most 2 font list answers ($waits)" test "$waits" -le 2
 told=$(sed -n 's/.*font set: told the app side \([0-9]*\) answers.*/\1/p' "$p_disp_log" | tail -1)
 check "That the display side told the app side the answers ahead (${told:-none})" test "${told:-0}" -ge 20
+facts=$(awk '/font set: told the app side/ { on = 1; next } on && /link write/ { print; exit }' "$p_disp_log" | grep -o 'FACT:0:' | wc -l)
+check "That the answers crossed together, in one link write ($facts facts)" test "$facts" -ge "${told:-1}"
 LC_ALL=C xl_on p "$XL_BIN/xfontset" >"$XL_TMP/p-c.out" 2>&1
 check "That the same pattern in LANG=C gives what it gives directly" cmp -s "$XL_TMP/direct-c.out" "$XL_TMP/p-c.out"
 xl_stop_pair p

@@ -3,6 +3,7 @@
  * and truncated streams are refused cleanly; random messages round-trip too. */
 #include <errno.h>
 #include <iconv.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -754,6 +755,49 @@ static void composite_glyphs(struct msgs *m, bool msb, unsigned k, const uint8_t
     free(t);
 }
 
+/* Whether value i of a Trapezoids body (32-bit values, 10 a trapezoid) is a y. */
+static bool trap_is_y(size_t i) { return i % 10 < 2 || i % 10 % 2 == 1; }
+
+/* An ellipse (centre cx, cy; radii a, b) cut in n slices of equal angle, as trapezoids of
+ * 16.16 values, as xeyes draws its eyes; skewed by x += skew * (y - cy). */
+static void ellipse_traps(int32_t *v, int n, double cx, double cy, double a, double b, double skew)
+{
+    for (int i = 0; i < n; i++) {
+        double t0 = 3.141592653589793 * i / n, t1 = 3.141592653589793 * (i + 1) / n;
+        double y0 = cy - b * cos(t0), y1 = cy - b * cos(t1);
+        double l0 = cx - a * sin(t0), l1 = cx - a * sin(t1), r0 = cx + a * sin(t0), r1 = cx + a * sin(t1);
+        double s0 = skew * (y0 - cy), s1 = skew * (y1 - cy);
+        double t[10] = { y0, y1, l0 + s0, y0, l1 + s1, y1, r0 + s0, y0, r1 + s1, y1 };
+        for (int j = 0; j < 10; j++)
+            v[10 * i + j] = (int32_t)lround(t[j] * 65536);
+    }
+}
+
+/* w: the n trapezoids of v mirrored in x (how 1, about x = 200: left and right edges swap)
+ * or in y (2, about y = 100: the trapezoids in reverse order, each upside down). */
+static void mirror_traps(int32_t *w, const int32_t *v, int n, int how)
+{
+    static const int fx[10] = { 0, 1, 6, 7, 8, 9, 2, 3, 4, 5 }, fy[10] = { 1, 0, 4, 5, 2, 3, 8, 9, 6, 7 };
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < 10; j++) {
+            int src = how == 1 ? 10 * i + fx[j] : 10 * (n - 1 - i) + fy[j];
+            bool flip = how == 1 ? !trap_is_y((size_t)j) : trap_is_y((size_t)j);
+            w[10 * i + j] = flip ? (how == 1 ? 400 : 200) * 65536 - v[src] : v[src];
+        }
+}
+
+/* A Trapezoids request (RENDER's opcode taken as 138) of n values. */
+static void traps_req(struct msgs *m, bool msb, const int32_t *v, size_t n)
+{
+    uint8_t *t = calloc(1, 20 + 4 * n);
+    t[0] = 3;
+    st32(t + 4, 0x20000e, msb); st32(t + 8, 0x20000d, msb); st32(t + 12, 0x24, msb);
+    for (size_t i = 0; i < n; i++)
+        st32(t + 20 + 4 * i, (uint32_t)v[i], msb);
+    req(m, msb, 138, 10, 24 + 4 * n, t);
+    free(t);
+}
+
 /* Encodes m's messages with e into enc, then checks that a fresh decoder gives them back. */
 static bool encode_decode(struct xenc *e, const struct msgs *m, size_t *size)
 {
@@ -972,7 +1016,8 @@ int main(void)
         size_t size, size1;
         for (size_t chunk = 0; chunk < 4; chunk++)
             CHECK(round_trip(XC_REQUESTS, false, &m, chunk, chunk ? NULL : &size));
-        /* the first eye alone: sub-model 2, mirrored right edges (tag 254) */
+        /* the first eye alone: sub-model 3, its slices turned from the two before (sources
+         * 64 and 65, as they are) */
         struct msgs one = { 0 };
         add(&one, buf_head(&m.all), m.off[1]);
         struct xenc *e;
@@ -980,14 +1025,25 @@ int main(void)
         xenc_new(&e, XC_REQUESTS, false);
         CHECK_EQ(xenc_message(e, buf_head(&one.all), one.all.len, &enc), 0);
         size1 = enc.len;
+        const uint8_t *sub3 = memmem(buf_head(&enc), enc.len, "\x03\x40\x41", 3);
+        CHECK(sub3 && (sub3[3] & ~4) == 0);
+        xenc_free(e);
+        buf_free(&enc); buf_free(&one.all);
+        /* its first two slices alone: sub-model 2, the right edges mirrored (tag 254) */
+        uint8_t two[24 + 80];
+        memcpy(two, buf_head(&m.all), sizeof two);
+        st16(two + 2, sizeof two / 4, false);
+        xenc_new(&e, XC_REQUESTS, false);
+        CHECK_EQ(xenc_message(e, two, sizeof two, &enc), 0);
         size_t mirrors = 0;
         for (size_t k = 0; k < enc.len; k++)
             mirrors += buf_head(&enc)[k] == 254;
-        CHECK(mirrors >= 8);
+        CHECK(mirrors >= 2);
         xenc_free(e);
-        buf_free(&enc); buf_free(&one.all);
+        buf_free(&enc);
         printf("  4 Trapezoids of xeyes (%zu bytes): %zu bytes, the first eye %zu\n", m.all.len, size, size1);
-        CHECK(size < m.all.len * 45 / 100);
+        CHECK(size < m.all.len * 35 / 100); /* sub-model 2 alone: 627 */
+        CHECK(size1 < 240);
         struct msgs b = { 0 }; /* the other byte order */
         for (int i = 0; i < m.n; i++) {
             uint8_t *p = (uint8_t *)buf_head(&m.all) + m.off[i];
@@ -1001,6 +1057,134 @@ int main(void)
         CHECK(round_trip(XC_REQUESTS, true, &b, 3, NULL));
         buf_free(&b.all);
         buf_free(&m.all);
+    }
+    TEST("That trapezoids moved, mirrored or turned from recent bodies round-trip as such (sub-model 3)") {
+        for (int msb = 0; msb < 2; msb++) {
+            struct msgs m = { 0 };
+            int32_t v[10 * 12];
+            ellipse_traps(v, 8, 60.0, 50.0, 30.0, 40.0, 0.4);
+            traps_req(&m, msb, v, 80);
+            for (size_t i = 0; i < 80; i++) /* moved by (37.25, -3.5): exactly */
+                v[i] += (int32_t)(trap_is_y(i) ? -3.5 * 65536 : 37.25 * 65536);
+            traps_req(&m, msb, v, 80);
+            int32_t w[80];
+            ellipse_traps(v, 8, 60.0, 50.0, 30.0, 40.0, 0.4);
+            mirror_traps(w, v, 8, 1); /* in x about 200 */
+            traps_req(&m, msb, w, 80);
+            mirror_traps(w, v, 8, 2); /* in y about 100 */
+            traps_req(&m, msb, w, 80);
+            for (int k = 0; k < 12; k++) { /* a shape of 3 trapezoids turned 6 degrees at a time */
+                for (size_t j = 0; j < 30; j++)
+                    v[j] = (int32_t)lround(65536 * ((trap_is_y(j) ? 90.0 : 80.0) + (40.0 + (double)(j % 7)) *
+                                                    cos(k * 0.10471975511965977 + (double)j)));
+                traps_req(&m, msb, v, 30);
+            }
+            size_t size;
+            for (size_t chunk = 0; chunk < 8; chunk += 7)
+                CHECK(round_trip(XC_REQUESTS, msb, &m, chunk, &size));
+            /* the code: moved (source 0, no r2, as it is), mirrored in x and in y, turned (the
+             * sources and refl bytes after the sub-model byte) */
+            struct xenc *e;
+            struct buf enc = { 0 }, one = { 0 }, four = { 0 };
+            xenc_new(&e, XC_REQUESTS, msb);
+            for (int i = 0; i < m.n; i++) {
+                CHECK_EQ(xenc_message(e, buf_head(&m.all) + m.off[i], m.off[i + 1] - m.off[i], &enc), 0);
+                if (i == 0)
+                    buf_append(&one, buf_head(&enc), enc.len);
+                if (i == 3)
+                    buf_append(&four, buf_head(&enc), enc.len);
+            }
+            int seen[4] = { 0 };
+            for (size_t k = 0; k + 4 <= enc.len; k++) {
+                const uint8_t *c = buf_head(&enc) + k;
+                if (c[0] == 3 && c[1] < 64 && c[2] == 0xff && (c[3] & ~7) == 0 && (c[3] & 3) < 3)
+                    seen[c[3] & 3]++; /* refl, and flag 4: repeats exact */
+                if (c[0] == 3 && c[1] < 5 && c[2] == 2 * c[1] + 1 && (c[3] & ~4) == 0)
+                    seen[3]++;
+            }
+            CHECK(seen[0] >= 1 && seen[1] >= 1 && seen[2] >= 1 && seen[3] >= 6);
+            size_t z1 = zstd_size(&one), z4 = zstd_size(&four);
+            printf("  a skewed ellipse of 8 trapezoids, moved, mirrored twice, 12 turned shapes (%s, %zu bytes): "
+                   "%zu bytes; after zstd the ellipse %zu, with its copies %zu\n", msb ? "MSB" : "LSB", m.all.len,
+                   size, z1, z4);
+            CHECK(z4 < 2 * z1); /* the three copies cost less than the ellipse */
+            xenc_free(e);
+            buf_free(&enc); buf_free(&one); buf_free(&four);
+            buf_free(&m.all);
+        }
+    }
+    TEST("That corrupt or cut trapezoids of sub-model 3 are refused or awaited") {
+        /* One trapezoid, no reference, all head words zero: sources this body 1 back (not
+         * there: every value from its base field, 0) and none, K and c 0, ten residuals 0. */
+        uint8_t rec[] = { 138, 0x07, 10, 16, 0, 0, 2, 3, 64, 255, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+        struct xdec *d;
+        struct buf out = { 0 };
+        xdec_new(&d, XC_REQUESTS, false);
+        CHECK_EQ(xdec_feed(d, rec, sizeof rec, &out), (long)sizeof rec);
+        CHECK_EQ(out.len, 64);
+        /* then moved from it, recent body 0: residual 5 on value 0 (zz 10) */
+        uint8_t moved[sizeof rec];
+        memcpy(moved, rec, sizeof rec);
+        moved[8] = 0, moved[15] = 10;
+        CHECK_EQ(xdec_feed(d, moved, sizeof moved, &out), (long)sizeof moved);
+        CHECK_EQ(out.len, 128);
+        CHECK_EQ(ld32(buf_head(&out) + 64 + 24, false), 5);
+        moved[8] = 1; /* recent body 1 is the first: the second decoded as MODEL too */
+        CHECK_EQ(xdec_feed(d, moved, sizeof moved, &out), (long)sizeof moved);
+        /* repeats exact (flag 4): the values the sources repeat have no residual. Recent body
+         * 1 is ten 5s (the first record's zeros repeated the first value): values 1-9 repeat
+         * value 0, one residual (K 0: 7) */
+        uint8_t exact[] = { 138, 0x07, 10, 16, 0, 0, 2, 3, 1, 255, 4, 0, 0, 0, 0, 14 };
+        CHECK_EQ(xdec_feed(d, exact, sizeof exact, &out), (long)sizeof exact);
+        CHECK_EQ(out.len, 256);
+        CHECK_EQ(ld32(buf_head(&out) + 192 + 24, false), 7);
+        CHECK_EQ(ld32(buf_head(&out) + 192 + 24 + 36, false), 7);
+        moved[8] = 4; /* no such recent body yet */
+        CHECK_EQ(xdec_feed(d, moved, sizeof moved, &out), -EBADMSG);
+        xdec_free(d);
+        for (size_t cut = 0; cut < sizeof rec; cut++) { /* cut short: waits, changes nothing */
+            xdec_new(&d, XC_REQUESTS, false);
+            buf_clear(&out);
+            CHECK_EQ(xdec_feed(d, rec, cut, &out), 0);
+            CHECK_EQ(out.len, 0);
+            xdec_free(d);
+        }
+        struct { size_t at; uint8_t v; } bad[] = {
+            { 7, 4 },    /* no such sub-model */
+            { 8, 255 },  /* r1 none */
+            { 8, 0 },    /* recent body 0 of none */
+            { 8, 72 },   /* neither a recent body nor this one */
+            { 9, 72 },
+            { 10, 3 },   /* no such reflection */
+            { 10, 1 },   /* a reflection of this body */
+            { 10, 8 },   /* an unknown flag */
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+            uint8_t c[sizeof rec];
+            memcpy(c, rec, sizeof rec);
+            c[bad[i].at] = bad[i].v;
+            xdec_new(&d, XC_REQUESTS, false);
+            buf_clear(&out);
+            CHECK_EQ(xdec_feed(d, c, sizeof c, &out), -EBADMSG);
+            CHECK_EQ(out.len, 0);
+            xdec_free(d);
+        }
+        /* A recent body of another length; a K and a residual beyond 32 bits. */
+        uint8_t longer[] = { 138, 0x07, 10, 26, 0, 0, 2, 3, 0, 255, 0, 0, 0, 0, 0 };
+        xdec_new(&d, XC_REQUESTS, false);
+        buf_clear(&out);
+        CHECK_EQ(xdec_feed(d, rec, sizeof rec, &out), (long)sizeof rec);
+        CHECK_EQ(xdec_feed(d, longer, sizeof longer, &out), -EBADMSG);
+        xdec_free(d);
+        uint8_t wide_k[] = { 138, 0x07, 10, 16, 0, 0, 2, 3, 64, 255, 0, 0xff, 0xff, 0xff, 0xff, 0x7f };
+        xdec_new(&d, XC_REQUESTS, false);
+        CHECK_EQ(xdec_feed(d, wide_k, sizeof wide_k, &out), -EBADMSG);
+        xdec_free(d);
+        uint8_t wide_r[] = { 138, 0x07, 10, 16, 0, 0, 2, 3, 64, 255, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x7f };
+        xdec_new(&d, XC_REQUESTS, false);
+        CHECK_EQ(xdec_feed(d, wide_r, sizeof wide_r, &out), -EBADMSG);
+        xdec_free(d);
+        buf_free(&out);
     }
     TEST("That corrupt or cut trapezoid tables are refused or awaited") {
         /* Trapezoids of one trapezoid, no reference, all head words zero: a table code of
