@@ -162,7 +162,7 @@ static uint8_t refs_grant(const struct session *s)
 {
     const struct xc_budget *b = &s->refs_budget;
     size_t left = b->cap > b->used ? b->cap - b->used : 0;
-    size_t units = left / 2 / 8 / XC_STORE_UNIT;
+    size_t units = left / 2 / 8 / XC_STORE_UNIT; /* a unit needs 1 MiB left: its trapezoids fit too */
     return (uint8_t)(units < FRAME_OPEN_REFS_MAX ? units : FRAME_OPEN_REFS_MAX);
 }
 
@@ -175,9 +175,10 @@ static int channel_codecs(struct channel *ch, enum xc_dir dir, bool msb, uint8_t
     if (xenc_new(&ch->enc, dir, msb) < 0 || xdec_new(&ch->dec, other, msb) < 0)
         return -ENOMEM;
     xenc_set_budget(ch->enc, &ch->s->xc_budget);
-    ch->refs_held = (size_t)refs * XC_STORE_UNIT;
-    xenc_set_store(ch->enc, ch->refs_held);
-    xdec_set_store(ch->dec, ch->refs_held);
+    size_t store = (size_t)refs * XC_STORE_UNIT;
+    xenc_set_store(ch->enc, store);
+    xdec_set_store(ch->dec, store);
+    ch->refs_held = store ? store + XC_STORE_TRAPS : 0;
     ch->s->refs_budget.used += 2 * ch->refs_held;
     return 0;
 }

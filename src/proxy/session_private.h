@@ -55,7 +55,8 @@ struct channel {
     struct watch w;
     struct xstream xs;
     enum channel_phase phase;
-    size_t refs_held;             /* the reference store of each of its coders (OPEN's refs) */
+    size_t refs_held;             /* memory of each of its coders' store (OPEN's refs) and the
+                                   * recent trapezoids that come with one */
     struct buf from_x, to_x, from_link, to_link;
     uint64_t send_credit;         /* DATA bytes we may still send */
     uint64_t link_received;       /* DATA bytes received */

@@ -163,7 +163,8 @@ int xc_traps_motion_decode(const struct xc_model *m, uint8_t *dst, uint32_t blen
 
 int xc_traps_keep(struct xc_model *m, const uint8_t *body, uint32_t blen)
 {
-    if (blen < TRAP || blen > XC_TRAPS_MAX)
+    /* A channel granted no store keeps none (both ends know its store). */
+    if (blen < TRAP || blen > XC_TRAPS_MAX || !m->store_cap)
         return 0;
     if (!m->traps && !(m->traps = calloc(1, sizeof *m->traps)))
         return -ENOMEM;

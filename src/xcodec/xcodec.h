@@ -38,6 +38,8 @@ size_t xc_heavy_max(enum xc_dir dir);
  * since both ends must evict the same. Set before the first message. */
 #define XC_STORE_UNIT (64u << 10)
 #define XC_STORE_MAX (64u * XC_STORE_UNIT)
+/* A channel direction with a store (not 0) also keeps its recent Trapezoids, at most this. */
+#define XC_STORE_TRAPS (64u << 10)
 
 /* msb: the connection's byte order ('B'). 0 or -ENOMEM. */
 int xenc_new(struct xenc **out, enum xc_dir dir, bool msb);

@@ -239,6 +239,7 @@ static inline unsigned xc_trap_axis_y(uint32_t at)
 #define XC_TRAPS_MOTION 3
 #define XC_TRAPS_KEPT 64          /* recent Trapezoids bodies kept */
 #define XC_TRAPS_MAX 1024         /* of 40 to this many bytes */
+_Static_assert(XC_TRAPS_KEPT * XC_TRAPS_MAX <= XC_STORE_TRAPS, "recent trapezoids beyond what a store counts");
 struct xc_traps {
     uint8_t *p[XC_TRAPS_KEPT];    /* each as long as its body (a clock's tick: 120 bytes) */
     uint32_t len[XC_TRAPS_KEPT];
