@@ -279,15 +279,20 @@ static bool repeats_exact(const uint8_t *body, uint32_t blen, bool msb, const ui
     return true;
 }
 
-/* The guessed cost of mo's code in bits; params_old: its K and c were sent last time. */
+/* The guessed cost of mo's code in bits; params_old: its K and c were sent last time.
+ * *all_zero: whether every residual is 0. */
 static unsigned cost_bits(const struct motion *mo, const uint8_t *body, uint32_t blen, bool msb, const uint32_t *rep,
-                          bool params_old)
+                          bool params_old, bool *all_zero)
 {
     unsigned bits = params_old ? 16 : 8 * param_bytes(mo);
     bool exact = repeats_exact(body, blen, msb, rep);
+    *all_zero = true;
     for (uint32_t at = 0; at + 4 <= blen; at += 4)
-        if (!(exact && rep[at / 4] >= 4))
-            bits += residual_bits(xc_zz32(ld32(body + at, msb) - predict(mo, body, at, msb, rep[at / 4])));
+        if (!(exact && rep[at / 4] >= 4)) {
+            uint64_t z = xc_zz32(ld32(body + at, msb) - predict(mo, body, at, msb, rep[at / 4]));
+            bits += residual_bits(z);
+            *all_zero = *all_zero && z == 0;
+        }
     return bits;
 }
 
@@ -295,6 +300,7 @@ struct best {
     unsigned bits, kind;
     uint8_t srcs[2];
     bool fitted; /* by this body's sums alone */
+    bool perfect; /* every value predicted exactly */
     struct motion mo;
     struct sums s;
 };
@@ -378,9 +384,10 @@ static void try_sources(struct xc_trap_hints *th, unsigned kind, uint8_t s1, uin
             if (!solve(&acc, false, &mo))
                 continue;
         }
-        unsigned bits = cost_bits(&mo, body, blen, msb, rep, how == 0);
+        bool zero;
+        unsigned bits = cost_bits(&mo, body, blen, msb, rep, how == 0, &zero);
         if (bits < b->bits)
-            *b = (struct best){ bits, kind, { s1, s2 }, how == 1, mo, s };
+            *b = (struct best){ bits, kind, { s1, s2 }, how == 1, zero, mo, s };
     }
 }
 
@@ -424,9 +431,8 @@ static void search(const struct xc_model *m, struct xc_trap_hints *th, const uin
     /* A candidate predicting every value exactly cannot be beaten by much: the search,
      * which on gtk3's many rounded corners (the same shape moved) cost a sixth of the app
      * side's CPU, ends there. */
-    const unsigned exact = 8 * 23 + blen / 4;
     unsigned same = 0;
-    for (unsigned i = 0; m->traps && i < m->traps->n && same < MIRROR_TRIES && b->bits > exact; i++) {
+    for (unsigned i = 0; m->traps && i < m->traps->n && same < MIRROR_TRIES && !b->perfect; i++) {
         struct motion mo = { .k = { one, one } };
         if (src_of(m, i, blen, body, &mo.r1) < 0)
             continue;
@@ -438,12 +444,12 @@ static void search(const struct xc_model *m, struct xc_trap_hints *th, const uin
         mo.refl = REFL_Y, mo.k[0] = one, mo.k[1] = minus;
         try_sources(th, KIND_MIRROR_Y, (uint8_t)i, SRC_NONE, &mo, body, blen, msb, rep, b);
     }
-    for (unsigned d = 1; d <= 5 && b->bits > exact; d++) {
+    for (unsigned d = 1; d <= 5 && !b->perfect; d++) {
         struct motion mo = { .k = { one, one } };
         if (src_of(m, d - 1, blen, body, &mo.r1) == 0 && src_of(m, 2 * d - 1, blen, body, &mo.r2) == 0)
             try_sources(th, KIND_TURNED + d - 1, (uint8_t)(d - 1), (uint8_t)(2 * d - 1), &mo, body, blen, msb, rep, b);
     }
-    if (blen >= 3 * TRAP && b->bits > exact) {
+    if (blen >= 3 * TRAP && !b->perfect) {
         struct motion mo = { .k = { one, one } };
         src_of(m, SRC_THIS, blen, body, &mo.r1);
         src_of(m, SRC_THIS + 1, blen, body, &mo.r2);

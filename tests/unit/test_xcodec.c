@@ -1102,7 +1102,9 @@ int main(void)
                 if (c[0] == 3 && c[1] < 5 && c[2] == 2 * c[1] + 1 && (c[3] & ~4) == 0)
                     seen[3]++;
             }
-            CHECK(seen[0] >= 1 && seen[1] >= 1 && seen[2] >= 1 && seen[3] >= 6);
+            /* An ellipse turned half a turn is itself: its mirror in y is its mirror in x
+             * moved, and the search takes the first candidate that predicts every value. */
+            CHECK(seen[0] >= 1 && seen[1] >= 1 && seen[0] + seen[2] >= 2 && seen[3] >= 6);
             size_t z1 = zstd_size(&one), z4 = zstd_size(&four);
             printf("  a skewed ellipse of 8 trapezoids, moved, mirrored twice, 12 turned shapes (%s, %zu bytes): "
                    "%zu bytes; after zstd the ellipse %zu, with its copies %zu\n", msb ? "MSB" : "LSB", m.all.len,
