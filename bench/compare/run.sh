@@ -10,10 +10,11 @@ HERE=bench/compare
 BIN=build/compare
 OUT=$HERE
 prev=
+GIVEN=
 for a in "$@"; do
     [ "$a" = "--quick" ] && OUT=$BIN/quick
-    [ "$prev" = "--out" ] && OUT=$a
-    case $a in --out=*) OUT=${a#--out=} ;; esac
+    [ "$prev" = "--out" ] && OUT=$a GIVEN=1
+    case $a in --out=*) OUT=${a#--out=} GIVEN=1 ;; esac
     prev=$a
 done
 mkdir -p "$BIN" "$OUT"
@@ -27,7 +28,8 @@ for h in zrelay pen mapwait; do
     fi
 done
 status=0
-python3 "$HERE/compare.py" "$@" --out "$OUT" || status=$?
+if [ -n "$GIVEN" ]; then set -- "$@"; else set -- "$@" --out "$OUT"; fi
+python3 "$HERE/compare.py" "$@" || status=$?
 [ -s "$OUT/results.json" ] || exit $status
 python3 "$HERE/report.py" --in "$OUT/results.json" --md "$OUT/results.md" --html "$OUT/report.html"
 exit $status
