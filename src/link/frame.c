@@ -149,13 +149,10 @@ int frame_fact_window_encode(struct buf *out, uint32_t channel, const struct fra
 int frame_open_encode(struct buf *out, uint32_t channel, const struct frame_open *o)
 {
     uint8_t p[FRAME_OPEN_SIZE + 4] = { o->msb };
+    struct buf b = { .data = p, .cap = sizeof p, .len = 5 }; /* at most 5 + 5 + 1 bytes: never grows */
     st16(p + 1, o->major, false);
     st16(p + 3, o->minor, false);
-    size_t n = 5;
-    uint32_t v = o->spare;
-    do
-        p[n++] = (uint8_t)((v & 0x7f) | (v >> 7 ? 0x80 : 0));
-    while (v >>= 7);
-    p[n++] = o->refs;
-    return frame_encode(out, FRAME_OPEN, channel, p, n);
+    buf_put_varint(&b, o->spare);
+    buf_append(&b, &o->refs, 1);
+    return frame_encode(out, FRAME_OPEN, channel, p, b.len);
 }

@@ -83,6 +83,13 @@ int main(void)
         uint8_t extra[] = { 0, 11, 0, 0, 0, 5, 9, 1 };
         struct frame g = { FRAME_OPEN, 5, extra, sizeof extra };
         CHECK_EQ(frame_open_parse(&g, &back), -EBADMSG);
+        buf_clear(&b);
+        o.spare = UINT32_MAX; /* the longest payload */
+        frame_open_encode(&b, 5, &o);
+        CHECK(frame_decode(buf_head(&b), b.len, &f) > 0);
+        CHECK_EQ(frame_open_parse(&f, &back), 0);
+        CHECK(back.spare == UINT32_MAX && back.refs == FRAME_OPEN_REFS_MAX);
+        buf_free(&b);
         uint8_t big[] = { 0, 11, 0, 0, 0, 0, FRAME_OPEN_REFS_MAX + 1 };
         struct frame h = { FRAME_OPEN, 5, big, sizeof big };
         CHECK_EQ(frame_open_parse(&h, &back), -EBADMSG);
