@@ -447,6 +447,21 @@ static void add_glyphs(struct msgs *m, bool msb, uint32_t first, uint32_t n, uin
     free(p);
 }
 
+/* Trapezoids requests of m (LSB) again in MSB order into b: the length swapped (bytes 4-7
+ * are the opcode and padding), then every 32-bit value (ids, then FIXED values; src x, y:
+ * any bytes do). m's bytes are changed. */
+static void traps_to_msb(struct msgs *m, struct msgs *b)
+{
+    for (int i = 0; i < m->n; i++) {
+        uint8_t *p = (uint8_t *)buf_head(&m->all) + m->off[i];
+        size_t len = m->off[i + 1] - m->off[i];
+        uint8_t t = p[2]; p[2] = p[3]; p[3] = t;
+        for (size_t k = 8; k + 4 <= len; k += 4)
+            st32(p + k, ld32(p + k, false), true);
+        add(b, p, len);
+    }
+}
+
 /* A request stream cut anywhere short: the decoder waits for the rest and gives nothing. */
 static void cut_short_waits(const uint8_t *rec, size_t n)
 {
@@ -1011,14 +1026,7 @@ int main(void)
         CHECK(size <= 180); /* field deltas took 265: each vertex value is sent once a request */
         /* The same in the other byte order (the model takes values in the request's order). */
         struct msgs b = { 0 };
-        for (int i = 0; i < m.n; i++) {
-            uint8_t *p = (uint8_t *)buf_head(&m.all) + m.off[i];
-            size_t len = m.off[i + 1] - m.off[i];
-            uint8_t t = p[2]; p[2] = p[3]; p[3] = t;  /* the length; bytes 4-7 op and padding */
-            for (size_t k = 8; k + 4 <= len; k += 4) /* ids, then FIXED values (srcx/y: any bytes do) */
-                st32(p + k, ld32(p + k, false), true);
-            add(&b, p, len);
-        }
+        traps_to_msb(&m, &b);
         CHECK(round_trip(XC_REQUESTS, true, &b, 0, NULL));
         CHECK(round_trip(XC_REQUESTS, true, &b, 5, NULL));
         buf_free(&b.all);
@@ -1060,14 +1068,7 @@ int main(void)
         CHECK(size < m.all.len * 35 / 100); /* sub-model 2 alone: 627 */
         CHECK(size1 < 240);
         struct msgs b = { 0 }; /* the other byte order */
-        for (int i = 0; i < m.n; i++) {
-            uint8_t *p = (uint8_t *)buf_head(&m.all) + m.off[i];
-            size_t len = m.off[i + 1] - m.off[i];
-            uint8_t t = p[2]; p[2] = p[3]; p[3] = t;
-            for (size_t k = 8; k + 4 <= len; k += 4)
-                st32(p + k, ld32(p + k, false), true);
-            add(&b, p, len);
-        }
+        traps_to_msb(&m, &b);
         CHECK(round_trip(XC_REQUESTS, true, &b, 0, NULL));
         CHECK(round_trip(XC_REQUESTS, true, &b, 3, NULL));
         buf_free(&b.all);
