@@ -242,8 +242,9 @@ static int app_accept_setup(struct channel *ch)
         buf_clear(&ch->from_x);
         return -EACCES;
     }
-    struct frame_open o = { .msb = rq.msb, .major = rq.major, .minor = rq.minor };
-    if (s->xcodec && channel_codecs(ch, XC_REQUESTS, rq.msb, o.refs = refs_grant(s)) < 0) {
+    struct frame_open o = { .msb = rq.msb, .major = rq.major, .minor = rq.minor,
+                            .refs = s->xcodec ? refs_grant(s) : 0 };
+    if (s->xcodec && channel_codecs(ch, XC_REQUESTS, rq.msb, o.refs) < 0) {
         channel_drop(ch, "out of memory");
         return -ENOMEM;
     }
