@@ -305,20 +305,19 @@ static int prime_frame(struct codec *c, enum codec_dir d)
  * from the dictionary's start, so both ends pick the same. */
 static int keep_cache_text(struct half *h, const uint8_t *p, size_t n)
 {
-    size_t blocks = n / CACHE_TEXT_BLOCK, first = blocks, kept = 0;
-    while (first > 0 && kept < CACHE_TEXT_MAX / CACHE_TEXT_BLOCK)
-        if (tc_suits(p + --first * CACHE_TEXT_BLOCK, CACHE_TEXT_BLOCK))
-            kept++;
+    size_t found[CACHE_TEXT_MAX / CACHE_TEXT_BLOCK], kept = 0; /* newest first */
+    for (size_t b = n / CACHE_TEXT_BLOCK; b > 0 && kept < CACHE_TEXT_MAX / CACHE_TEXT_BLOCK; b--)
+        if (tc_suits(p + (b - 1) * CACHE_TEXT_BLOCK, CACHE_TEXT_BLOCK))
+            found[kept++] = b - 1;
     if (!kept)
         return 0;
     h->cache_text = malloc(kept * CACHE_TEXT_BLOCK);
     if (!h->cache_text)
         return -ENOMEM;
-    for (size_t b = first; b < blocks; b++)
-        if (tc_suits(p + b * CACHE_TEXT_BLOCK, CACHE_TEXT_BLOCK)) {
-            memcpy(h->cache_text + h->cache_text_len, p + b * CACHE_TEXT_BLOCK, CACHE_TEXT_BLOCK);
-            h->cache_text_len += CACHE_TEXT_BLOCK;
-        }
+    for (size_t i = kept; i-- > 0;) { /* in order */
+        memcpy(h->cache_text + h->cache_text_len, p + found[i] * CACHE_TEXT_BLOCK, CACHE_TEXT_BLOCK);
+        h->cache_text_len += CACHE_TEXT_BLOCK;
+    }
     return 0;
 }
 
