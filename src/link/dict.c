@@ -38,7 +38,7 @@ int dict_parse(const uint8_t *file, size_t n, struct dict_view *v)
     uint32_t version, len;
     uint8_t dir;
     if (rd_bytes(&r, &magic, sizeof file_magic) || memcmp(magic, file_magic, sizeof file_magic) ||
-        rd_u32(&r, &version) || version != DICT_FILE_VERSION || rd_u8(&r, &dir) || dir > DICT_DOWN ||
+        rd_u32(&r, &version) || version != DICT_FILE_VERSION || rd_u8(&r, &dir) || dir >= DICT_KINDS ||
         rd_bytes(&r, &pad, 3) || rd_u32(&r, &len) || len == 0 || len > DICT_MAX_BYTES ||
         rd_bytes(&r, &hash, DICT_HASH_SIZE) || rd_left(&r) != len)
         return -EBADMSG;
@@ -61,7 +61,7 @@ int dict_offer_parse(const uint8_t *p, size_t n, struct dict_offer *o)
     o->n = count;
     for (size_t i = 0; i < count; i++) {
         const uint8_t *h;
-        if (rd_u8(&r, &o->e[i].dir) || o->e[i].dir > DICT_DOWN || rd_bytes(&r, &h, DICT_HASH_SIZE))
+        if (rd_u8(&r, &o->e[i].dir) || o->e[i].dir >= DICT_KINDS || rd_bytes(&r, &h, DICT_HASH_SIZE))
             return -EBADMSG;
         memcpy(o->e[i].hash, h, DICT_HASH_SIZE);
     }
@@ -240,7 +240,7 @@ int dict_store_open(struct dict_store *st, const char *dir)
     if (rc < 0)
         return rc;
     struct listed *v;
-    size_t n, per_dir[2] = { 0, 0 };
+    size_t n, per_dir[DICT_KINDS] = { 0 };
     if ((rc = list_files(dir, FILE_SUFFIX, &v, &n)) < 0)
         return rc;
     for (size_t i = 0; i < n && st->offer.n < DICT_OFFER_MAX; i++) {
@@ -296,7 +296,7 @@ int dict_store_load(const struct dict_store *st, size_t i, uint8_t **p, size_t *
 
 int dict_store_save(const struct dict_store *st, uint8_t dir, const uint8_t *p, size_t n)
 {
-    if (n == 0 || n > DICT_MAX_BYTES || dir > DICT_DOWN)
+    if (n == 0 || n > DICT_MAX_BYTES || dir >= DICT_KINDS)
         return -EINVAL;
     uint8_t hdr[DICT_HEADER_SIZE] = { 0 }, hash[DICT_HASH_SIZE];
     dict_hash(dir, p, n, hash);
@@ -309,7 +309,8 @@ int dict_store_save(const struct dict_store *st, uint8_t dir, const uint8_t *p, 
 
     char hex[2 * DICT_HASH_SIZE + 1], name[160];
     sodium_bin2hex(hex, sizeof hex, hash, DICT_HASH_SIZE);
-    snprintf(name, sizeof name, "%s-%s" FILE_SUFFIX, dir == DICT_UP ? "up" : "down", hex);
+    static const char *const kind[DICT_KINDS] = { "up", "down", "pix" };
+    snprintf(name, sizeof name, "%s-%s" FILE_SUFFIX, kind[dir], hex);
     const uint8_t *parts[2] = { hdr, p };
     size_t lens[2] = { sizeof hdr, n };
     int rc = dict_write_file(st->dir, name, parts, lens, 2);

@@ -16,12 +16,14 @@
 #define DICT_FILE_VERSION 1
 #define DICT_HEADER_SIZE 52
 #define DICT_OFFER_MAX 8               /* hashes a side may announce */
-#define DICT_OFFER_PER_DIR 2           /* newest files offered per direction */
+#define DICT_OFFER_PER_DIR 2           /* newest files offered per kind */
 #define DICT_STORE_MAX_FILES 16
 #define DICT_STORE_MAX_BYTES (128ull << 20)
 
-/* Direction of a link stream: which side compresses it. */
-enum dict_dir { DICT_UP = 0 /* app -> display */, DICT_DOWN = 1 /* display -> app */ };
+/* What a cache file holds: the last bytes of a link direction's stream (which side
+ * compresses it), or the pixel bodies of the up direction (xcodec/pixcache.c). */
+enum dict_dir { DICT_UP = 0 /* app -> display */, DICT_DOWN = 1 /* display -> app */, DICT_PIX = 2 };
+#define DICT_KINDS 3
 
 /* A parsed cache file; content points into the parsed bytes. */
 struct dict_view {

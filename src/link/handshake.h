@@ -12,7 +12,7 @@
 #include "common/buf.h"
 #include "link/dict.h"
 
-#define LINK_PROTOCOL_VERSION 5
+#define LINK_PROTOCOL_VERSION 6
 #define HS_NONCE_SIZE 32
 #define HS_PROOF_SIZE 32
 #define HS_MAX_BANNER 128

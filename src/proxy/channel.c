@@ -175,6 +175,10 @@ static int channel_codecs(struct channel *ch, enum xc_dir dir, bool msb, uint8_t
     if (xenc_new(&ch->enc, dir, msb) < 0 || xdec_new(&ch->dec, other, msb) < 0)
         return -ENOMEM;
     xenc_set_budget(ch->enc, &ch->s->xc_budget);
+    if (dir == XC_REQUESTS) /* pixel bodies are requests' */
+        xenc_set_pixcache(ch->enc, ch->s->pixcache);
+    else
+        xdec_set_pixcache(ch->dec, ch->s->pixcache);
     size_t store = (size_t)refs * XC_STORE_UNIT;
     xenc_set_store(ch->enc, store);
     xdec_set_store(ch->dec, store);

@@ -47,39 +47,61 @@ static uint32_t cache_open(struct session *s)
     return CAP_DICT;
 }
 
-/* Once the handshake is done: primes each direction with the dictionary both sides hold. */
+/* The cache file of kind dir both sides hold, loaded into *p (malloc'd): 1, 0 for none,
+ * or -errno (the peer uses it: the link cannot go on without). */
+static int cache_load_agreed(struct session *s, enum dict_dir dir, uint8_t **p, size_t *n)
+{
+    const struct dict_offer *app = is_app(s) ? &s->hs.offer_self : &s->hs.offer_peer;
+    const struct dict_offer *disp = is_app(s) ? &s->hs.offer_peer : &s->hs.offer_self;
+    int k = dict_offer_choose(app, disp, dir);
+    if (k < 0)
+        return 0;
+    for (size_t i = 0; i < s->hs.offer_self.n; i++)
+        if (s->hs.offer_self.e[i].dir == dir && !memcmp(s->hs.offer_self.e[i].hash, app->e[k].hash, DICT_HASH_SIZE)) {
+            int rc = dict_store_load(s->dict, i, p, n);
+            return rc < 0 ? rc : 1;
+        }
+    return -ENOENT; /* chosen from the app side's offer and ours: cannot happen */
+}
+
+/* The pixel bodies kept for the next session: an eighth of what the encoders' body models
+ * may hold (4 MiB under the default bound), twice over with the loaded file. */
+static size_t pixcache_budget(const struct session *s) { return s->xc_budget.cap / 2; }
+
+/* Once the handshake is done: primes each direction with the dictionary both sides hold,
+ * and loads the pixel bodies both hold. */
 static int cache_prime(struct session *s, char *what, size_t cap)
 {
     snprintf(what, cap, "cold");
     if (!s->dict || !(s->hs.caps & CAP_DICT) || !s->codec)
         return 0;
-    const struct dict_offer *app = is_app(s) ? &s->hs.offer_self : &s->hs.offer_peer;
-    const struct dict_offer *disp = is_app(s) ? &s->hs.offer_peer : &s->hs.offer_self;
     size_t used = 0;
     for (int d = CODEC_TX; d <= CODEC_RX; d++) {
         enum dict_dir dir = dir_of(s, (enum codec_dir)d);
-        int k = dict_offer_choose(app, disp, dir);
-        if (k < 0)
-            continue;
-        const uint8_t *hash = app->e[k].hash;
-        for (size_t i = 0; i < s->hs.offer_self.n; i++) {
-            if (s->hs.offer_self.e[i].dir != dir || memcmp(s->hs.offer_self.e[i].hash, hash, DICT_HASH_SIZE))
-                continue;
-            uint8_t *p;
-            size_t n;
-            int rc = dict_store_load(s->dict, i, &p, &n);
-            if (!rc) {
-                rc = codec_prime(s->codec, (enum codec_dir)d, p, n);
-                free(p);
-            }
-            if (rc < 0) /* the peer primes with it: we cannot go on without */
-                return rc;
+        uint8_t *p;
+        size_t n;
+        int rc = cache_load_agreed(s, dir, &p, &n);
+        if (rc == 1) {
+            rc = codec_prime(s->codec, (enum codec_dir)d, p, n);
+            free(p);
             used += snprintf(what + used, cap - used, "%s%s %zu KiB", used ? ", " : "warm: ",
                              dir == DICT_UP ? "up" : "down", n / 1024);
-            break;
         }
+        if (rc < 0)
+            return rc;
     }
-    return 0;
+    if (!(s->hs.caps & CAP_XCODEC))
+        return 0;
+    uint8_t *p;
+    size_t n;
+    int rc = xc_pixcache_new(&s->pixcache, pixcache_budget(s));
+    if (rc == 0 && (rc = cache_load_agreed(s, DICT_PIX, &p, &n)) == 1) {
+        rc = xc_pixcache_load(s->pixcache, p, n);
+        free(p);
+        if (rc == 0 && used < cap)
+            snprintf(what + used, cap - used, ", %zu pixel bodies", xc_pixcache_loaded(s->pixcache));
+    }
+    return rc;
 }
 
 /* Every zstd frame starts from the built-in dictionary, then the history (CAP_BUILTIN):
@@ -112,6 +134,13 @@ static void cache_save(struct session *s)
             log_warn("compression cache: cannot save the %s dictionary in %s: %s",
                      dir_of(s, (enum codec_dir)d) == DICT_UP ? "up" : "down", s->dict->dir, strerror(-rc));
     }
+    struct buf pix = { 0 };
+    int rc = s->pixcache ? xc_pixcache_save(s->pixcache, &pix) : 0;
+    if (!rc && pix.len)
+        rc = dict_store_save(s->dict, DICT_PIX, buf_head(&pix), pix.len);
+    if (rc < 0)
+        log_warn("compression cache: cannot save the pixel bodies in %s: %s", s->dict->dir, strerror(-rc));
+    buf_free(&pix);
 }
 
 void session_end(struct session *s, bool clean, const char *fmt, const char *arg)
@@ -340,7 +369,7 @@ static void mem_set_window(struct session *s, int window_log)
      * (bounded by the peer's budget, the same with the same --max-memory) */
     uint64_t fixed = codec_reserve(window_log) + codec_text_reserve() + MEM_BASE + 64 * READ_CHUNK +
                      2 * (uint64_t)XS_MAX_REQUEST_BYTES + 2 * (uint64_t)s->xc_budget.cap +
-                     s->refs_budget.cap;
+                     s->refs_budget.cap + (s->dict ? XC_PIXCACHE_BYTES + 2 * pixcache_budget(s) : 0);
     s->mem_high = limit > fixed + floor ? limit - fixed : floor;
     s->mem_low = s->mem_high / 4 * 3;
 }
@@ -871,6 +900,7 @@ void session_free(struct session *s)
     buf_free(&s->xc_scratch);
     codec_free(s->codec);
     free(s->dict);
+    xc_pixcache_free(s->pixcache); /* after the channels' coders */
     predict_free(s->predict);
     fontset_free(s->fontset);
     statewatch_free(s->statewatch);

@@ -129,6 +129,7 @@ struct session {
     struct buf link_rx, hs_tx, link_tx;  /* frames, uncompressed */
     struct codec *codec;                 /* set when both sides offered CAP_ZSTD */
     struct dict_store *dict;             /* the compression cache; NULL when off */
+    struct xc_pixcache *pixcache;        /* with the cache and CAP_XCODEC: the last session's pixel bodies */
     uint64_t dict_cut[2];                /* per codec_dir: the stream offsets to save up to */
     bool dict_cut_set;                   /* GOODBYE sent or received: both sides agree on them */
     struct buf wire_rx, wire_tx;         /* compressed link bytes */

@@ -22,6 +22,7 @@ int xdec_new(struct xdec **out, enum xc_dir dir, bool msb)
     return 0;
 }
 
+void xdec_set_pixcache(struct xdec *d, struct xc_pixcache *c) { d->m.pc = c; }
 void xdec_set_store(struct xdec *d, size_t cap) { d->m.store_cap = cap < XC_STORE_MAX ? cap : XC_STORE_MAX; }
 
 void xdec_setup_seen(struct xdec *d)

@@ -26,6 +26,7 @@ int xenc_new(struct xenc **out, enum xc_dir dir, bool msb)
 
 void xenc_set_budget(struct xenc *e, struct xc_budget *b) { e->budget = b; }
 
+void xenc_set_pixcache(struct xenc *e, struct xc_pixcache *c) { e->m.pc = c; }
 void xenc_set_store(struct xenc *e, size_t cap) { e->m.store_cap = cap < XC_STORE_MAX ? cap : XC_STORE_MAX; }
 
 size_t xc_heavy_max(enum xc_dir dir)

@@ -41,11 +41,33 @@ size_t xc_heavy_max(enum xc_dir dir);
 /* A channel direction with a store (not 0) also keeps its recent Trapezoids, at most this. */
 #define XC_STORE_TRAPS (64u << 10)
 
+/* The pixel bodies of the last session, shared by a link's coders (pixcache.c, PROTOCOL.md
+ * 2.2 and 5.1): loaded at link start from a cache file both ends hold, read-only for the
+ * session; the bodies coded in it are collected for the next file. */
+struct xc_pixcache;
+#define XC_PIXCACHE_BYTES (4u << 20) /* bodies in a file, at most; budget may be lower */
+#define XC_PIXCACHE_ITEMS 16384u
+#define XC_PIXCACHE_MIN 32u          /* smaller bodies cost about as much as an index */
+#define XC_PIXCACHE_MAX (256u << 10)
+/* budget: bytes of bodies kept for the next file (at most XC_PIXCACHE_BYTES); the set
+ * held in memory is at most twice that plus a loaded file. 0 or -ENOMEM. */
+int xc_pixcache_new(struct xc_pixcache **out, size_t budget);
+void xc_pixcache_free(struct xc_pixcache *c);
+/* A saved set (the content of a verified cache file): 0, -EBADMSG (never trusts it), -ENOMEM. */
+int xc_pixcache_load(struct xc_pixcache *c, const uint8_t *p, size_t n);
+/* Appends the set to save: the same bytes at both ends when they coded the same bodies.
+ * Nothing when there is nothing to keep. 0 or -ENOMEM. */
+int xc_pixcache_save(const struct xc_pixcache *c, struct buf *out);
+size_t xc_pixcache_loaded(const struct xc_pixcache *c);
+size_t xc_pixcache_memory(const struct xc_pixcache *c);
+
 /* msb: the connection's byte order ('B'). 0 or -ENOMEM. */
 int xenc_new(struct xenc **out, enum xc_dir dir, bool msb);
 /* The session's budget (it must outlive the encoder); NULL: no bound. */
 void xenc_set_budget(struct xenc *e, struct xc_budget *b);
 void xenc_set_store(struct xenc *e, size_t cap);
+/* Both ends' coders of a channel direction must be given the same set, or none. */
+void xenc_set_pixcache(struct xenc *e, struct xc_pixcache *c);
 void xenc_free(struct xenc *e);
 /* Encodes one whole X message (as framed by xstream) and appends it to out.
  * Any bytes are accepted (malformed ones cross verbatim). 0, -EMSGSIZE or -ENOMEM. */
@@ -54,6 +76,7 @@ int xenc_message(struct xenc *e, const uint8_t *msg, size_t len, struct buf *out
 int xdec_new(struct xdec **out, enum xc_dir dir, bool msb);
 void xdec_free(struct xdec *d);
 void xdec_set_store(struct xdec *d, size_t cap);
+void xdec_set_pixcache(struct xdec *d, struct xc_pixcache *c);
 /* Decodes as many whole messages as in[0, n) holds, appending their exact original bytes
  * to out. Returns the bytes consumed (the caller keeps the rest and calls again with
  * more), -EBADMSG for a corrupt stream (the decoder is then unusable) or -ENOMEM. */

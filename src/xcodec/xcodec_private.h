@@ -77,6 +77,13 @@ int xc_imgs_find(const struct xc_imgs *c, const uint8_t *p, uint32_t len, uint64
 int xc_imgs_push(struct xc_imgs *c, const uint8_t *p, uint32_t len, int found, uint64_t hash);
 void xc_imgs_free(struct xc_imgs *c);
 
+/* The last session's pixel bodies (pixcache.c). The index of the loaded body equal to p, or -1. */
+int xc_pixcache_find(struct xc_pixcache *c, const uint8_t *p, uint32_t len);
+/* Loaded body i, which must be len bytes long. 0 or -EBADMSG. */
+int xc_pixcache_get(struct xc_pixcache *c, uint64_t i, uint32_t len, const uint8_t **p);
+/* A body coded this session, kept for the next file. 0 or -ENOMEM. */
+int xc_pixcache_note(struct xc_pixcache *c, const uint8_t *p, uint32_t len);
+
 struct xc_model {
     enum xc_dir dir;
     bool msb;
@@ -88,6 +95,7 @@ struct xc_model {
     struct xc_class cls[XC_NCLASS];
     struct xc_pix *pix;     /* pixel coder statistics, made on first use */
     struct xc_imgs *imgs;   /* recent PutImage bodies, made on first use */
+    struct xc_pixcache *pc; /* XC_REQUESTS: the last session's pixel bodies (shared), or NULL */
     struct xc_fonttabs fonts; /* XC_SERVER */
     struct xc_traps *traps;           /* XC_REQUESTS: recent Trapezoids bodies, made on first use */
     struct xc_trap_hints *trap_hints; /* encoder only (trapmotion.c), made on first use */

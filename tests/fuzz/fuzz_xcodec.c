@@ -1,5 +1,6 @@
 /* fuzz_xcodec.c -- libFuzzer target for the structured X codec. First byte: bit 0 picks
- * the test, bit 1 the direction, bit 2 the byte order. Test 0 feeds the rest to the
+ * the test, bit 1 the direction, bit 2 the byte order, bit 3 gives both ends a set of a
+ * last session's pixel bodies (pixcache.c). Test 0 feeds the rest to the
  * decoder as a hostile encoded stream (whole, then in 3-byte steps); test 1 cuts the rest
  * into X messages (2-byte sizes, length fields set so most are well formed) and traps
  * unless decode(encode(x)) == x. */
@@ -9,16 +10,37 @@
 
 #include "xcodec/xcodec.h"
 
-static void hostile(enum xc_dir dir, bool msb, const uint8_t *p, size_t n)
+/* A set of three bodies (32 zero bytes, 48 counting, 64 of 0xff), as saved; NULL without. */
+static struct xc_pixcache *pix_set(bool with)
+{
+    struct xc_pixcache *c;
+    if (!with || xc_pixcache_new(&c, XC_PIXCACHE_BYTES) < 0)
+        return NULL;
+    uint8_t file[4 + 3 * 4 + 32 + 48 + 64] = { 3 }, *p = file + 4;
+    for (unsigned len = 32; len <= 64; len += 16) {
+        *p = (uint8_t)len;
+        p += 4;
+        for (unsigned i = 0; i < len; i++)
+            *p++ = len == 32 ? 0 : len == 48 ? (uint8_t)i : 0xff;
+    }
+    if (xc_pixcache_load(c, file, sizeof file) < 0)
+        __builtin_trap();
+    return c;
+}
+
+static void hostile(enum xc_dir dir, bool msb, bool pix, const uint8_t *p, size_t n)
 {
     struct xdec *d;
     struct buf out = { 0 }, pend = { 0 };
+    struct xc_pixcache *c = pix_set(pix);
     if (xdec_new(&d, dir, msb) < 0)
         return;
+    xdec_set_pixcache(d, c);
     (void)xdec_feed(d, p, n, &out);
     xdec_free(d);
     if (xdec_new(&d, dir, msb) < 0)
         return;
+    xdec_set_pixcache(d, c);
     for (size_t at = 0; at < n; at += 3) {
         buf_append(&pend, p + at, n - at < 3 ? n - at : 3);
         long used = xdec_feed(d, buf_head(&pend), pend.len, &out);
@@ -30,11 +52,12 @@ static void hostile(enum xc_dir dir, bool msb, const uint8_t *p, size_t n)
         buf_clear(&out);
     }
     xdec_free(d);
+    xc_pixcache_free(c);
     buf_free(&out);
     buf_free(&pend);
 }
 
-static void round_trip(enum xc_dir dir, bool msb, const uint8_t *p, size_t n)
+static void round_trip(enum xc_dir dir, bool msb, bool pix, const uint8_t *p, size_t n)
 {
     struct xenc *e;
     struct xdec *d;
@@ -45,6 +68,9 @@ static void round_trip(enum xc_dir dir, bool msb, const uint8_t *p, size_t n)
         xenc_free(e);
         return;
     }
+    struct xc_pixcache *ce = pix_set(pix), *cd = pix_set(pix);
+    xenc_set_pixcache(e, ce);
+    xdec_set_pixcache(d, cd);
     size_t at = 0;
     bool first = true;
     while (at + 2 <= n) {
@@ -80,6 +106,15 @@ static void round_trip(enum xc_dir dir, bool msb, const uint8_t *p, size_t n)
     long used = xdec_feed(d, buf_head(&enc), enc.len, &dec);
     if (used != (long)enc.len || dec.len != msgs.len || (msgs.len && memcmp(buf_head(&dec), buf_head(&msgs), msgs.len)))
         __builtin_trap();
+    /* Both ends keep the same bodies for the next session. */
+    struct buf se = { 0 }, sd = { 0 };
+    if (ce && (xc_pixcache_save(ce, &se) < 0 || xc_pixcache_save(cd, &sd) < 0 || se.len != sd.len ||
+               memcmp(buf_head(&se), buf_head(&sd), se.len)))
+        __builtin_trap();
+    buf_free(&se);
+    buf_free(&sd);
+    xc_pixcache_free(ce);
+    xc_pixcache_free(cd);
     xenc_free(e);
     xdec_free(d);
     buf_free(&msgs);
@@ -92,10 +127,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     enum xc_dir dir = data[0] & 2 ? XC_SERVER : XC_REQUESTS;
-    bool msb = data[0] & 4;
+    bool msb = data[0] & 4, pix = data[0] & 8;
     if (data[0] & 1)
-        round_trip(dir, msb, data + 1, size - 1);
+        round_trip(dir, msb, pix, data + 1, size - 1);
     else
-        hostile(dir, msb, data + 1, size - 1);
+        hostile(dir, msb, pix, data + 1, size - 1);
     return 0;
 }

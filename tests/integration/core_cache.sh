@@ -2,7 +2,8 @@
 # core_cache.sh -- the compression cache (warm start): a second session of the same program
 # sends far fewer link bytes than the first and draws the same screen as the program run
 # directly; a corrupted cache file is ignored with a log line; two sides whose caches differ
-# start cold and still work.
+# start cold and still work; the pixel bodies of a session are kept alike at both ends and
+# sent as indices in the next.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../xlib.sh"
 
@@ -78,6 +79,31 @@ check "That two sides with different caches start cold" grep -q 'zstd level [0-9
 XDG_CACHE_HOME=$XL_TMP/xdg session nocache "--no-cache" "--no-cache"
 check "That --no-cache neither reads nor writes the default cache" \
     bash -c "grep -q 'zstd level [0-9]*, cold' '$XL_TMP/nocache.app.log' && test ! -e '$XL_TMP/xdg/tincan'"
+
+# Pixel bodies: an xterm drawing with an Xft font uploads its glyphs (RENDER AddGlyphs).
+# Both sides keep the same set, and a second session sends those glyphs as indices: fewer
+# bytes than a session primed with the same dictionaries but without the set.
+PROG=(xterm +j -fa 'DejaVu Sans Mono' -fs 10 -geometry 80x24+0+0 -e sh -c "cat '$TEXT'; while [ ! -e '$STOP' ]; do sleep 0.1; done")
+rm -f "$STOP"
+xl_bg b "${PROG[@]}"
+xl_dump_stable b "$direct" 30 || fail "That the Xft xterm's screen settles when run directly"
+touch "$STOP"; xl_wait_exit "$XL_LAST" 10
+P=$XL_TMP/pix
+session glyphs-cold "--cache-dir $P/app" "--cache-dir $P/disp"
+pix_a=$(cd "$P/app" && ls pix-*.tcd 2>/dev/null) pix_d=$(cd "$P/disp" && ls pix-*.tcd 2>/dev/null)
+check "That both sides saved the same pixel bodies ($pix_a)" test -n "$pix_a" -a "$pix_a" = "$pix_d"
+cp -a "$P" "$XL_TMP/pix-without"
+rm -f "$XL_TMP/pix-without"/*/pix-*.tcd
+session glyphs-warm "--cache-dir $P/app" "--cache-dir $P/disp"
+with=$BYTES
+check "That the second session loaded them at both ends" \
+    bash -c "grep -q 'warm: .*, [1-9][0-9]* pixel bodies' '$XL_TMP/glyphs-warm.app.log' &&
+             grep -q 'warm: .*, [1-9][0-9]* pixel bodies' '$XL_TMP/glyphs-warm.display.log'"
+session glyphs-without "--cache-dir $XL_TMP/pix-without/app" "--cache-dir $XL_TMP/pix-without/disp"
+check "That the same dictionaries without the pixel bodies start warm too" \
+    bash -c "grep 'warm: up' '$XL_TMP/glyphs-without.app.log' | grep -vq 'pixel bodies'"
+check "That the glyphs sent as indices save bytes ($with with the bodies, $BYTES without)" \
+    test "$((with * 100))" -le "$((BYTES * 90))"
 
 check "That no sanitizer or tincan report appeared" xl_sanitizer_clean "$XL_TMP"/*.log
 summary

@@ -272,7 +272,7 @@ int main(void)
         CHECK_EQ(back.n, 0);
         CHECK_EQ(dict_offer_parse(&many, 1, &back), -EBADMSG);
         CHECK_EQ(dict_offer_parse(NULL, 0, &back), -EBADMSG);
-        b.data[1] = 2; /* no such direction */
+        b.data[1] = DICT_KINDS; /* no such kind */
         CHECK_EQ(dict_offer_parse(buf_head(&b), b.len, &back), -EBADMSG);
         buf_free(&b);
     }

@@ -881,9 +881,151 @@ static void test_budget(void)
     }
 }
 
+/* Encodes m with e into enc (appended). */
+static bool encode_all(struct xenc *e, const struct msgs *m, struct buf *enc)
+{
+    for (int i = 0; i < m->n; i++)
+        if (xenc_message(e, buf_head(&m->all) + m->off[i], m->off[i + 1] - m->off[i], enc) != 0)
+            return false;
+    return true;
+}
+
+/* One session of the pixel-body cache: m's requests coded by an encoder and decoded by a
+ * decoder, each end with its own set loaded from file (NULL: cold); returns the code's size
+ * and leaves each end's set to save in save_e / save_d, or (size_t)-1 when m did not come
+ * back exactly. */
+static size_t pix_session(const struct msgs *m, const struct buf *file, struct buf *save_e, struct buf *save_d)
+{
+    struct xc_pixcache *ce, *cd;
+    struct xenc *e; struct xdec *d;
+    struct buf enc = { 0 }, dec = { 0 };
+    xc_pixcache_new(&ce, XC_PIXCACHE_BYTES);
+    xc_pixcache_new(&cd, XC_PIXCACHE_BYTES);
+    bool ok = !file || (xc_pixcache_load(ce, buf_head(file), file->len) == 0 &&
+                        xc_pixcache_load(cd, buf_head(file), file->len) == 0);
+    xenc_new(&e, XC_REQUESTS, false);
+    xdec_new(&d, XC_REQUESTS, false);
+    xenc_set_pixcache(e, ce);
+    xdec_set_pixcache(d, cd);
+    ok = ok && encode_all(e, m, &enc) && xdec_feed(d, buf_head(&enc), enc.len, &dec) == (long)enc.len &&
+         dec.len == m->all.len && !memcmp(buf_head(&dec), buf_head(&m->all), dec.len);
+    buf_clear(save_e); buf_clear(save_d);
+    ok = ok && xc_pixcache_save(ce, save_e) == 0 && xc_pixcache_save(cd, save_d) == 0;
+    size_t size = ok ? enc.len : (size_t)-1;
+    xenc_free(e); xdec_free(d);
+    xc_pixcache_free(ce); xc_pixcache_free(cd);
+    buf_free(&enc); buf_free(&dec);
+    return size;
+}
+
+static void test_pixcache(void)
+{
+    struct msgs m = { 0 }, shuffled = { 0 };
+    for (int g = 0; g < 40; g++)   /* glyphs, one per AddGlyphs as x11perf and cairo send them */
+        add_glyphs(&m, false, (uint32_t)g, 1, 9, 12, g % 2 ? 4 : 1);
+    for (unsigned k = 0; k < 4; k++)
+        gradient_image(&m, false, 20, 10, k, 0);
+    for (int i = m.n - 1; i >= 0; i--) /* the same bodies in the other order */
+        add(&shuffled, buf_head(&m.all) + m.off[i], m.off[i + 1] - m.off[i]);
+    struct buf file = { 0 }, file_d = { 0 }, other = { 0 }, other_d = { 0 }, again = { 0 }, again_d = { 0 };
+
+    TEST("That a session's pixel bodies, saved at both ends, make the same file in any order") {
+        size_t cold = pix_session(&m, NULL, &file, &file_d);
+        CHECK(cold != (size_t)-1);
+        CHECK(file.len > 4 && file.len == file_d.len && !memcmp(buf_head(&file), buf_head(&file_d), file.len));
+        CHECK(pix_session(&shuffled, NULL, &other, &other_d) != (size_t)-1);
+        CHECK(other.len == file.len && !memcmp(buf_head(&other), buf_head(&file), file.len));
+        CHECK_EQ(ld32(buf_head(&file), false), 44);
+    }
+    TEST("That the next session sends those bodies as indices, and saves the same file again") {
+        size_t cold = pix_session(&m, NULL, &other, &other_d);
+        size_t warm = pix_session(&m, &file, &again, &again_d);
+        printf("  40 glyphs and 4 images: %zu bytes cold, %zu with the last session's bodies\n", cold, warm);
+        CHECK(warm != (size_t)-1 && warm * 4 < cold);
+        CHECK(again.len == file.len && !memcmp(buf_head(&again), buf_head(&file), file.len));
+        CHECK(again_d.len == file.len && !memcmp(buf_head(&again_d), buf_head(&file), file.len));
+    }
+    TEST("That a loaded set keeps what fits its budget: this session's bodies, then those used again") {
+        struct xc_pixcache *c;
+        xc_pixcache_new(&c, 1500);
+        CHECK_EQ(xc_pixcache_load(c, buf_head(&file), file.len), 0);
+        CHECK_EQ(xc_pixcache_loaded(c), 44);
+        struct xenc *e;
+        struct buf enc = { 0 }, saved = { 0 };
+        struct msgs one = { 0 };
+        add_glyphs(&one, false, 500, 1, 30, 30, 1); /* 900 pixels: new */
+        add(&one, buf_head(&m.all) + m.off[3], m.off[4] - m.off[3]); /* a glyph of the file */
+        xenc_new(&e, XC_REQUESTS, false);
+        xenc_set_pixcache(e, c);
+        CHECK(encode_all(e, &one, &enc));
+        CHECK_EQ(xc_pixcache_save(c, &saved), 0);
+        struct xc_pixcache *back;
+        xc_pixcache_new(&back, XC_PIXCACHE_BYTES);
+        CHECK_EQ(xc_pixcache_load(back, buf_head(&saved), saved.len), 0);
+        size_t bytes = saved.len - 4 - 4 * xc_pixcache_loaded(back);
+        CHECK(bytes <= 1500);
+        CHECK_EQ(xc_pixcache_loaded(back), 2); /* shorter unused ones come after the used one */
+        CHECK_EQ(ld32(buf_head(&saved) + 4, false), m.off[4] - m.off[3] - 12);
+        /* the last (longest) is the new glyph's: 30 rows of 32 bytes */
+        CHECK(saved.len > 8 + 16 + 960 && ld32(buf_head(&saved) + saved.len - 4 - (16 + 960), false) == 16 + 960);
+        xenc_free(e); xc_pixcache_free(c); xc_pixcache_free(back);
+        buf_free(&enc); buf_free(&saved); buf_free(&one.all);
+    }
+    TEST("That corrupt, unordered or oversized sets are refused, and a wrong index fails only its stream") {
+        struct xc_pixcache *c;
+        struct buf bad = { 0 };
+        buf_append(&bad, buf_head(&file), file.len);
+        uint8_t *p = (uint8_t *)buf_head(&bad);
+        xc_pixcache_new(&c, XC_PIXCACHE_BYTES);
+        CHECK_EQ(xc_pixcache_load(c, p, bad.len - 1), -EBADMSG);       /* truncated */
+        st32(p, 45, false);
+        CHECK_EQ(xc_pixcache_load(c, p, bad.len), -EBADMSG);           /* count too high */
+        st32(p, 0, false);
+        CHECK_EQ(xc_pixcache_load(c, p, bad.len), -EBADMSG);           /* count 0 */
+        st32(p, 44, false);
+        uint32_t first = ld32(p + 4, false);
+        st32(p + 4, 8, false);
+        CHECK_EQ(xc_pixcache_load(c, p, bad.len), -EBADMSG);           /* a length below the least */
+        st32(p + 4, first, false);
+        p[8 + first + 4] ^= 0xff; /* the second body's first byte: now out of order or the same */
+        p[8] = p[8 + first + 4];
+        CHECK_EQ(xc_pixcache_load(c, p, bad.len), -EBADMSG);
+        CHECK_EQ(xc_pixcache_loaded(c), 0);
+        CHECK_EQ(xc_pixcache_load(c, buf_head(&file), file.len), 0);
+        CHECK_EQ(xc_pixcache_load(c, buf_head(&file), file.len), -EBADMSG); /* once only */
+
+        /* A warm code fed to a decoder with no set, or a set of fewer bodies: refused. */
+        struct xenc *e; struct xdec *d;
+        struct buf enc = { 0 }, dec = { 0 };
+        xenc_new(&e, XC_REQUESTS, false);
+        xenc_set_pixcache(e, c);
+        CHECK(encode_all(e, &m, &enc));
+        xdec_new(&d, XC_REQUESTS, false);
+        CHECK_EQ(xdec_feed(d, buf_head(&enc), enc.len, &dec), -EBADMSG);
+        xdec_free(d);
+        struct xc_pixcache *few;
+        struct buf small = { 0 }, small_d = { 0 };
+        struct msgs two = { 0 };
+        add(&two, buf_head(&m.all) + m.off[0], m.off[1] - m.off[0]);
+        CHECK(pix_session(&two, NULL, &small, &small_d) != (size_t)-1);
+        xc_pixcache_new(&few, XC_PIXCACHE_BYTES);
+        CHECK_EQ(xc_pixcache_load(few, buf_head(&small), small.len), 0);
+        xdec_new(&d, XC_REQUESTS, false);
+        xdec_set_pixcache(d, few);
+        buf_clear(&dec);
+        CHECK_EQ(xdec_feed(d, buf_head(&enc), enc.len, &dec), -EBADMSG);
+        xdec_free(d); xenc_free(e);
+        xc_pixcache_free(c); xc_pixcache_free(few);
+        buf_free(&bad); buf_free(&enc); buf_free(&dec); buf_free(&small); buf_free(&small_d); buf_free(&two.all);
+    }
+    buf_free(&file); buf_free(&file_d); buf_free(&other); buf_free(&other_d); buf_free(&again); buf_free(&again_d);
+    buf_free(&m.all); buf_free(&shuffled.all);
+}
+
 int main(void)
 {
     test_budget();
+    test_pixcache();
     TEST("That requests of every kind round-trip in both byte orders") {
         for (int msb = 0; msb < 2; msb++) {
             struct msgs m = { 0 };

@@ -1,0 +1,228 @@
+/* pixcache.c -- the pixel bodies (AddGlyphs, PutImage) of the last session, which both ends
+ * keep on disk (docs/PROTOCOL.md 2.2 and 5.1): in the next session a body coded again costs
+ * its index in that set, and neither end runs the pixel coder on it. The set loaded at link
+ * start is read-only for the session; the bodies coded this session are collected for the
+ * next save. Files are shared by content hash, so both ends must save the same bytes:
+ * what is saved depends only on which bodies came, never on the order they came in (the
+ * two ends see a link's channels interleaved differently). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xcodec/xcodec_private.h"
+
+struct pc_item {
+    const uint8_t *p;
+    uint32_t len;
+    bool used;     /* loaded: coded again this session */
+};
+
+/* Items with an open-addressed index by content hash (slot = item index + 1, 0 empty). */
+struct pc_set {
+    struct pc_item *e;
+    size_t n, bytes;
+    uint32_t *slot;
+};
+#define PC_SLOTS (2 * XC_PIXCACHE_ITEMS) /* a power of two: at most half full */
+
+struct xc_pixcache {
+    size_t budget;             /* of this session's bodies, and of the set saved */
+    uint8_t *file;             /* the loaded content: loaded items point into it */
+    size_t file_len;
+    struct pc_set loaded, fresh; /* fresh items own their bytes */
+};
+
+static uint32_t slot_of(uint64_t hash) { return (uint32_t)(hash ^ hash >> 32) & (PC_SLOTS - 1); }
+
+static int set_find(const struct pc_set *s, const uint8_t *p, uint32_t len, uint64_t hash)
+{
+    if (!s->slot)
+        return -1;
+    for (uint32_t i = slot_of(hash); s->slot[i]; i = (i + 1) & (PC_SLOTS - 1)) {
+        const struct pc_item *e = &s->e[s->slot[i] - 1];
+        if (e->len == len && memcmp(e->p, p, len) == 0)
+            return (int)s->slot[i] - 1;
+    }
+    return -1;
+}
+
+static int set_add(struct pc_set *s, const uint8_t *p, uint32_t len, uint64_t hash)
+{
+    if (!s->slot && !(s->slot = calloc(PC_SLOTS, sizeof *s->slot)))
+        return -ENOMEM;
+    if (!s->e && !(s->e = calloc(XC_PIXCACHE_ITEMS, sizeof *s->e)))
+        return -ENOMEM;
+    uint32_t i = slot_of(hash);
+    while (s->slot[i])
+        i = (i + 1) & (PC_SLOTS - 1);
+    s->e[s->n] = (struct pc_item){ p, len, false };
+    s->slot[i] = (uint32_t)++s->n;
+    s->bytes += len;
+    return 0;
+}
+
+static void set_free(struct pc_set *s, bool owned)
+{
+    for (size_t i = 0; owned && i < s->n; i++)
+        free((void *)s->e[i].p);
+    free(s->e);
+    free(s->slot);
+    memset(s, 0, sizeof *s);
+}
+
+int xc_pixcache_new(struct xc_pixcache **out, size_t budget)
+{
+    if (!(*out = calloc(1, sizeof **out)))
+        return -ENOMEM;
+    (*out)->budget = budget < XC_PIXCACHE_BYTES ? budget : XC_PIXCACHE_BYTES;
+    return 0;
+}
+
+void xc_pixcache_free(struct xc_pixcache *c)
+{
+    if (!c)
+        return;
+    set_free(&c->loaded, false);
+    set_free(&c->fresh, true);
+    free(c->file);
+    free(c);
+}
+
+static bool item_size_ok(uint32_t len) { return len >= XC_PIXCACHE_MIN && len <= XC_PIXCACHE_MAX; }
+
+/* The order of a saved set: by length, then bytes. */
+static int item_cmp(const void *a, const void *b)
+{
+    const struct pc_item *x = a, *y = b;
+    if (x->len != y->len)
+        return x->len < y->len ? -1 : 1;
+    return memcmp(x->p, y->p, x->len);
+}
+
+int xc_pixcache_load(struct xc_pixcache *c, const uint8_t *p, size_t n)
+{
+    if (c->file || n > XC_PIXCACHE_BYTES + 4 + 4 * XC_PIXCACHE_ITEMS)
+        return -EBADMSG;
+    struct rd r = rd_make(p, n, false);
+    uint32_t count;
+    if (rd_u32(&r, &count) || count == 0 || count > XC_PIXCACHE_ITEMS)
+        return -EBADMSG;
+    if (!(c->file = malloc(n)))
+        return -ENOMEM;
+    memcpy(c->file, p, n);
+    c->file_len = n;
+    r = rd_make(c->file, n, false);
+    rd_u32(&r, &count);
+    int rc = 0;
+    for (uint32_t i = 0; i < count && !rc; i++) {
+        uint32_t len;
+        const uint8_t *body;
+        if (rd_u32(&r, &len) || !item_size_ok(len) || rd_bytes(&r, &body, len))
+            rc = -EBADMSG;
+        else if (c->loaded.n && item_cmp(&c->loaded.e[c->loaded.n - 1], &(struct pc_item){ body, len, false }) >= 0)
+            rc = -EBADMSG; /* not in the saved order, or twice */
+        else
+            rc = set_add(&c->loaded, body, len, xc_imgs_hash(body, len));
+    }
+    if (!rc && (rd_left(&r) || c->loaded.bytes > XC_PIXCACHE_BYTES))
+        rc = -EBADMSG;
+    if (rc) {
+        set_free(&c->loaded, false);
+        free(c->file);
+        c->file = NULL;
+        c->file_len = 0;
+    }
+    return rc;
+}
+
+/* This session's bodies, then those loaded and coded again, then the other loaded ones, as
+ * long as they fit; in the saved order. */
+int xc_pixcache_save(const struct xc_pixcache *c, struct buf *out)
+{
+    size_t cap = c->fresh.n + c->loaded.n, n = 0, bytes = 0;
+    if (!cap)
+        return 0;
+    struct pc_item *v = malloc(cap * sizeof *v);
+    if (!v)
+        return -ENOMEM;
+    for (size_t i = 0; i < c->fresh.n; i++, n++)
+        v[n] = c->fresh.e[i], bytes += v[n].len;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < c->loaded.n; i++) {
+            const struct pc_item *e = &c->loaded.e[i];
+            if (e->used != (pass == 0) || n == XC_PIXCACHE_ITEMS || bytes + e->len > c->budget ||
+                set_find(&c->fresh, e->p, e->len, xc_imgs_hash(e->p, e->len)) >= 0)
+                continue;
+            v[n++] = *e;
+            bytes += e->len;
+        }
+    qsort(v, n, sizeof *v, item_cmp);
+    uint8_t w[4];
+    st32(w, (uint32_t)n, false);
+    int rc = buf_append(out, w, 4);
+    for (size_t i = 0; i < n && !rc; i++) {
+        st32(w, v[i].len, false);
+        if (!(rc = buf_append(out, w, 4)))
+            rc = buf_append(out, v[i].p, v[i].len);
+    }
+    free(v);
+    return rc;
+}
+
+size_t xc_pixcache_loaded(const struct xc_pixcache *c) { return c ? c->loaded.n : 0; }
+
+size_t xc_pixcache_memory(const struct xc_pixcache *c)
+{
+    if (!c)
+        return 0;
+    size_t n = sizeof *c + c->file_len + c->fresh.bytes;
+    for (int k = 0; k < 2; k++) {
+        const struct pc_set *s = k ? &c->fresh : &c->loaded;
+        n += (s->slot ? PC_SLOTS * sizeof *s->slot : 0) + (s->e ? XC_PIXCACHE_ITEMS * sizeof *s->e : 0);
+    }
+    return n;
+}
+
+int xc_pixcache_find(struct xc_pixcache *c, const uint8_t *p, uint32_t len)
+{
+    if (!c || !item_size_ok(len))
+        return -1;
+    int i = set_find(&c->loaded, p, len, xc_imgs_hash(p, len));
+    if (i >= 0)
+        c->loaded.e[i].used = true;
+    return i;
+}
+
+int xc_pixcache_get(struct xc_pixcache *c, uint64_t i, uint32_t len, const uint8_t **p)
+{
+    if (!c || i >= c->loaded.n || c->loaded.e[i].len != len)
+        return -EBADMSG;
+    c->loaded.e[i].used = true;
+    *p = c->loaded.e[i].p;
+    return 0;
+}
+
+int xc_pixcache_note(struct xc_pixcache *c, const uint8_t *p, uint32_t len)
+{
+    if (!c || !item_size_ok(len))
+        return 0;
+    uint64_t hash = xc_imgs_hash(p, len);
+    int i = set_find(&c->loaded, p, len, hash);
+    if (i >= 0) {
+        c->loaded.e[i].used = true;
+        return 0;
+    }
+    /* Beyond the bound, the rest of the session is not kept: which bodies came first may
+     * differ between the ends, so their files then differ and the next session is cold. */
+    if (set_find(&c->fresh, p, len, hash) >= 0 || c->fresh.n == XC_PIXCACHE_ITEMS ||
+        c->fresh.bytes + len > c->budget)
+        return 0;
+    uint8_t *copy = malloc(len);
+    if (!copy)
+        return -ENOMEM;
+    memcpy(copy, p, len);
+    int rc = set_add(&c->fresh, copy, len, hash);
+    if (rc)
+        free(copy);
+    return rc;
+}
