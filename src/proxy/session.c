@@ -134,6 +134,9 @@ static void cache_save(struct session *s)
             log_warn("compression cache: cannot save the %s dictionary in %s: %s",
                      dir_of(s, (enum codec_dir)d) == DICT_UP ? "up" : "down", s->dict->dir, strerror(-rc));
     }
+    if (xc_pixcache_hits(s->pixcache))
+        log_info("compression cache: %llu pixel bodies sent again as the last session's codes",
+                 (unsigned long long)xc_pixcache_hits(s->pixcache));
     struct buf pix = { 0 };
     int rc = s->pixcache ? xc_pixcache_save(s->pixcache, &pix) : 0;
     if (!rc && pix.len)

@@ -566,54 +566,63 @@ static int image_decode_new(struct xc_model *m, const uint8_t *fixed, uint8_t *d
     return 0;
 }
 
-/* A body of the last session (pixcache.c): its marker (PutImage filter byte, AddGlyphs
- * sub-model), its index there, then zero bytes up to the code's least size. */
-static int put_cached(struct buf *out, uint8_t marker, uint32_t index, size_t mark, uint32_t min)
+/* A body the pixel coder coded in the last session (pixcache.c): its marker (PutImage
+ * filter byte, AddGlyphs sub-model), then its code of then again: the bytes of the last
+ * session's stream, which zstd's cached dictionary holds. */
+static int put_cached(struct buf *out, uint8_t marker, const uint8_t *code, uint32_t n)
 {
-    int rc = buf_append(out, &marker, 1);
-    if (!rc)
-        rc = buf_put_varint(out, index);
-    while (!rc && out->len - mark < min)
-        rc = buf_append(out, "", 1);
+    return buf_append(out, &marker, 1) < 0 || buf_append(out, code, n) < 0 ? -ENOMEM : 0;
+}
+
+/* After the marker: a pixel code (sized when the body is small, else the rest), which must
+ * be the code of a body of the last session of blen bytes. */
+static int get_cached(struct xc_model *m, struct rd *r, uint8_t *dst, uint32_t blen)
+{
+    size_t start = r->pos;
+    uint64_t n = rd_left(r);
+    const uint8_t *code, *body;
+    int rc = blen <= XC_BIG_BODY ? rd_varint(r, &n) : 0;
+    if (rc == 0 && n > XC_PIXCACHE_CODE_MAX((uint64_t)blen))
+        rc = -EBADMSG;
+    if (rc == 0)
+        rc = rd_bytes(r, &code, n);
+    if (rc == 0)
+        rc = xc_pixcache_get(m->pc, r->p + start, (uint32_t)(r->pos - start), blen, &body);
+    if (rc == 0)
+        memcpy(dst, body, blen);
     return rc;
 }
 
-/* After the marker: the index, and with padded (a code whose size was sent) the zero bytes
- * up to its end. */
-static int get_cached(struct xc_model *m, struct rd *r, uint8_t *dst, uint32_t blen, bool padded)
+/* Keeps a body the pixel coder just coded (its code from code_at to the end of out) or
+ * decoded (from code_at to where r is now) for the next session. */
+static int note_coded(struct xc_model *m, const uint8_t *body, uint32_t blen, const uint8_t *code_at, const uint8_t *end)
 {
-    uint64_t i;
-    const uint8_t *p;
-    int rc = rd_varint(r, &i);
-    if (rc < 0)
-        return rc;
-    if ((rc = xc_pixcache_get(m->pc, i, blen, &p)) < 0)
-        return rc;
-    memcpy(dst, p, blen);
-    for (uint8_t z = 0; padded && rd_left(r) && !z;)
-        if (rd_u8(r, &z) < 0 || z)
-            return -EBADMSG;
-    return 0;
+    return xc_pixcache_note(m->pc, body, blen, code_at, (uint32_t)(end - code_at));
 }
 
 /* An image among the latest ones is filter byte 5 and its index there; every image of a
  * MODEL body then goes to the front of that list. One of the last session is filter 7. */
 #define XC_FILTER_AGAIN 5
 #define XC_FILTER_CACHED 7
+#define XC_FILTER_PIX 4
 static int image_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
                         struct buf *out)
 {
     if (!m->imgs && !(m->imgs = calloc(1, sizeof *m->imgs)))
         return -ENOMEM;
     uint64_t hash = blen >= XC_IMGS_MIN && blen <= XC_IMGS_MAX ? xc_imgs_hash(body, blen) : 0;
-    int found = hash ? xc_imgs_find(m->imgs, body, blen, hash) : -1, cached = -1, rc;
+    int found = hash ? xc_imgs_find(m->imgs, body, blen, hash) : -1, rc;
+    const uint8_t *code;
+    uint32_t code_len;
+    size_t mark = out->len;
     if (found >= 0) {
-        uint8_t code[2] = { XC_FILTER_AGAIN, (uint8_t)found };
-        rc = buf_append(out, code, 2);
-    } else if ((cached = xc_pixcache_find(m->pc, body, blen)) >= 0) {
-        rc = put_cached(out, XC_FILTER_CACHED, (uint32_t)cached, out->len, 0);
-    } else if ((rc = image_encode_new(m, fixed, body, blen, msb, out)) == 0)
-        rc = xc_pixcache_note(m->pc, body, blen);
+        uint8_t again[2] = { XC_FILTER_AGAIN, (uint8_t)found };
+        rc = buf_append(out, again, 2);
+    } else if (xc_pixcache_find(m->pc, body, blen, &code, &code_len) == 0) {
+        rc = put_cached(out, XC_FILTER_CACHED, code, code_len);
+    } else if ((rc = image_encode_new(m, fixed, body, blen, msb, out)) == 0 && out->len > mark &&
+               (buf_head(out)[mark] == XC_FILTER_PIX || buf_head(out)[mark] == XC_FILTER_BITS))
+        rc = note_coded(m, body, blen, buf_head(out) + mark + 1, buf_head(out) + out->len);
     return rc < 0 ? rc : xc_imgs_push(m->imgs, body, blen, found, hash);
 }
 
@@ -635,11 +644,15 @@ static int image_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, 
         memcpy(dst, m->imgs->e[found].p, blen);
     } else if (rd_left(r) > 0 && r->p[r->pos] == XC_FILTER_CACHED) {
         r->pos++;
-        if ((rc = get_cached(m, r, dst, blen, false)) < 0)
+        if ((rc = get_cached(m, r, dst, blen)) < 0)
             return rc;
-    } else if ((rc = image_decode_new(m, fixed, dst, blen, msb, r)) < 0 ||
-               (rc = xc_pixcache_note(m->pc, dst, blen)) < 0)
-        return rc;
+    } else {
+        size_t at = r->pos;
+        uint8_t f = rd_left(r) > 0 ? r->p[at] : 0;
+        if ((rc = image_decode_new(m, fixed, dst, blen, msb, r)) < 0 ||
+            ((f == XC_FILTER_PIX || f == XC_FILTER_BITS) && (rc = note_coded(m, dst, blen, r->p + at + 1, r->p + r->pos)) < 0))
+            return rc;
+    }
     return xc_imgs_push(m->imgs, dst, blen, found, 0);
 }
 
@@ -825,15 +838,16 @@ static int glyphs_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t
         return 1;
     size_t mark = out->len;
     uint32_t min = blen > XC_BIG_BODY ? blen / XC_PIX_MIN_DIV : 0;
-    int cached = xc_pixcache_find(m->pc, body, blen);
-    if (cached >= 0)
-        return put_cached(out, XC_GLYPHS_CACHED, (uint32_t)cached, mark, min);
+    const uint8_t *code;
+    uint32_t code_len;
+    if (xc_pixcache_find(m->pc, body, blen, &code, &code_len) == 0)
+        return put_cached(out, XC_GLYPHS_CACHED, code, code_len); /* at least min, as it was */
     uint8_t sub = argb ? XC_GLYPHS_PIX_ARGB : XC_GLYPHS_PIX_A8;
     if (buf_append(out, &sub, 1) < 0)
         return -ENOMEM;
     struct xc_pix_image im = { argb ? XC_PIX_GLYPHS_ARGB : XC_PIX_GLYPHS_A8, msb, blen, 0, 0, 0, n, NULL };
     int rc = pix_put(m, &im, body, out, mark, min);
-    return rc < 0 ? rc : xc_pixcache_note(m->pc, body, blen);
+    return rc < 0 ? rc : note_coded(m, body, blen, buf_head(out) + mark + 1, buf_head(out) + out->len);
 }
 
 static int glyphs_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb,
@@ -847,15 +861,16 @@ static int glyphs_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst,
     if (!glyphs_argb(fixed, NULL, blen, msb, &n))
         return -EBADMSG;
     if (sub == XC_GLYPHS_CACHED)
-        return get_cached(m, r, dst, blen, blen > XC_BIG_BODY);
+        return get_cached(m, r, dst, blen);
     if ((sub != XC_GLYPHS_PIX_A8 && sub != XC_GLYPHS_PIX_ARGB) || blen > XC_PIX_MAX_BODY)
         return -EBADMSG;
     struct xc_pix *x = pix_of(m);
     if (!x)
         return -ENOMEM;
     struct xc_pix_image im = { sub == XC_GLYPHS_PIX_ARGB ? XC_PIX_GLYPHS_ARGB : XC_PIX_GLYPHS_A8, msb, blen, 0, 0, 0, n, NULL };
+    size_t at = r->pos;
     rc = xc_pix_decode(x, &im, dst, r);
-    return rc < 0 ? rc : xc_pixcache_note(m->pc, dst, blen);
+    return rc < 0 ? rc : note_coded(m, dst, blen, r->p + at, r->p + r->pos);
 }
 
 int xc_body_encode(struct xc_model *m, const struct xc_body_model *bm, const uint8_t *fixed, const uint8_t *body,

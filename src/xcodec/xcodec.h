@@ -49,6 +49,8 @@ struct xc_pixcache;
 #define XC_PIXCACHE_ITEMS 16384u
 #define XC_PIXCACHE_MIN 32u          /* smaller bodies cost about as much as an index */
 #define XC_PIXCACHE_MAX (256u << 10)
+#define XC_PIXCACHE_CODE_MAX(len) (2 * (len) + 64) /* a code kept for a body of len bytes */
+#define XC_PIXCACHE_FILE_MAX (4 + 8ull * XC_PIXCACHE_ITEMS + 3ull * XC_PIXCACHE_BYTES + 64ull * XC_PIXCACHE_ITEMS)
 /* budget: bytes of bodies kept for the next file (at most XC_PIXCACHE_BYTES); the set
  * held in memory is at most twice that plus a loaded file. 0 or -ENOMEM. */
 int xc_pixcache_new(struct xc_pixcache **out, size_t budget);
@@ -59,6 +61,8 @@ int xc_pixcache_load(struct xc_pixcache *c, const uint8_t *p, size_t n);
  * Nothing when there is nothing to keep. 0 or -ENOMEM. */
 int xc_pixcache_save(const struct xc_pixcache *c, struct buf *out);
 size_t xc_pixcache_loaded(const struct xc_pixcache *c);
+/* Bodies coded again with a loaded code (the pixel coder not run on them). */
+uint64_t xc_pixcache_hits(const struct xc_pixcache *c);
 size_t xc_pixcache_memory(const struct xc_pixcache *c);
 
 /* msb: the connection's byte order ('B'). 0 or -ENOMEM. */

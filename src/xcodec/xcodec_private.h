@@ -77,12 +77,13 @@ int xc_imgs_find(const struct xc_imgs *c, const uint8_t *p, uint32_t len, uint64
 int xc_imgs_push(struct xc_imgs *c, const uint8_t *p, uint32_t len, int found, uint64_t hash);
 void xc_imgs_free(struct xc_imgs *c);
 
-/* The last session's pixel bodies (pixcache.c). The index of the loaded body equal to p, or -1. */
-int xc_pixcache_find(struct xc_pixcache *c, const uint8_t *p, uint32_t len);
-/* Loaded body i, which must be len bytes long. 0 or -EBADMSG. */
-int xc_pixcache_get(struct xc_pixcache *c, uint64_t i, uint32_t len, const uint8_t **p);
-/* A body coded this session, kept for the next file. 0 or -ENOMEM. */
-int xc_pixcache_note(struct xc_pixcache *c, const uint8_t *p, uint32_t len);
+/* The last session's pixel bodies (pixcache.c). When p is one of them: 0 and its code then
+ * (*code, *code_len); else -1. */
+int xc_pixcache_find(struct xc_pixcache *c, const uint8_t *p, uint32_t len, const uint8_t **code, uint32_t *code_len);
+/* The loaded body whose code this is, which must be len bytes long. 0 or -EBADMSG. */
+int xc_pixcache_get(struct xc_pixcache *c, const uint8_t *code, uint32_t code_len, uint32_t len, const uint8_t **p);
+/* A body the pixel coder coded this session (as code), kept for the next file. 0 or -ENOMEM. */
+int xc_pixcache_note(struct xc_pixcache *c, const uint8_t *p, uint32_t len, const uint8_t *code, uint32_t code_len);
 
 struct xc_model {
     enum xc_dir dir;
