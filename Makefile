@@ -11,7 +11,7 @@ BUILD    ?= build
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter -Wno-missing-field-initializers
 CPPFLAGS += -std=c11 -D_GNU_SOURCE -Isrc -I$(BUILD)/gen
-PKGS     := libsodium xau libzstd
+PKGS     := libsodium xau libzstd libwebp
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
 LDLIBS   += $(PKG_LIBS) -lm

@@ -37,6 +37,9 @@ static const char app_usage[] =
     "                        /proc) to have a UTF-8 program's font set asked ahead in one round trip\n"
     "  --no-font-hint        do not read a local client's app-defaults file (by its program's name)\n"
     "                        to have the fonts it names asked ahead; only their names cross\n"
+    "  --lossy-images Q      send photo-like images (32-bit PutImage over 16 KiB, many colours)\n"
+    "                        as lossy WebP of quality Q (1-100; 75 is a good start); the screen then\n"
+    "                        differs from the program's. Default: every image exact\n"
     "  --xauthority FILE     where to write this display's cookie (default $XAUTHORITY or ~/.Xauthority)\n"
     LINK_OPTS_COMPRESS_HELP
     "  --stats               print statistics at exit (and on SIGUSR1, always)\n"
@@ -143,6 +146,7 @@ int cmd_app(int argc, char **argv)
     struct link_opts lo = LINK_OPTS_INIT;
     int number = -1, cmd_at = -1;
     bool tcp = false, no_local_answers = false, no_locale_hint = false, no_font_hint = false;
+    int lossy = 0;
     const char *xauthority = NULL;
     for (int i = 0; i < argc; i++) {
         int r = link_opts_take(&lo, argc, argv, &i);
@@ -161,6 +165,15 @@ int cmd_app(int argc, char **argv)
             no_locale_hint = true;
         } else if (!strcmp(argv[i], "--no-font-hint")) {
             no_font_hint = true;
+        } else if (!strcmp(argv[i], "--lossy-images")) {
+            char *end = NULL;
+            long q = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
+            if (!end || *end || q < 1 || q > 100) {
+                fprintf(stderr, "tincan app: --lossy-images takes a quality from 1 to 100\n");
+                return 2;
+            }
+            lossy = (int)q;
+            i++;
         } else if (!strcmp(argv[i], "--tcp")) {
             tcp = true;
         } else if (!strcmp(argv[i], "--xauthority") && i + 1 < argc) {
@@ -198,6 +211,7 @@ int cmd_app(int argc, char **argv)
     struct session_config cfg = { .role = ROLE_APP, .secret = use_secret ? secret : NULL, .secret_len = secret_len,
                                   .compress_level = lo.compress_level, .no_local_answers = no_local_answers,
                                   .no_locale_hint = no_locale_hint, .no_font_hint = no_font_hint,
+                                  .lossy_images = lossy,
                                   .link_speed = lo.link_speed, .max_memory = lo.max_memory,
                                   .cache_dir = link_opts_cache_dir(&lo, cache_buf, sizeof cache_buf) };
     randombytes_buf(cfg.cookie, sizeof cfg.cookie);

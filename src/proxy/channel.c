@@ -175,9 +175,10 @@ static int channel_codecs(struct channel *ch, enum xc_dir dir, bool msb, uint8_t
     if (xenc_new(&ch->enc, dir, msb) < 0 || xdec_new(&ch->dec, other, msb) < 0)
         return -ENOMEM;
     xenc_set_budget(ch->enc, &ch->s->xc_budget);
-    if (dir == XC_REQUESTS) /* pixel bodies are requests' */
+    if (dir == XC_REQUESTS) { /* pixel bodies are requests' */
         xenc_set_pixcache(ch->enc, ch->s->pixcache);
-    else
+        xenc_set_lossy(ch->enc, ch->s->cfg.lossy_images);
+    } else
         xdec_set_pixcache(ch->dec, ch->s->pixcache);
     size_t store = (size_t)refs * XC_STORE_UNIT;
     xenc_set_store(ch->enc, store);

@@ -31,6 +31,7 @@ struct session_config {
     bool no_font_hint;              /* app side: do not read the fonts of a client's app-defaults */
     bool observe;                   /* display side: open X connections of our own (the observer, spares) */
     bool no_xcodec;                 /* do not offer the structured X encoding (CAP_XCODEC) */
+    int lossy_images;               /* app side: WebP quality (1-100) for photo-like PutImage; 0: lossless */
     uint64_t max_memory;            /* bytes this side may hold (codec and buffers); 0: 64 MiB */
     uint64_t (*clock)(void);        /* monotonic ns for the flush policy; NULL: clock_ns (tests set one) */
     /* Display side: opens an upstream connection; returns an fd or -errno. NULL: connect

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <webp/decode.h>
+#include <webp/encode.h>
+
 #include "xcodec/xcodec_private.h"
 
 /* Image geometry from PutImage's fixed part (offsets as without BIG-REQUESTS):
@@ -600,6 +603,109 @@ static int note_coded(struct xc_model *m, const uint8_t *body, uint32_t blen, co
     return xc_pixcache_note(m->pc, body, blen, code_at, (uint32_t)(end - code_at));
 }
 
+/* Photo-like images, when the sender was asked for lossy coding (xenc_set_lossy): filter
+ * byte 8, the value of every pixel's fourth byte, the WebP's size and the WebP of the
+ * pixels (lossy, at the sender's quality), then zero bytes up to the code's least size.
+ * Only 32-bit LSB ZPixmap images over 16 KiB (the pixel coder's limit) with many colours:
+ * icons, text and line art stay exact. */
+#define XC_FILTER_LOSSY 8
+#define LOSSY_MIN_SIDE 16
+#define LOSSY_MIN_COLOURS 512 /* distinct pixels among the first 4096: a photo, a gradient */
+
+static bool image_lossy_fits(const uint8_t *fixed, uint32_t blen, bool msb, uint32_t *w, uint32_t *h)
+{
+    *w = ld16(fixed + 12, msb), *h = ld16(fixed + 14, msb);
+    return !msb && fixed[1] == 2 && fixed[20] == 0 && fixed[21] == 24 && *w >= LOSSY_MIN_SIDE &&
+           *h >= LOSSY_MIN_SIDE && blen > PIX_MAX_IMAGE && (uint64_t)*w * *h * 4 == blen;
+}
+
+static bool photo_like(const uint8_t *body, uint32_t n_px)
+{
+    enum { SLOTS = 8192 };
+    uint32_t *seen = calloc(SLOTS, sizeof *seen), distinct = 0;
+    if (!seen)
+        return false;
+    for (uint32_t i = 0; i < n_px && i < 4096 && distinct < LOSSY_MIN_COLOURS; i++) {
+        uint32_t v = (ld32(body + 4 * (size_t)i, false) & 0xffffff) + 1, k = (v * 2654435761u) >> 19;
+        while (seen[k] && seen[k] != v)
+            k = (k + 1) & (SLOTS - 1);
+        if (!seen[k])
+            seen[k] = v, distinct++;
+    }
+    free(seen);
+    return distinct >= LOSSY_MIN_COLOURS;
+}
+
+/* 1 when the image is not for lossy coding, 0 when coded, or -ENOMEM. */
+static int lossy_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
+                        struct buf *out)
+{
+    uint32_t w, h;
+    if (!m->lossy_q || !image_lossy_fits(fixed, blen, msb, &w, &h) || !photo_like(body, w * h))
+        return 1;
+    uint8_t fourth = body[3];
+    for (uint32_t i = 7; i < blen; i += 4)
+        if (body[i] != fourth)
+            return 1;
+    uint8_t *bgr = malloc((size_t)w * h * 3), *webp = NULL;
+    if (!bgr)
+        return -ENOMEM;
+    for (size_t i = 0; i < (size_t)w * h; i++)
+        memcpy(bgr + 3 * i, body + 4 * i, 3);
+    size_t n = WebPEncodeBGR(bgr, (int)w, (int)h, (int)(3 * w), (float)m->lossy_q, &webp);
+    free(bgr);
+    if (!n || n >= blen / 2) { /* failed, or no better than lossless would be */
+        WebPFree(webp);
+        return 1;
+    }
+    size_t mark = out->len;
+    uint8_t head[2] = { XC_FILTER_LOSSY, fourth };
+    int rc = buf_append(out, head, 2) < 0 || buf_put_varint(out, n) < 0 || buf_append(out, webp, n) < 0 ? -ENOMEM : 0;
+    WebPFree(webp);
+    while (rc == 0 && blen > XC_IMGS_MAX && out->len - mark < blen / 256)
+        rc = buf_append(out, "", 1);
+    m->lossy_last = rc == 0;
+    return rc;
+}
+
+static int lossy_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb, struct rd *r)
+{
+    uint32_t w, h;
+    uint8_t fourth;
+    uint64_t n;
+    const uint8_t *webp;
+    int rc = rd_u8(r, &fourth);
+    if (rc == 0)
+        rc = rd_varint(r, &n);
+    if (rc == 0 && n > blen)
+        rc = -EBADMSG;
+    if (rc == 0)
+        rc = rd_bytes(r, &webp, n);
+    if (rc < 0)
+        return rc;
+    int ww, hh;
+    if (!image_lossy_fits(fixed, blen, msb, &w, &h) || !WebPGetInfo(webp, n, &ww, &hh) || (uint32_t)ww != w ||
+        (uint32_t)hh != h)
+        return -EBADMSG;
+    uint8_t *bgr = malloc((size_t)w * h * 3);
+    if (!bgr)
+        return -ENOMEM;
+    if (!WebPDecodeBGRInto(webp, n, bgr, (size_t)w * h * 3, (int)(3 * w))) {
+        free(bgr);
+        return -EBADMSG;
+    }
+    for (size_t i = 0; i < (size_t)w * h; i++) {
+        memcpy(dst + 4 * i, bgr + 3 * i, 3);
+        dst[4 * i + 3] = fourth;
+    }
+    free(bgr);
+    for (uint8_t z = 0; blen > XC_BIG_BODY && rd_left(r) && !z;) /* the padding to the least size */
+        if (rd_u8(r, &z) < 0 || z)
+            return -EBADMSG;
+    m->lossy_last = true;
+    return 0;
+}
+
 /* An image among the latest ones is filter byte 5 and its index there; every image of a
  * MODEL body then goes to the front of that list. One of the last session is filter 7. */
 #define XC_FILTER_AGAIN 5
@@ -620,6 +726,8 @@ static int image_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t 
         rc = buf_append(out, again, 2);
     } else if (xc_pixcache_find(m->pc, body, blen, &code, &code_len) == 0) {
         rc = put_cached(out, XC_FILTER_CACHED, code, code_len);
+    } else if ((rc = lossy_encode(m, fixed, body, blen, msb, out)) <= 0) {
+        return rc; /* not kept among the recent images either */
     } else if ((rc = image_encode_new(m, fixed, body, blen, msb, out)) == 0 && out->len > mark &&
                (buf_head(out)[mark] == XC_FILTER_PIX || buf_head(out)[mark] == XC_FILTER_BITS))
         rc = note_coded(m, body, blen, buf_head(out) + mark + 1, buf_head(out) + out->len);
@@ -646,6 +754,9 @@ static int image_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, 
         r->pos++;
         if ((rc = get_cached(m, r, dst, blen)) < 0)
             return rc;
+    } else if (rd_left(r) > 0 && r->p[r->pos] == XC_FILTER_LOSSY) {
+        r->pos++;
+        return lossy_decode(m, fixed, dst, blen, msb, r);
     } else {
         size_t at = r->pos;
         uint8_t f = rd_left(r) > 0 ? r->p[at] : 0;

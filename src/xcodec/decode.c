@@ -300,8 +300,9 @@ static int dec_one(struct xdec *d, struct rd *r, struct buf *out)
         } else
             r->pos = sub.pos;
     }
-    if ((rc = xc_remember(m, s.cls, dst, len)) < 0)
+    if (!m->lossy_last && (rc = xc_remember(m, s.cls, dst, len)) < 0)
         return rc;
+    m->lossy_last = false;
     if (has_seq)
         m->last_seq = seq;
     return 0;

@@ -27,6 +27,7 @@ int xenc_new(struct xenc **out, enum xc_dir dir, bool msb)
 void xenc_set_budget(struct xenc *e, struct xc_budget *b) { e->budget = b; }
 
 void xenc_set_pixcache(struct xenc *e, struct xc_pixcache *c) { e->m.pc = c; }
+void xenc_set_lossy(struct xenc *e, int quality) { e->m.lossy_q = quality >= 1 && quality <= 100 ? quality : 0; }
 void xenc_set_store(struct xenc *e, size_t cap) { e->m.store_cap = cap < XC_STORE_MAX ? cap : XC_STORE_MAX; }
 
 size_t xc_heavy_max(enum xc_dir dir)
@@ -185,6 +186,8 @@ static int model_code(struct xenc *e, const struct xc_shape *s, const uint8_t *m
                                  xc_ref_last_elem(&e->m, s, ref), &e->scratch);
     if (rc == 0 && blen > XC_BIG_BODY && e->scratch.len < xc_body_min_code(s->body, blen))
         rc = 1; /* the decoder would refuse so short a code */
+    if (rc != 0)
+        e->m.lossy_last = false; /* not sent as coded */
     return rc;
 }
 
@@ -296,8 +299,10 @@ static int encode(struct xenc *e, const uint8_t *msg, uint32_t len, bool big, st
             rc = put_body(e, &s, msg, len, big, ref, out);
         if (rc < 0)
             return rc;
-        if (xc_remember(m, s.cls, msg, len) < 0)
+        /* A lossy body is not what the receiver holds: nothing is coded against it. */
+        if (!m->lossy_last && xc_remember(m, s.cls, msg, len) < 0)
             return -ENOMEM;
+        m->lossy_last = false;
     }
     if (s.has_seq)
         m->last_seq = seq;

@@ -72,6 +72,9 @@ void xenc_set_budget(struct xenc *e, struct xc_budget *b);
 void xenc_set_store(struct xenc *e, size_t cap);
 /* Both ends' coders of a channel direction must be given the same set, or none. */
 void xenc_set_pixcache(struct xenc *e, struct xc_pixcache *c);
+/* quality 1-100: photo-like 32-bit PutImage bodies over 16 KiB are sent as lossy WebP (the
+ * receiver draws an approximation; PROTOCOL.md 5.2, filter byte 8). 0 (the default): none. */
+void xenc_set_lossy(struct xenc *e, int quality);
 void xenc_free(struct xenc *e);
 /* Encodes one whole X message (as framed by xstream) and appends it to out.
  * Any bytes are accepted (malformed ones cross verbatim). 0, -EMSGSIZE or -ENOMEM. */

@@ -97,6 +97,8 @@ struct xc_model {
     struct xc_pix *pix;     /* pixel coder statistics, made on first use */
     struct xc_imgs *imgs;   /* recent PutImage bodies, made on first use */
     struct xc_pixcache *pc; /* XC_REQUESTS: the last session's pixel bodies (shared), or NULL */
+    int lossy_q;            /* encoder: WebP quality for photo-like images; 0: none */
+    bool lossy_last;        /* the body just coded was lossy: the message is not kept */
     struct xc_fonttabs fonts; /* XC_SERVER */
     struct xc_traps *traps;           /* XC_REQUESTS: recent Trapezoids bodies, made on first use */
     struct xc_trap_hints *trap_hints; /* encoder only (trapmotion.c), made on first use */

@@ -1055,10 +1055,93 @@ static void test_pixcache(void)
     buf_free(&m.all);
 }
 
+/* A photo-like 32-bit image w x h (smooth shading, a soft edge and grain), drawn at (x, 0). */
+static void photo_image(struct msgs *m, uint16_t w, uint16_t h, uint16_t x)
+{
+    size_t blen = 4u * w * h;
+    uint8_t *t = calloc(1, 20 + blen);
+    st16(t + 8, w, false); st16(t + 10, h, false); st16(t + 12, x, false); t[17] = 24;
+    for (size_t i = 0; i < (size_t)w * h; i++) {
+        double u = (double)(i % w) / w, v = (double)(i / w) / h, grain = (double)(rnd() % 9) - 4;
+        double r = 200 * u + 40 * sin(7 * v) + grain, g = 120 + 80 * (u * v > 0.2 ? 1 : -1) * v + grain;
+        double b = 60 + 150 * (1 - v) + grain;
+        uint8_t px[4] = { (uint8_t)(b < 0 ? 0 : b > 255 ? 255 : b), (uint8_t)(g < 0 ? 0 : g > 255 ? 255 : g),
+                          (uint8_t)(r < 0 ? 0 : r > 255 ? 255 : r), 0 };
+        memcpy(t + 20 + 4 * i, px, 4);
+    }
+    req(m, false, 72, 2, 24 + blen, t);
+    free(t);
+}
+
+/* Peak signal-to-noise ratio of b against a (dB), over n bytes. */
+static double psnr(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    double se = 0;
+    for (size_t i = 0; i < n; i++)
+        se += (double)(a[i] - b[i]) * (a[i] - b[i]);
+    return se == 0 ? 99 : 10 * log10(255.0 * 255.0 * (double)n / se);
+}
+
+static void test_lossy(void)
+{
+    TEST("That --lossy-images codes photos as WebP, close to the original, and everything else exactly") {
+        struct msgs m = { 0 };
+        photo_image(&m, 160, 120, 0);
+        gradient_image(&m, false, 20, 10, 1, 0);   /* small: exact */
+        photo_image(&m, 160, 120, 5);              /* not coded against the first */
+        gradient_image(&m, false, 20, 10, 1, 0);   /* drawn again: exact, from the recent list */
+        struct xenc *e; struct xdec *d;
+        struct buf enc = { 0 }, dec = { 0 };
+        struct buf exact = { 0 };
+        xenc_new(&e, XC_REQUESTS, false);
+        CHECK(encode_all(e, &m, &exact));
+        xenc_free(e);
+        size_t exact_size = zstd_size(&exact);
+        buf_free(&exact);
+        xenc_new(&e, XC_REQUESTS, false);
+        xenc_set_lossy(e, 75);
+        xdec_new(&d, XC_REQUESTS, false);
+        CHECK(encode_all(e, &m, &enc));
+        CHECK_EQ(xdec_feed(d, buf_head(&enc), enc.len, &dec), (long)enc.len);
+        printf("  two 160x120 photos and two small images, after zstd: %zu bytes exact, %zu lossy\n", exact_size,
+               zstd_size(&enc));
+        CHECK(zstd_size(&enc) * 4 < exact_size);
+        CHECK_EQ(dec.len, m.all.len);
+        for (int i = 0; i < m.n && dec.len == m.all.len; i++) {
+            const uint8_t *a = buf_head(&m.all) + m.off[i], *b = buf_head(&dec) + m.off[i];
+            size_t n = m.off[i + 1] - m.off[i];
+            CHECK(!memcmp(a, b, 24)); /* the head as sent */
+            if (n > 16384) {
+                double q = psnr(a + 24, b + 24, n - 24);
+                printf("  photo %d: %.1f dB\n", i, q);
+                CHECK(q > 30 && q < 99);
+            } else
+                CHECK(!memcmp(a, b, n));
+        }
+        /* A cut or corrupt WebP is refused. */
+        struct xdec *d2;
+        struct buf out = { 0 };
+        for (size_t at = 40; at < 200; at += 37) {
+            xdec_new(&d2, XC_REQUESTS, false);
+            uint8_t *p = (uint8_t *)buf_head(&enc);
+            p[at] ^= 0x5a;
+            long r = xdec_feed(d2, p, enc.len, &out);
+            CHECK(r < 0 || (size_t)r < enc.len || out.len != m.all.len || memcmp(buf_head(&out), buf_head(&dec), out.len));
+            p[at] ^= 0x5a;
+            buf_clear(&out);
+            xdec_free(d2);
+        }
+        buf_free(&out);
+        xenc_free(e); xdec_free(d);
+        buf_free(&enc); buf_free(&dec); buf_free(&m.all);
+    }
+}
+
 int main(void)
 {
     test_budget();
     test_pixcache();
+    test_lossy();
     TEST("That requests of every kind round-trip in both byte orders") {
         for (int msb = 0; msb < 2; msb++) {
             struct msgs m = { 0 };
