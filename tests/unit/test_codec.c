@@ -3,6 +3,7 @@
  * with small writes through the small coder. */
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <sodium.h>
 
@@ -32,6 +33,44 @@ static int pass_through(struct codec *tx, struct codec *rx, const uint8_t *p, si
         if (codec_compress(tx, p + off, k, &wire) < 0)
             bad = 1;
         *wire_bytes += wire.len;
+        int rc;
+        do
+            rc = codec_decompress(rx, &wire, &out, 1 << 16);
+        while (rc == 1);
+        if (rc < 0 || wire.len)
+            bad = 1;
+    }
+    if (!bad && (out.len != n || memcmp(buf_head(&out), p, n)))
+        bad = 1;
+    buf_free(&wire);
+    buf_free(&out);
+    return bad;
+}
+
+/* The zstd frames that begin in an encoder's output: its magic number, LE 0xFD2FB528
+ * (pixels-like data from fill() holds it by chance once in about 10^9 bytes). */
+static size_t frames_in(const struct buf *b)
+{
+    static const uint8_t magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+    size_t found = 0;
+    for (size_t i = 0; i + 4 <= b->len; i++)
+        found += !memcmp(buf_head(b) + i, magic, 4);
+    return found;
+}
+
+/* pass_through, counting also the zstd frames begun in *frames. */
+static int pass_frames(struct codec *tx, struct codec *rx, const uint8_t *p, size_t n, size_t piece, size_t *wire_bytes,
+                       size_t *frames)
+{
+    struct buf wire = { 0 }, out = { 0 };
+    int bad = 0;
+    for (size_t off = 0; off < n && !bad; off += piece) {
+        size_t k = n - off < piece ? n - off : piece;
+        buf_clear(&wire);
+        if (codec_compress(tx, p + off, k, &wire) < 0)
+            bad = 1;
+        *wire_bytes += wire.len;
+        *frames += frames_in(&wire);
         int rc;
         do
             rc = codec_decompress(rx, &wire, &out, 1 << 16);
@@ -297,6 +336,45 @@ static void chunk_tests(void)
         CHECK(wire_bytes < 300);
         printf("  8000 bytes of the built-in dictionary after 3 MiB: %zu bytes\n", wire_bytes);
         free(noise);
+        codec_free(tx);
+        codec_free(rx);
+    }
+    TEST("That after an idle time a new frame begins only when what went around zstd is worth its prime") {
+        struct codec *tx, *rx;
+        codec_new_window(&tx, CODEC_LEVEL_AUTO, CODEC_SPEED_MODEM, 21);
+        codec_new_window(&rx, CODEC_LEVEL_AUTO, CODEC_SPEED_MODEM, 21);
+        codec_use_small(tx);
+        codec_use_small(rx);
+        codec_text_tx(tx, false);
+        CHECK_EQ(codec_set_builtin(tx, CODEC_TX, dict_builtin_down, dict_builtin_down_len), 0);
+        CHECK_EQ(codec_set_builtin(rx, CODEC_RX, dict_builtin_down, dict_builtin_down_len), 0);
+        size_t n = 200000, wire_bytes = 0, frames = 0;
+        uint8_t *data = malloc(n);
+        fill(data, n, 12);
+        CHECK_EQ(pass_frames(tx, rx, data, n, 8192, &wire_bytes, &frames), 0); /* all zstd */
+        /* 200 KB into the frame the built-in dictionary is still in reach: no new frame. */
+        usleep(310 * 1000); /* the idle time is the input here */
+        wire_bytes = frames = 0;
+        CHECK_EQ(pass_frames(tx, rx, dict_builtin_down + 100, 8000, 8000, &wire_bytes, &frames), 0);
+        CHECK_EQ(frames, 0);
+        CHECK(wire_bytes < 300);
+        /* 24 KB of small writes (1/11 of the prime) go around zstd; after an idle time the
+         * next large write begins a frame that reaches them. */
+        uint8_t *small = malloc(24000);
+        fill(small, 24000, 13);
+        CHECK_EQ(pass_frames(tx, rx, small, 24000, 200, &wire_bytes, &frames), 0);
+        usleep(310 * 1000);
+        wire_bytes = frames = 0;
+        CHECK_EQ(pass_frames(tx, rx, small, 24000, 24000, &wire_bytes, &frames), 0);
+        CHECK_EQ(frames, 1);
+        CHECK(wire_bytes < 1000);
+        printf("  24000 bytes sent before as small writes, in a new frame: %zu bytes\n", wire_bytes);
+        /* The same again at once: no idle time, no new frame, and decoding goes on. */
+        wire_bytes = frames = 0;
+        CHECK_EQ(pass_frames(tx, rx, data, 16384, 16384, &wire_bytes, &frames), 0);
+        CHECK_EQ(frames, 0);
+        free(small);
+        free(data);
         codec_free(tx);
         codec_free(rx);
     }
