@@ -26,6 +26,7 @@ static const char run_usage[] =
     "  --no-emulator        join the halves directly, with no emulated link\n"
     "  --compress LEVEL     zstd level for the link, 1-19, 0 for none (default 3)\n"
     "  --max-memory SIZE    memory each half may hold (default 64M; see tincan app --help)\n"
+    "  --lossy-images Q     photo-like images as lossy WebP of quality 1-100 (default: exact)\n"
     "  --display NAME       show on this X server (default: $DISPLAY, else an embedded Xvfb)\n"
     "  --xvfb               always use an embedded Xvfb\n"
     "  --duration SECONDS   end COMMAND after this long (default: wait for it)\n"
@@ -147,7 +148,7 @@ int cmd_run(int argc, char **argv)
     const char *profile = "radio256", *display = getenv("DISPLAY"), *screenshot = NULL;
     bool emulator = true, xvfb = false, quiet = false;
     double duration_s = 0;
-    const char *level = "3", *max_memory = "64M";
+    const char *level = "3", *max_memory = "64M", *lossy = NULL;
     int cmd_at = -1;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -163,6 +164,14 @@ int cmd_run(int argc, char **argv)
             max_memory = argv[++i];
             if (!parse_memory_size(max_memory))
                 return 2;
+        } else if (!strcmp(argv[i], "--lossy-images") && i + 1 < argc) {
+            lossy = argv[++i];
+            char *end;
+            long q = strtol(lossy, &end, 10);
+            if (*end || q < 1 || q > 100) {
+                fprintf(stderr, "tincan run: --lossy-images takes a quality from 1 to 100\n");
+                return 2;
+            }
         } else if (!strcmp(argv[i], "--no-emulator")) {
             emulator = false;
         } else if (!strcmp(argv[i], "--display") && i + 1 < argc) {
@@ -257,7 +266,7 @@ int cmd_run(int argc, char **argv)
         app_link = lsock;
     }
     size_t n_cmd = (size_t)(argc - cmd_at);
-    char **aargv = calloc(n_cmd + 14, sizeof *aargv);
+    char **aargv = calloc(n_cmd + 16, sizeof *aargv);
     int k = 0;
     aargv[k++] = self;
     aargv[k++] = "app";
@@ -269,6 +278,10 @@ int cmd_run(int argc, char **argv)
     aargv[k++] = (char *)level;
     aargv[k++] = "--max-memory";
     aargv[k++] = (char *)max_memory;
+    if (lossy) {
+        aargv[k++] = "--lossy-images";
+        aargv[k++] = (char *)lossy;
+    }
     if (!quiet)
         aargv[k++] = "--stats";
     else {
