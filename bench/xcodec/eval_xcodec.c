@@ -73,6 +73,19 @@ int main(int argc, char **argv)
         if (!f) { perror(argv[a]); return 1; }
         char magic[8];
         if (fread(magic, 1, 8, f) != 8 || memcmp(magic, "TCXCAP1\n", 8)) { fprintf(stderr, "%s: not a capture\n", argv[a]); return 1; }
+        /* XC_PIXCACHE=FILE: the pixel bodies of a run before (if FILE exists) for every
+         * connection's requests, and this run's saved to FILE at the end (a warm session). */
+        const char *pc_file = getenv("XC_PIXCACHE");
+        struct xc_pixcache *pc = NULL;
+        if (pc_file && xc_pixcache_new(&pc, XC_PIXCACHE_BYTES) == 0) {
+            FILE *pf = fopen(pc_file, "rb");
+            static uint8_t pbuf[16u << 20];
+            size_t pn = pf ? fread(pbuf, 1, sizeof pbuf, pf) : 0;
+            if (pf)
+                fclose(pf);
+            if (pn && xc_pixcache_load(pc, pbuf, pn) < 0)
+                fprintf(stderr, "%s: not a set of pixel bodies\n", pc_file);
+        }
         static struct conn conns[MAX_CONN];
         memset(conns, 0, sizeof conns);
         struct totals t[2] = { 0 };
@@ -95,6 +108,8 @@ int main(int argc, char **argv)
                     if (xenc_new(&c->d[d].enc, d ? XC_SERVER : XC_REQUESTS, c->msb) < 0 ||
                         xdec_new(&c->d[d].dec, d ? XC_SERVER : XC_REQUESTS, c->msb) < 0) return 1;
                 }
+                xenc_set_pixcache(c->d[0].enc, pc);
+                xdec_set_pixcache(c->d[0].dec, pc);
             }
             struct dirstate *ds = &c->d[dir];
             buf_append(&ds->in, data, len);
@@ -171,6 +186,18 @@ int main(int argc, char **argv)
             }
         }
         fclose(f);
+        if (pc) {
+            struct buf saved = { 0 };
+            FILE *pf = xc_pixcache_save(pc, &saved) == 0 && saved.len ? fopen(pc_file, "wb") : NULL;
+            if (pf) {
+                fwrite(buf_head(&saved), 1, saved.len, pf);
+                fclose(pf);
+            }
+            fprintf(stderr, "%s: %llu pixel bodies coded again, %zu bytes of them saved\n", argv[a],
+                    (unsigned long long)xc_pixcache_hits(pc), saved.len);
+            buf_free(&saved);
+            xc_pixcache_free(pc);
+        }
         const char *name = strrchr(argv[a], '/') ? strrchr(argv[a], '/') + 1 : argv[a];
         for (int d = 0; d < 2; d++) {
             double mb = t[d].raw / 1e6;

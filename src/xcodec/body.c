@@ -454,6 +454,7 @@ static bool image_pix(const uint8_t *fixed, uint32_t blen, bool msb, struct xc_p
 /* A bitmap (depth 1, any format: rows of B / h bytes) for the pixel coder's bits, filter
  * byte 6: icons and shape masks, which the byte filters and zstd barely shrink. */
 #define XC_FILTER_BITS 6
+#define PIX_FRESH 8 /* added to a pixel code's marker: new, though equal to a cached one's (pixcache) */
 #define BITS_MAX_IMAGE (16u << 10) /* larger bitmaps (stipples, screens of text): the filters */
 static bool image_bits(const struct xc_model *m, const uint8_t *fixed, uint32_t blen, bool msb,
                        struct xc_pix_image *im)
@@ -528,7 +529,10 @@ static int image_decode_new(struct xc_model *m, const uint8_t *fixed, uint8_t *d
     uint32_t rows, stride;
     unsigned psz;
     image_geom(fixed, blen, msb, &rows, &stride, &psz);
-    if (rd_left(r) > 0 && r->p[r->pos] == XC_FILTER_BITS) {
+    uint8_t f0 = rd_left(r) > 0 ? r->p[r->pos] : 0xff;
+    if (f0 == XC_FILTER_BITS + PIX_FRESH || f0 == 4 + PIX_FRESH)
+        f0 -= PIX_FRESH;
+    if (f0 == XC_FILTER_BITS) {
         struct xc_pix_image im;
         struct xc_pix *x = pix_of(m);
         if (!image_bits(m, fixed, blen, msb, &im))
@@ -538,7 +542,7 @@ static int image_decode_new(struct xc_model *m, const uint8_t *fixed, uint8_t *d
         r->pos++;
         return xc_pix_decode(x, &im, dst, r);
     }
-    if (rd_left(r) > 0 && r->p[r->pos] == 4) {
+    if (f0 == 4) {
         struct xc_pix_image im;
         struct xc_pix *x = pix_of(m);
         if (!image_pix(fixed, blen, msb, &im))
@@ -569,38 +573,57 @@ static int image_decode_new(struct xc_model *m, const uint8_t *fixed, uint8_t *d
     return 0;
 }
 
-/* A body the pixel coder coded in the last session (pixcache.c): its marker (PutImage
- * filter byte, AddGlyphs sub-model), then its code of then again: the bytes of the last
- * session's stream, which zstd's cached dictionary holds. */
-static int put_cached(struct buf *out, uint8_t marker, const uint8_t *code, uint32_t n)
-{
-    return buf_append(out, &marker, 1) < 0 || buf_append(out, code, n) < 0 ? -ENOMEM : 0;
-}
+/* Bodies the pixel coder coded in the last session (pixcache.c) are sent again as the very
+ * record that carried them then, marker (sub-model or filter byte) and code: the bytes of
+ * the last session's stream, which zstd's cached dictionary holds. A receiver takes a
+ * pixel code it holds as a cached body (by the code: it runs no model); a sender whose
+ * new code happens to be one of those marks it as new (PIX_FRESH) instead. */
 
-/* After the marker: a pixel code (sized when the body is small, else the rest), which must
- * be the code of a body of the last session of blen bytes. */
-static int get_cached(struct xc_model *m, struct rd *r, uint8_t *dst, uint32_t blen)
+/* The extent of a pixel code at r (sized when the body is small, else the rest); r is left
+ * where it was. 0, -EAGAIN or -EBADMSG. */
+static int pix_code_extent(const struct rd *r, uint32_t blen, size_t *n)
 {
-    size_t start = r->pos;
-    uint64_t n = rd_left(r);
-    const uint8_t *code, *body;
-    int rc = blen <= XC_BIG_BODY ? rd_varint(r, &n) : 0;
-    if (rc == 0 && n > XC_PIXCACHE_CODE_MAX((uint64_t)blen))
-        rc = -EBADMSG;
-    if (rc == 0)
-        rc = rd_bytes(r, &code, n);
-    if (rc == 0)
-        rc = xc_pixcache_get(m->pc, r->p + start, (uint32_t)(r->pos - start), blen, &body);
-    if (rc == 0)
-        memcpy(dst, body, blen);
+    struct rd t = *r;
+    uint64_t k = rd_left(&t);
+    int rc = blen <= XC_BIG_BODY ? rd_varint(&t, &k) : 0;
+    if (rc == 0 && k > XC_PIXCACHE_CODE_MAX((uint64_t)blen))
+        return -EBADMSG;
+    if (rc == 0 && rd_left(&t) < k)
+        rc = -EAGAIN;
+    *n = t.pos - r->pos + (size_t)k;
     return rc;
 }
 
-/* Keeps a body the pixel coder just coded (its code from code_at to the end of out) or
- * decoded (from code_at to where r is now) for the next session. */
-static int note_coded(struct xc_model *m, const uint8_t *body, uint32_t blen, const uint8_t *code_at, const uint8_t *end)
+/* At r, after a marker at r->pos - 1: when marker and code are a cached body's of blen
+ * bytes, the body in dst, r past the code, and 1; else 0 (r unmoved). */
+static int take_cached(struct xc_model *m, struct rd *r, uint8_t *dst, uint32_t blen)
 {
-    return xc_pixcache_note(m->pc, body, blen, code_at, (uint32_t)(end - code_at));
+    size_t n;
+    const uint8_t *body;
+    if (!m->pc)
+        return 0;
+    int rc = pix_code_extent(r, blen, &n);
+    if (rc < 0)
+        return rc;
+    if (xc_pixcache_get(m->pc, r->p + r->pos - 1, (uint32_t)n + 1, blen, &body) < 0)
+        return 0;
+    memcpy(dst, body, blen);
+    r->pos += n;
+    return 1;
+}
+
+/* After coding a new body from mark (its marker) to the end of out: marks it as new when
+ * it equals a cached body's code, else keeps it for the next session. */
+static int note_new_code(struct xc_model *m, const uint8_t *body, uint32_t blen, struct buf *out, size_t mark)
+{
+    const uint8_t *p;
+    uint8_t *code = (uint8_t *)buf_head(out) + mark;
+    uint32_t n = (uint32_t)(out->len - mark);
+    if (m->pc && xc_pixcache_get_quiet(m->pc, code, n, blen, &p) == 0) {
+        code[0] += PIX_FRESH;
+        return 0;
+    }
+    return xc_pixcache_note(m->pc, body, blen, code, n);
 }
 
 /* Photo-like images, when the sender was asked for lossy coding (xenc_set_lossy): filter
@@ -709,7 +732,6 @@ static int lossy_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, 
 /* An image among the latest ones is filter byte 5 and its index there; every image of a
  * MODEL body then goes to the front of that list. One of the last session is filter 7. */
 #define XC_FILTER_AGAIN 5
-#define XC_FILTER_CACHED 7
 #define XC_FILTER_PIX 4
 static int image_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
                         struct buf *out)
@@ -717,7 +739,7 @@ static int image_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t 
     if (!m->imgs && !(m->imgs = calloc(1, sizeof *m->imgs)))
         return -ENOMEM;
     uint64_t hash = blen >= XC_IMGS_MIN && blen <= XC_IMGS_MAX ? xc_imgs_hash(body, blen) : 0;
-    int found = hash ? xc_imgs_find(m->imgs, body, blen, hash) : -1, rc;
+    int found = hash ? xc_imgs_find(m->imgs, body, blen, hash) : -1, rc = 0;
     const uint8_t *code;
     uint32_t code_len;
     size_t mark = out->len;
@@ -725,12 +747,12 @@ static int image_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t 
         uint8_t again[2] = { XC_FILTER_AGAIN, (uint8_t)found };
         rc = buf_append(out, again, 2);
     } else if (xc_pixcache_find(m->pc, body, blen, &code, &code_len) == 0) {
-        rc = put_cached(out, XC_FILTER_CACHED, code, code_len);
+        rc = buf_append(out, code, code_len);
     } else if ((rc = lossy_encode(m, fixed, body, blen, msb, out)) <= 0) {
         return rc; /* not kept among the recent images either */
     } else if ((rc = image_encode_new(m, fixed, body, blen, msb, out)) == 0 && out->len > mark &&
                (buf_head(out)[mark] == XC_FILTER_PIX || buf_head(out)[mark] == XC_FILTER_BITS))
-        rc = note_coded(m, body, blen, buf_head(out) + mark + 1, buf_head(out) + out->len);
+        rc = note_new_code(m, body, blen, out, mark);
     return rc < 0 ? rc : xc_imgs_push(m->imgs, body, blen, found, hash);
 }
 
@@ -739,7 +761,7 @@ static int image_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, 
 {
     if (!m->imgs && !(m->imgs = calloc(1, sizeof *m->imgs)))
         return -ENOMEM;
-    int found = -1, rc;
+    int found = -1, rc = 0;
     if (rd_left(r) > 0 && r->p[r->pos] == XC_FILTER_AGAIN) {
         uint8_t code[2];
         const uint8_t *p;
@@ -750,18 +772,22 @@ static int image_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, 
             return -EBADMSG;
         found = code[1];
         memcpy(dst, m->imgs->e[found].p, blen);
-    } else if (rd_left(r) > 0 && r->p[r->pos] == XC_FILTER_CACHED) {
-        r->pos++;
-        if ((rc = get_cached(m, r, dst, blen)) < 0)
-            return rc;
     } else if (rd_left(r) > 0 && r->p[r->pos] == XC_FILTER_LOSSY) {
         r->pos++;
         return lossy_decode(m, fixed, dst, blen, msb, r);
     } else {
         size_t at = r->pos;
         uint8_t f = rd_left(r) > 0 ? r->p[at] : 0;
-        if ((rc = image_decode_new(m, fixed, dst, blen, msb, r)) < 0 ||
-            ((f == XC_FILTER_PIX || f == XC_FILTER_BITS) && (rc = note_coded(m, dst, blen, r->p + at + 1, r->p + r->pos)) < 0))
+        bool pix = f == XC_FILTER_PIX || f == XC_FILTER_BITS;
+        if (pix) {
+            r->pos++;
+            rc = take_cached(m, r, dst, blen);
+            r->pos -= rc == 0; /* not cached: decoded below */
+        }
+        if (rc < 0)
+            return rc;
+        if (rc == 0 && ((rc = image_decode_new(m, fixed, dst, blen, msb, r)) < 0 ||
+                        (pix && (rc = xc_pixcache_note(m->pc, dst, blen, r->p + at, (uint32_t)(r->pos - at))) < 0)))
             return rc;
     }
     return xc_imgs_push(m->imgs, dst, blen, found, 0);
@@ -938,7 +964,7 @@ static bool glyphs_a8(const uint8_t *fixed, const uint8_t *body, uint32_t blen, 
     return bytes == blen;
 }
 
-enum { XC_GLYPHS_PIX_A8 = 1, XC_GLYPHS_PIX_ARGB = 2, XC_GLYPHS_CACHED = 3 };
+enum { XC_GLYPHS_PIX_A8 = 1, XC_GLYPHS_PIX_ARGB = 2 };
 
 static int glyphs_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
                          struct buf *out)
@@ -952,13 +978,13 @@ static int glyphs_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t
     const uint8_t *code;
     uint32_t code_len;
     if (xc_pixcache_find(m->pc, body, blen, &code, &code_len) == 0)
-        return put_cached(out, XC_GLYPHS_CACHED, code, code_len); /* at least min, as it was */
+        return buf_append(out, code, code_len); /* at least min, as it was */
     uint8_t sub = argb ? XC_GLYPHS_PIX_ARGB : XC_GLYPHS_PIX_A8;
     if (buf_append(out, &sub, 1) < 0)
         return -ENOMEM;
     struct xc_pix_image im = { argb ? XC_PIX_GLYPHS_ARGB : XC_PIX_GLYPHS_A8, msb, blen, 0, 0, 0, n, NULL };
     int rc = pix_put(m, &im, body, out, mark, min);
-    return rc < 0 ? rc : note_coded(m, body, blen, buf_head(out) + mark + 1, buf_head(out) + out->len);
+    return rc < 0 ? rc : note_new_code(m, body, blen, out, mark);
 }
 
 static int glyphs_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb,
@@ -971,17 +997,19 @@ static int glyphs_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst,
         return rc;
     if (!glyphs_argb(fixed, NULL, blen, msb, &n))
         return -EBADMSG;
-    if (sub == XC_GLYPHS_CACHED)
-        return get_cached(m, r, dst, blen);
+    bool fresh = sub == XC_GLYPHS_PIX_A8 + PIX_FRESH || sub == XC_GLYPHS_PIX_ARGB + PIX_FRESH;
+    sub -= fresh ? PIX_FRESH : 0;
     if ((sub != XC_GLYPHS_PIX_A8 && sub != XC_GLYPHS_PIX_ARGB) || blen > XC_PIX_MAX_BODY)
         return -EBADMSG;
+    if (!fresh && (rc = take_cached(m, r, dst, blen)) != 0)
+        return rc < 0 ? rc : 0;
     struct xc_pix *x = pix_of(m);
     if (!x)
         return -ENOMEM;
     struct xc_pix_image im = { sub == XC_GLYPHS_PIX_ARGB ? XC_PIX_GLYPHS_ARGB : XC_PIX_GLYPHS_A8, msb, blen, 0, 0, 0, n, NULL };
-    size_t at = r->pos;
+    size_t at = r->pos - 1; /* the marker */
     rc = xc_pix_decode(x, &im, dst, r);
-    return rc < 0 ? rc : note_coded(m, dst, blen, r->p + at, r->p + r->pos);
+    return rc < 0 || fresh ? rc : xc_pixcache_note(m->pc, dst, blen, r->p + at, (uint32_t)(r->pos - at));
 }
 
 int xc_body_encode(struct xc_model *m, const struct xc_body_model *bm, const uint8_t *fixed, const uint8_t *body,

@@ -1,9 +1,9 @@
 /* pixcache.c -- the bodies the pixel coder coded in the last session (AddGlyphs, PutImage),
- * with their codes, which both ends keep on disk (docs/PROTOCOL.md 2.2 and 5.1). In the
- * next session a body coded again is sent as its old code again, marked: neither end runs
- * the pixel coder on it (the receiver finds the body by its code), and the bytes are those
- * of the last session's stream, which the cached dictionary primes zstd with, so they cost
- * a reference there. The set loaded at link start is read-only for the session; the bodies
+ * with their codes (marker byte included), which both ends keep on disk (docs/PROTOCOL.md
+ * 2.2 and 5.1). In the next session a body coded again is sent as its old code again:
+ * neither end runs the pixel coder on it (the receiver finds the body by its code), and the
+ * bytes are those of the last session's stream, which the cached dictionary primes zstd
+ * with, so they cost a reference there. The set loaded at link start is read-only for the session; the bodies
  * coded this session are collected for the next save. Files are shared by content hash, so
  * both ends must save the same bytes: what is saved depends only on which bodies came,
  * never on the order they came in (the two ends see a link's channels interleaved
@@ -265,14 +265,23 @@ int xc_pixcache_find(struct xc_pixcache *c, const uint8_t *p, uint32_t len, cons
     return 0;
 }
 
-int xc_pixcache_get(struct xc_pixcache *c, const uint8_t *code, uint32_t code_len, uint32_t len, const uint8_t **p)
+int xc_pixcache_get_quiet(const struct xc_pixcache *c, const uint8_t *code, uint32_t code_len, uint32_t len,
+                          const uint8_t **p)
 {
     int i = c ? set_find_code(&c->loaded, code, code_len) : -1;
     if (i < 0 || c->loaded.e[i].len != len)
+        return -1;
+    *p = c->loaded.e[i].p;
+    return i;
+}
+
+int xc_pixcache_get(struct xc_pixcache *c, const uint8_t *code, uint32_t code_len, uint32_t len, const uint8_t **p)
+{
+    int i = xc_pixcache_get_quiet(c, code, code_len, len, p);
+    if (i < 0)
         return -EBADMSG;
     c->loaded.e[i].used = true;
     c->hits++;
-    *p = c->loaded.e[i].p;
     return 0;
 }
 

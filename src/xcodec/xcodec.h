@@ -47,7 +47,7 @@ size_t xc_heavy_max(enum xc_dir dir);
 struct xc_pixcache;
 #define XC_PIXCACHE_BYTES (4u << 20) /* bodies in a file, at most; budget may be lower */
 #define XC_PIXCACHE_ITEMS 16384u
-#define XC_PIXCACHE_MIN 32u          /* smaller bodies cost about as much as an index */
+#define XC_PIXCACHE_MIN 16u          /* every pixel-coded body (an AddGlyphs of one glyph is 20) */
 #define XC_PIXCACHE_MAX (256u << 10)
 #define XC_PIXCACHE_CODE_MAX(len) (2 * (len) + 64) /* a code kept for a body of len bytes */
 #define XC_PIXCACHE_FILE_MAX (4 + 8ull * XC_PIXCACHE_ITEMS + 3ull * XC_PIXCACHE_BYTES + 64ull * XC_PIXCACHE_ITEMS)

@@ -80,9 +80,14 @@ void xc_imgs_free(struct xc_imgs *c);
 /* The last session's pixel bodies (pixcache.c). When p is one of them: 0 and its code then
  * (*code, *code_len); else -1. */
 int xc_pixcache_find(struct xc_pixcache *c, const uint8_t *p, uint32_t len, const uint8_t **code, uint32_t *code_len);
-/* The loaded body whose code this is, which must be len bytes long. 0 or -EBADMSG. */
+/* The loaded body whose code (marker included) this is, which must be len bytes long:
+ * 0, counted as coded again, or -EBADMSG. */
 int xc_pixcache_get(struct xc_pixcache *c, const uint8_t *code, uint32_t code_len, uint32_t len, const uint8_t **p);
-/* A body the pixel coder coded this session (as code), kept for the next file. 0 or -ENOMEM. */
+/* The same without counting it: its index, or -1. */
+int xc_pixcache_get_quiet(const struct xc_pixcache *c, const uint8_t *code, uint32_t code_len, uint32_t len,
+                          const uint8_t **p);
+/* A body the pixel coder coded this session (as code, marker included), kept for the next
+ * file. 0 or -ENOMEM. */
 int xc_pixcache_note(struct xc_pixcache *c, const uint8_t *p, uint32_t len, const uint8_t *code, uint32_t code_len);
 
 struct xc_model {
