@@ -22,6 +22,8 @@
 #define SRC_NONE 255         /* no r2 */
 enum { REFL_NONE, REFL_X, REFL_Y, REFL_N };
 #define REPEATS_EXACT 0x04   /* in the refl byte: values predicted as repeats have no residual */
+#define K_PAIRED 0x08        /* and K of y is not sent: K of x, negated when mirrored (moved,
+                              * mirrored and turned shapes all have it so) */
 #define NOT_THERE 1          /* rep[]: a value without its sources (repeats are 4, 8, ... back) */
 
 struct src {
@@ -51,6 +53,9 @@ static uint32_t reflect(uint8_t refl, uint32_t at, uint32_t blen)
         return (blen / TRAP - 1 - t) * TRAP + 4u * fy[f];
     return at;
 }
+
+/* K of y as K_PAIRED has it. */
+static uint32_t paired_k(const struct motion *mo) { return mo->refl ? 0u - mo->k[0] : mo->k[0]; }
 
 static bool src_there(const struct src *s, uint32_t at) { return !s->this_body || at >= s->back; }
 static uint32_t src_at(const struct motion *mo, const struct src *s, uint32_t at, bool msb)
@@ -135,11 +140,15 @@ int xc_traps_motion_decode(const struct xc_model *m, uint8_t *dst, uint32_t blen
         if ((rc = rd_u8(r, &h[i])) < 0)
             return rc;
     mo.refl = h[2] & 3;
-    bool exact = h[2] & REPEATS_EXACT;
+    bool exact = h[2] & REPEATS_EXACT, paired = h[2] & K_PAIRED;
     if (h[0] == SRC_NONE || src_of(m, h[0], blen, dst, &mo.r1) < 0 || src_of(m, h[1], blen, dst, &mo.r2) < 0 ||
-        (h[2] & ~(3 | REPEATS_EXACT)) || mo.refl >= REFL_N || (mo.refl && (mo.r1.this_body || mo.r2.this_body)))
+        (h[2] & ~(3 | REPEATS_EXACT | K_PAIRED)) || mo.refl >= REFL_N || (mo.refl && (mo.r1.this_body || mo.r2.this_body)))
         return -EBADMSG;
     for (unsigned i = 0; i < 4; i++) {
+        if (i == 1 && paired) {
+            v[1] = 0;
+            continue;
+        }
         if ((rc = rd_varint(r, &v[i])) < 0)
             return rc;
         if (v[i] > 0xffffffffu)
@@ -147,6 +156,8 @@ int xc_traps_motion_decode(const struct xc_model *m, uint8_t *dst, uint32_t blen
     }
     for (unsigned a = 0; a < 2; a++)
         mo.k[a] = xc_unzz32((uint32_t)v[a]), mo.c[a] = xc_unzz32((uint32_t)v[2 + a]);
+    if (paired)
+        mo.k[1] = paired_k(&mo);
     for (uint32_t at = 0; at + 4 <= blen; at += 4) {
         uint32_t rep = there(&mo, at) ? repeat_back(&mo, at, msb) : NOT_THERE;
         uint64_t d = 0;
@@ -267,7 +278,7 @@ static unsigned param_bytes(const struct motion *mo)
     unsigned n = 3;
     for (unsigned a = 0; a < 2; a++)
         n += xc_varint_len(xc_zz32(mo->k[a])) + xc_varint_len(xc_zz32(mo->c[a]));
-    return n;
+    return mo->k[1] == paired_k(mo) ? n - xc_varint_len(xc_zz32(mo->k[1])) : n;
 }
 
 /* Whether every value predicted as a repeat is one (its residual then not sent). */
@@ -408,12 +419,13 @@ static int motion_put(const struct best *b, const uint8_t *body, uint32_t blen, 
                       struct buf *out)
 {
     const struct motion *mo = &b->mo;
-    bool exact = repeats_exact(body, blen, msb, rep);
-    uint8_t h[4] = { XC_TRAPS_MOTION, b->srcs[0], b->srcs[1], (uint8_t)(mo->refl | (exact ? REPEATS_EXACT : 0)) };
+    bool exact = repeats_exact(body, blen, msb, rep), paired = mo->k[1] == paired_k(mo);
+    uint8_t h[4] = { XC_TRAPS_MOTION, b->srcs[0], b->srcs[1],
+                     (uint8_t)(mo->refl | (exact ? REPEATS_EXACT : 0) | (paired ? K_PAIRED : 0)) };
     if (buf_append(out, h, 4) < 0)
         return -ENOMEM;
     for (unsigned i = 0; i < 4; i++)
-        if (buf_put_varint(out, xc_zz32(i < 2 ? mo->k[i] : mo->c[i - 2])) < 0)
+        if (!(i == 1 && paired) && buf_put_varint(out, xc_zz32(i < 2 ? mo->k[i] : mo->c[i - 2])) < 0)
             return -ENOMEM;
     for (uint32_t at = 0; at + 4 <= blen; at += 4)
         if (!(exact && rep[at / 4] >= 4) &&

@@ -1040,7 +1040,7 @@ int main(void)
         for (size_t chunk = 0; chunk < 4; chunk++)
             CHECK(round_trip(XC_REQUESTS, false, &m, chunk, chunk ? NULL : &size));
         /* the first eye alone: sub-model 3, its slices turned from the two before (sources
-         * 64 and 65, as they are) */
+         * 64 and 65, as they are), one K for both axes (flag 8) */
         struct msgs one = { 0 };
         add(&one, buf_head(&m.all), m.off[1]);
         struct xenc *e;
@@ -1049,7 +1049,7 @@ int main(void)
         CHECK_EQ(xenc_message(e, buf_head(&one.all), one.all.len, &enc), 0);
         size1 = enc.len;
         const uint8_t *sub3 = memmem(buf_head(&enc), enc.len, "\x03\x40\x41", 3);
-        CHECK(sub3 && (sub3[3] & ~4) == 0);
+        CHECK(sub3 && (sub3[3] & ~4) == 8);
         xenc_free(e);
         buf_free(&enc); buf_free(&one.all);
         /* its first two slices alone: sub-model 2, the right edges mirrored (tag 254) */
@@ -1067,6 +1067,7 @@ int main(void)
         printf("  4 Trapezoids of xeyes (%zu bytes): %zu bytes, the first eye %zu\n", m.all.len, size, size1);
         CHECK(size < m.all.len * 35 / 100); /* sub-model 2 alone: 627 */
         CHECK(size1 < 240);
+        CHECK(size <= 310 && size1 <= 115); /* with K of y sent: 324 and 118 */
         struct msgs b = { 0 }; /* the other byte order */
         traps_to_msb(&m, &b);
         CHECK(round_trip(XC_REQUESTS, true, &b, 0, NULL));
@@ -1113,9 +1114,9 @@ int main(void)
             int seen[4] = { 0 };
             for (size_t k = 0; k + 4 <= enc.len; k++) {
                 const uint8_t *c = buf_head(&enc) + k;
-                if (c[0] == 3 && c[1] < 64 && c[2] == 0xff && (c[3] & ~7) == 0 && (c[3] & 3) < 3)
-                    seen[c[3] & 3]++; /* refl, and flag 4: repeats exact */
-                if (c[0] == 3 && c[1] < 5 && c[2] == 2 * c[1] + 1 && (c[3] & ~4) == 0)
+                if (c[0] == 3 && c[1] < 64 && c[2] == 0xff && (c[3] & ~7) == 8 && (c[3] & 3) < 3)
+                    seen[c[3] & 3]++; /* refl, flag 4: repeats exact, flag 8: K of y paired */
+                if (c[0] == 3 && c[1] < 5 && c[2] == 2 * c[1] + 1 && (c[3] & ~4) == 8)
                     seen[3]++;
             }
             /* An ellipse turned half a turn is itself: its mirror in y is its mirror in x
@@ -1157,7 +1158,12 @@ int main(void)
         CHECK_EQ(out.len, 256);
         CHECK_EQ(ld32(buf_head(&out) + 192 + 24, false), 7);
         CHECK_EQ(ld32(buf_head(&out) + 192 + 24 + 36, false), 7);
-        moved[8] = 4; /* no such recent body yet */
+        /* the same with K of y paired (flag 8): K of x only, then c */
+        uint8_t paired[] = { 138, 0x07, 10, 16, 0, 0, 2, 3, 1, 255, 4 | 8, 0, 0, 0, 14 };
+        CHECK_EQ(xdec_feed(d, paired, sizeof paired, &out), (long)sizeof paired);
+        CHECK_EQ(out.len, 320);
+        CHECK(!memcmp(buf_head(&out) + 256, buf_head(&out) + 192, 64));
+        moved[8] = 5; /* no such recent body yet */
         CHECK_EQ(xdec_feed(d, moved, sizeof moved, &out), -EBADMSG);
         xdec_free(d);
         cut_short_waits(rec, sizeof rec);
@@ -1169,7 +1175,7 @@ int main(void)
             { 9, 72 },
             { 10, 3 },   /* no such reflection */
             { 10, 1 },   /* a reflection of this body */
-            { 10, 8 },   /* an unknown flag */
+            { 10, 16 },  /* an unknown flag */
         };
         for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
             uint8_t c[sizeof rec];
