@@ -237,7 +237,9 @@ static int dec_one(struct xdec *d, struct rd *r, struct buf *out)
             return -EBADMSG;
         if ((kind == XC_BODY_SAME || kind == XC_BODY_DELTA) && !(ref && ref->len == len))
             return -EBADMSG;
-        if (kind == XC_BODY_MODEL && !(s.body && xc_body_fits(s.body, hd + (big ? 4 : 0), blen, m->msb)))
+        if (kind == XC_BODY_MODEL &&
+            !(s.body && (s.body->kind == XC_BM_EXTNAME ? xc_extname_fits(blen)
+                                                       : xc_body_fits(s.body, hd + (big ? 4 : 0), blen, m->msb))))
             return -EBADMSG;
         if (kind == XC_BODY_RAW) {
             if (trim > blen)
@@ -278,7 +280,9 @@ static int dec_one(struct xdec *d, struct rd *r, struct buf *out)
         rc = dec_delta(body, blen, m->msb, &sub);
         break;
     case XC_BODY_MODEL:
-        if (s.body->kind == XC_BM_REPLY) {
+        if (s.body->kind == XC_BM_EXTNAME) {
+            rc = xc_extname_decode(dst + (big ? 4 : 0), body, blen, m->msb, &sub);
+        } else if (s.body->kind == XC_BM_REPLY) {
             uint8_t first = rd_left(&sub) ? sub.p[sub.pos] : 0;
             rc = xc_reply_decode(&m->fonts, body, blen, m->msb, &sub);
             if (rc == 0 && xc_reply_is_fonttab(&s, &first))

@@ -175,6 +175,10 @@ static int model_code(struct xenc *e, const struct xc_shape *s, const uint8_t *m
                       const struct xc_slot *ref)
 {
     const uint8_t *fixed = msg + (big ? 4 : 0);
+    if (s->body && s->body->kind == XC_BM_EXTNAME) {
+        buf_clear(&e->scratch);
+        return xc_extname_encode(fixed, msg + s->head, blen, e->m.msb, &e->scratch);
+    }
     if (!s->body || !xc_body_fits(s->body, fixed, blen, e->m.msb) || !heavy_allowed(e, s->body))
         return 1;
     buf_clear(&e->scratch);

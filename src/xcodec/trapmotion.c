@@ -96,6 +96,8 @@ static uint32_t fallback(const uint8_t *cur, uint32_t at, bool msb)
     static const uint8_t same[10] = { 10, 0, 10, 0, 2, 1, 10, 3, 6, 5 }; /* 10: from the previous trapezoid */
     static const uint8_t prev[10] = { 1, 0, 4, 0, 0, 0, 8, 0, 0, 0 };
     unsigned f = at % TRAP / 4;
+    if (f == 8) /* the left edge mirrored: l1 + r1 - l2 */
+        return ld32(cur + at - 24, msb) + ld32(cur + at - 8, msb) - ld32(cur + at - 16, msb);
     if (same[f] < 10)
         return ld32(cur + at - 4 * (f - same[f]), msb);
     if (at >= TRAP)

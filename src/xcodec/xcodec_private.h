@@ -108,7 +108,8 @@ struct xc_body_model {
     uint8_t words;    /* fields per element, at most XC_BM_WORDS */
     uint8_t base[20]; /* per field: 0xff = same field of the previous element, else a field before it */
 };
-enum { XC_BM_ELEMS = 1, XC_BM_IMAGE = 2, XC_BM_REPLY = 3, XC_BM_GLYPHS = 4, XC_BM_TRAPS = 5, XC_BM_ITEMS = 6 };
+enum { XC_BM_ELEMS = 1, XC_BM_IMAGE = 2, XC_BM_REPLY = 3, XC_BM_GLYPHS = 4, XC_BM_TRAPS = 5, XC_BM_ITEMS = 6,
+       XC_BM_EXTNAME = 7 };
 #define XC_BM_WORDS 20
 #define XC_EXT_TRAPEZOIDS 10 /* the minor of RENDER's Trapezoids (any extension's minor 10: below) */
 #define XC_EXT_ADDGLYPHS 20  /* RENDER's AddGlyphs, as any extension's minor 20 */
@@ -196,6 +197,12 @@ bool xc_body_fits(const struct xc_body_model *bm, const uint8_t *fixed, uint32_t
 uint32_t xc_body_min_code(const struct xc_body_model *bm, uint32_t blen);
 int xc_body_decode(struct xc_model *m, const struct xc_body_model *bm, const uint8_t *fixed, uint8_t *dst,
                    uint32_t blen, bool msb, const uint8_t *rlast, struct rd *r);
+
+/* QueryExtension's name (extnames.c), as xc_body_encode (1: not a name of the table)
+ * and xc_body_decode; it fits bodies of at most 64 bytes. */
+bool xc_extname_fits(uint32_t blen);
+int xc_extname_encode(const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb, struct buf *out);
+int xc_extname_decode(const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb, struct rd *r);
 
 /* Replies' sub-models (the body of a reply longer than XC_BIG_BODY), as xc_body_encode
  * and xc_body_decode but with the font tables of the model: 1 when none fits. */
