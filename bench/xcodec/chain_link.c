@@ -5,7 +5,8 @@
  * runs it (small coder, zstd primed with the built-in dictionary). Prints each capture's
  * link bytes. Environment: XC_WRITES=1 each write; XC_LIST=1 each message (XC_HEX=1 with its
  * code); XC_PERMSG=1 each message a write of its own (what each costs); XC_CUT=N writes cut
- * to N bytes; XC_SHARE=1 one encoder for all clients; XC_LEVEL the zstd level (9). */
+ * to N bytes; XC_SHARE=1 one encoder for all clients; XC_LEVEL the zstd level (9).
+ * Requests' padding is zeroed as the app side does (xstream follows each connection). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +16,31 @@
 #include "link/codec.h"
 #include "link/dict_builtin.h"
 #include "link/frame.h"
+#include "x11/xstream.h"
 #include "x11/xwire.h"
 #include "xcodec/xcodec.h"
 
 #define CHAIN_STORE (16u * XC_STORE_UNIT)
 
-struct client { bool known, started, msb; struct xenc *enc; struct buf in; };
+/* xs: the connection as the app side follows it, for the padding it zeroes (from the
+ * extensions the replies tell). */
+struct client { bool known, started, msb; struct xenc *enc; struct buf in, from_server, scratch; struct xstream xs; };
+
+/* The server's bytes of a client: only followed, for the extensions' opcodes. */
+static int follow_server(struct client *c, const uint8_t *data, size_t len)
+{
+    buf_append(&c->from_server, data, len);
+    for (;;) {
+        struct xw_server_msg m;
+        struct msg_class cls;
+        long sz = xstream_next_server_msg(&c->xs, buf_head(&c->from_server), c->from_server.len, &m);
+        if (sz == -EAGAIN || sz == 0) return 0;
+        if (sz < 0) return -1;
+        buf_clear(&c->scratch);
+        if (xstream_on_server_msg(&c->xs, buf_head(&c->from_server), &m, &c->scratch, &cls) < 0) return -1;
+        buf_consume(&c->from_server, (size_t)sz);
+    }
+}
 
 /* One link write of the coded bytes (emptied) in a DATA frame: its link bytes, or -1. */
 static long link_write(struct codec *link, uint32_t channel, struct buf *coded, struct buf *frames, struct buf *wire)
@@ -56,12 +76,20 @@ static long run_capture(struct codec *link, const char *path, uint32_t channel)
         uint32_t len = rh[13] | rh[14] << 8 | rh[15] << 16 | (uint32_t)rh[16] << 24;
         uint8_t *data = malloc(len ? len : 1);
         if (!data || fread(data, 1, len, f) != len) { fprintf(stderr, "truncated\n"); return -1; }
-        if (rh[4] != 0 || cid >= 256 || len == 0) { free(data); continue; }
+        if (cid >= 256 || len == 0) { free(data); continue; }
         struct client *c = &cl[cid];
+        if (rh[4] != 0) { /* the server's */
+            int rc = c->known ? follow_server(c, data, len) : 0;
+            free(data);
+            if (rc < 0) return -1;
+            continue;
+        }
         if (!c->known) {
             static struct xenc *shared; /* XC_SHARE=1: one encoder for every client (an experiment) */
             c->known = true;
             c->msb = data[0] == 'B';
+            xstream_init(&c->xs, true);
+            xstream_on_setup_request(&c->xs, c->msb);
             if (getenv("XC_SHARE") && shared) {
                 c->enc = shared;
             } else {
@@ -91,6 +119,12 @@ static long run_capture(struct codec *link, const char *path, uint32_t channel)
             sz = xw_next_request(p, n, c->msb, true, 16u << 20, &rq);
             if (sz == -EAGAIN) break;
             if (sz < 0) return -1;
+            struct msg_class cls;
+            if (xstream_on_request(&c->xs, p, &rq, &cls) < 0) return -1;
+            uint8_t *req = c->in.data + c->in.off; /* padding zeroed, as the app side sends it */
+            for (uint32_t k = 0, mask = cls.pad_mask; rq.header_size == 4 && mask && k < 32 && k < sz; k++, mask >>= 1)
+                if (mask & 1)
+                    req[k] = 0;
             size_t before = coded.len;
             if (xenc_message(c->enc, p, (size_t)sz, &coded) < 0) return -1;
             if (getenv("XC_LIST"))
@@ -109,7 +143,11 @@ static long run_capture(struct codec *link, const char *path, uint32_t channel)
         total += w;
     }
     fclose(f);
-    for (int i = 0; i < 256; i++) { if (!getenv("XC_SHARE")) xenc_free(cl[i].enc); buf_free(&cl[i].in); }
+    for (int i = 0; i < 256; i++) {
+        if (!getenv("XC_SHARE")) xenc_free(cl[i].enc);
+        if (cl[i].known) xstream_free(&cl[i].xs);
+        buf_free(&cl[i].in); buf_free(&cl[i].from_server); buf_free(&cl[i].scratch);
+    }
     buf_free(&coded); buf_free(&frames); buf_free(&wire);
     return total;
 }

@@ -163,6 +163,20 @@ static int dec_delta(uint8_t *body, uint32_t blen, bool msb, struct rd *r)
     return rc;
 }
 
+/* A NAMED record after its sel: [minor] index. */
+static int dec_named(struct xc_model *m, uint8_t b0, struct rd *r, struct buf *out)
+{
+    uint8_t minor = 0, index;
+    int rc;
+    if ((b0 >= 128 && (rc = rd_u8(r, &minor)) < 0) || (rc = rd_u8(r, &index)) < 0)
+        return rc;
+    size_t at = out->len;
+    uint32_t len;
+    if ((rc = xc_named_build(b0, minor, index, m->msb, out, &len)) < 0)
+        return rc;
+    return xc_remember(m, xc_class_of(m, b0, minor), buf_head(out) + at, len);
+}
+
 /* One record; -EAGAIN when the input ends inside it (nothing is kept then). */
 static int dec_one(struct xdec *d, struct rd *r, struct buf *out)
 {
@@ -175,6 +189,8 @@ static int dec_one(struct xdec *d, struct rd *r, struct buf *out)
         return dec_escape(m, b0, r, out);
     if (m->dir == XC_SERVER && !m->setup_done)
         return -EBADMSG; /* the setup reply always crosses verbatim */
+    if (sel == XC_SEL_NAMED && m->dir == XC_REQUESTS)
+        return dec_named(m, b0, r, out);
     if (sel & 0x80)
         return -EBADMSG;
     if (m->dir == XC_REQUESTS && b0 >= 128 && (rc = rd_u8(r, &minor)) < 0)
@@ -237,9 +253,7 @@ static int dec_one(struct xdec *d, struct rd *r, struct buf *out)
             return -EBADMSG;
         if ((kind == XC_BODY_SAME || kind == XC_BODY_DELTA) && !(ref && ref->len == len))
             return -EBADMSG;
-        if (kind == XC_BODY_MODEL &&
-            !(s.body && (s.body->kind == XC_BM_EXTNAME ? xc_extname_fits(blen)
-                                                       : xc_body_fits(s.body, hd + (big ? 4 : 0), blen, m->msb))))
+        if (kind == XC_BODY_MODEL && !(s.body && xc_body_fits(s.body, hd + (big ? 4 : 0), blen, m->msb)))
             return -EBADMSG;
         if (kind == XC_BODY_RAW) {
             if (trim > blen)
@@ -280,9 +294,7 @@ static int dec_one(struct xdec *d, struct rd *r, struct buf *out)
         rc = dec_delta(body, blen, m->msb, &sub);
         break;
     case XC_BODY_MODEL:
-        if (s.body->kind == XC_BM_EXTNAME) {
-            rc = xc_extname_decode(dst + (big ? 4 : 0), body, blen, m->msb, &sub);
-        } else if (s.body->kind == XC_BM_REPLY) {
+        if (s.body->kind == XC_BM_REPLY) {
             uint8_t first = rd_left(&sub) ? sub.p[sub.pos] : 0;
             rc = xc_reply_decode(&m->fonts, body, blen, m->msb, &sub);
             if (rc == 0 && xc_reply_is_fonttab(&s, &first))

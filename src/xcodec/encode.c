@@ -175,10 +175,6 @@ static int model_code(struct xenc *e, const struct xc_shape *s, const uint8_t *m
                       const struct xc_slot *ref)
 {
     const uint8_t *fixed = msg + (big ? 4 : 0);
-    if (s->body && s->body->kind == XC_BM_EXTNAME) {
-        buf_clear(&e->scratch);
-        return xc_extname_encode(fixed, msg + s->head, blen, e->m.msb, &e->scratch);
-    }
     if (!s->body || !xc_body_fits(s->body, fixed, blen, e->m.msb) || !heavy_allowed(e, s->body))
         return 1;
     buf_clear(&e->scratch);
@@ -261,6 +257,16 @@ static int encode(struct xenc *e, const uint8_t *msg, uint32_t len, bool big, st
         unsigned c = ref_cost(m, &s, msg, len, r);
         if (c < best)
             best = c, ref = r, slot = i;
+    }
+
+    int named = m->dir == XC_REQUESTS && !exact ? xc_named_index(msg, len, m->msb) : -1;
+    if (named >= 0) { /* byte0, NAMED, the minor of an extension's request, the index */
+        uint8_t rec[4] = { b0, XC_SEL_NAMED, minor, (uint8_t)named };
+        if (b0 < 128)
+            rec[2] = (uint8_t)named;
+        if (buf_append(out, rec, b0 < 128 ? 3 : 4) < 0)
+            return -ENOMEM;
+        return xc_remember(m, s.cls, msg, len) < 0 ? -ENOMEM : 0;
     }
 
     uint8_t hdr[4];

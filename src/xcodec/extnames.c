@@ -1,7 +1,7 @@
-/* extnames.c -- QueryExtension's body model: a name of a known extension as its index
- * in a fixed table (docs/PROTOCOL.md 5.2). Every program asks for a few extensions at
- * start; a name new to the session otherwise crosses as its bytes (or, before, as
- * differences from the previous name), some 10 to 30 link bytes each. */
+/* extnames.c -- requests that are a known extension's name (QueryExtension, XInput's
+ * GetExtensionVersion: a length, two zero bytes, the name, zeros), coded as the name's
+ * index in a fixed table (docs/PROTOCOL.md 5.2, NAMED records). Every program asks for a
+ * few extensions at start; a name new to the session otherwise costs 10 to 30 link bytes. */
 #include <errno.h>
 #include <string.h>
 
@@ -19,44 +19,46 @@ static const char *const ext_names[] = {
     "LBX", "XEVIE", "Apple-WM", "Apple-DRI", "Windows-WM", "XC-APPGROUP", "XTEST1", "XTrap",
 };
 #define EXT_NAMES (sizeof ext_names / sizeof *ext_names)
-#define EXT_BODY_MAX 64 /* bytes: longer bodies are never a table name */
+#define QUERY_EXTENSION 98
 
-bool xc_extname_fits(uint32_t blen) { return blen >= 4 && blen <= EXT_BODY_MAX; }
+/* Which requests may be NAMED: QueryExtension, and any extension's (whose opcode and
+ * minor the server chose; only the layout counts). */
+bool xc_named_op(uint8_t byte0) { return byte0 == QUERY_EXTENSION || byte0 >= 128; }
 
-/* The name's length (bytes 4-5 of the request) and whether the body is that many bytes
- * padded with zeros to a multiple of 4. */
-static bool padded_name(const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb, uint16_t *n)
+/* The request's byte 1: QueryExtension's is unused (zero), an extension's is its minor. */
+static uint8_t byte1_of(uint8_t byte0, uint8_t minor) { return byte0 >= 128 ? minor : 0; }
+
+int xc_named_index(const uint8_t *msg, size_t len, bool msb)
 {
-    *n = ld16(fixed + 4, msb);
-    if (blen != (*n + 3u) / 4 * 4)
-        return false;
-    for (uint32_t k = *n; body && k < blen; k++)
-        if (body[k])
-            return false;
-    return true;
+    if (len < 12 || len > 64 || !xc_named_op(msg[0]) || (msg[0] < 128 && msg[1]) ||
+        ld16(msg + 2, msb) * 4u != len || msg[6] || msg[7])
+        return -1;
+    uint16_t n = ld16(msg + 4, msb);
+    if (len != 8 + (n + 3u) / 4 * 4)
+        return -1;
+    for (size_t k = 8u + n; k < len; k++)
+        if (msg[k])
+            return -1;
+    for (unsigned i = 0; i < EXT_NAMES; i++)
+        if (strlen(ext_names[i]) == n && !memcmp(ext_names[i], msg + 8, n))
+            return (int)i;
+    return -1;
 }
 
-int xc_extname_encode(const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb, struct buf *out)
+int xc_named_build(uint8_t byte0, uint8_t minor, uint8_t index, bool msb, struct buf *out, uint32_t *len)
 {
-    uint16_t n;
-    if (!xc_extname_fits(blen) || !padded_name(fixed, body, blen, msb, &n))
-        return 1;
-    for (uint8_t i = 0; i < EXT_NAMES; i++)
-        if (strlen(ext_names[i]) == n && !memcmp(ext_names[i], body, n))
-            return buf_append(out, &i, 1) < 0 ? -ENOMEM : 0;
-    return 1;
-}
-
-int xc_extname_decode(const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb, struct rd *r)
-{
-    uint8_t i;
-    uint16_t n;
-    int rc = rd_u8(r, &i);
-    if (rc < 0)
-        return rc;
-    if (i >= EXT_NAMES || !padded_name(fixed, NULL, blen, msb, &n) || strlen(ext_names[i]) != n)
+    if (!xc_named_op(byte0) || index >= EXT_NAMES)
         return -EBADMSG;
-    memcpy(dst, ext_names[i], n);
-    memset(dst + n, 0, blen - n);
+    size_t n = strlen(ext_names[index]);
+    *len = (uint32_t)(8 + (n + 3) / 4 * 4);
+    uint8_t *p = buf_append_space(out, *len);
+    if (!p)
+        return -ENOMEM;
+    memset(p, 0, *len);
+    p[0] = byte0;
+    p[1] = byte1_of(byte0, minor);
+    st16(p + 2, (uint16_t)(*len / 4), msb);
+    st16(p + 4, (uint16_t)n, msb);
+    memcpy(p + 8, ext_names[index], n);
     return 0;
 }

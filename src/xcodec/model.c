@@ -20,7 +20,6 @@ static const struct xc_body_model bm_addtraps = {
     XC_BM_ELEMS, 12, { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }
 };
 static const struct xc_body_model bm_addglyphs = { XC_BM_GLYPHS, 0, { 0 } };
-static const struct xc_body_model bm_extname = { XC_BM_EXTNAME, 0, { 0 } };
 /* CompositeGlyphs8, 16, 32: items of glyph ids of 1, 2 or 4 bytes (in words). */
 static const struct xc_body_model bm_items[3] = { { XC_BM_ITEMS, 1, { 0 } }, { XC_BM_ITEMS, 2, { 0 } },
                                                   { XC_BM_ITEMS, 4, { 0 } } };
@@ -52,7 +51,7 @@ static const struct { uint8_t head; const struct xc_body_model *body; } core_req
     [70] = { 12, &bm_rects },    /* PolyFillRectangle */
     [71] = { 12, &bm_arcs },     /* PolyFillArc */
     [72] = { 24, &bm_image },    /* PutImage */
-    [98] = { 8, &bm_extname },   /* QueryExtension: the name follows */
+    [98] = { 8, NULL },          /* QueryExtension: the name follows */
     [74] = { 16, NULL },         /* PolyText8 */
     [75] = { 16, NULL },         /* PolyText16 */
     [76] = { 16, NULL },         /* ImageText8 */

@@ -22,6 +22,7 @@
 #define XC_SEL_EXACT 0x10u  /* equal to the reference but for the sequence number */
 #define XC_SEL_B1 0x20u     /* byte 1 differs from the reference; it follows raw */
 #define XC_SEL_BIG 0x40u    /* a request in the BIG-REQUESTS form */
+#define XC_SEL_NAMED 0x80u  /* alone: a request that is a known extension's name, by index */
 #define XC_SEL_ESC 0xffu    /* a message sent verbatim */
 #define XC_NOREF 7u
 
@@ -108,8 +109,7 @@ struct xc_body_model {
     uint8_t words;    /* fields per element, at most XC_BM_WORDS */
     uint8_t base[20]; /* per field: 0xff = same field of the previous element, else a field before it */
 };
-enum { XC_BM_ELEMS = 1, XC_BM_IMAGE = 2, XC_BM_REPLY = 3, XC_BM_GLYPHS = 4, XC_BM_TRAPS = 5, XC_BM_ITEMS = 6,
-       XC_BM_EXTNAME = 7 };
+enum { XC_BM_ELEMS = 1, XC_BM_IMAGE = 2, XC_BM_REPLY = 3, XC_BM_GLYPHS = 4, XC_BM_TRAPS = 5, XC_BM_ITEMS = 6 };
 #define XC_BM_WORDS 20
 #define XC_EXT_TRAPEZOIDS 10 /* the minor of RENDER's Trapezoids (any extension's minor 10: below) */
 #define XC_EXT_ADDGLYPHS 20  /* RENDER's AddGlyphs, as any extension's minor 20 */
@@ -198,11 +198,12 @@ uint32_t xc_body_min_code(const struct xc_body_model *bm, uint32_t blen);
 int xc_body_decode(struct xc_model *m, const struct xc_body_model *bm, const uint8_t *fixed, uint8_t *dst,
                    uint32_t blen, bool msb, const uint8_t *rlast, struct rd *r);
 
-/* QueryExtension's name (extnames.c), as xc_body_encode (1: not a name of the table)
- * and xc_body_decode; it fits bodies of at most 64 bytes. */
-bool xc_extname_fits(uint32_t blen);
-int xc_extname_encode(const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb, struct buf *out);
-int xc_extname_decode(const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb, struct rd *r);
+/* NAMED records (extnames.c): a request that is a known extension's name. The index of
+ * msg's name in the table, or -1 when msg is not such a request; and the request of a
+ * record (byte0, minor, index) appended to out, its length in *len: 0, -EBADMSG or -ENOMEM. */
+bool xc_named_op(uint8_t byte0);
+int xc_named_index(const uint8_t *msg, size_t len, bool msb);
+int xc_named_build(uint8_t byte0, uint8_t minor, uint8_t index, bool msb, struct buf *out, uint32_t *len);
 
 /* Replies' sub-models (the body of a reply longer than XC_BIG_BODY), as xc_body_encode
  * and xc_body_decode but with the font tables of the model: 1 when none fits. */

@@ -1132,9 +1132,10 @@ int main(void)
             buf_free(&m.all);
         }
     }
-    TEST("That QueryExtension of a known extension costs its name's index, and others round-trip") {
-        /* xeyes' extensions as it asks them, then a name not in the table, a name with
-         * padding that is not zero, and a length that does not fit the name */
+    TEST("That requests of a known extension's name cost its index (NAMED), and others round-trip") {
+        /* xeyes' QueryExtensions as it asks them (and XInput's GetExtensionVersion, extension
+         * 130 minor 1, the same layout), then a name not in the table, a name with padding
+         * that is not zero, a body longer than the name needs, a byte 1 that is not zero */
         static const char *const names[] = { "BIG-REQUESTS", "XKEYBOARD", "RENDER", "SHAPE",
                                              "Generic Event Extension", "XInputExtension", "XFIXES",
                                              "DAMAGE", "Present", "NOT-AN-EXTENSION" };
@@ -1146,14 +1147,17 @@ int main(void)
                 st16(q, (uint16_t)n, msb);
                 memcpy(q + 4, names[i], n);
                 req(&m, msb, 98, 0, 8 + (n + 3) / 4 * 4, q);
+                if (i == 5)
+                    req(&m, msb, 130, 1, 8 + (n + 3) / 4 * 4, q);
             }
-            size_t size9;
+            size_t size10;
             struct msgs known = { 0 };
-            for (int i = 0; i < 9; i++)
+            for (int i = 0; i < 10; i++)
                 add(&known, buf_head(&m.all) + m.off[i], m.off[i + 1] - m.off[i]);
-            CHECK(round_trip(XC_REQUESTS, msb, &known, 0, &size9));
-            printf("  9 QueryExtension of known names (%zu bytes): %zu bytes\n", known.all.len, size9);
-            CHECK(size9 <= 9 * 7); /* each: opcode, sel, length, mask, name length, MODEL, index (the names: 179) */
+            CHECK(round_trip(XC_REQUESTS, msb, &known, 0, &size10));
+            printf("  9 QueryExtension and a GetExtensionVersion of known names (%zu bytes): %zu bytes\n",
+                   known.all.len, size10);
+            CHECK_EQ(size10, 9 * 3 + 4); /* byte0, NAMED, [minor], index (the names: 179 + 24) */
             uint8_t odd[8 + 8] = { 0 };
             st16(odd, 6, msb);
             memcpy(odd + 4, "RENDER\0\x01", 8); /* padding not zero */
@@ -1162,25 +1166,31 @@ int main(void)
             req(&m, msb, 98, 0, sizeof odd + 4, odd);
             st16(odd, 2, msb); /* a body longer than the name needs */
             req(&m, msb, 98, 0, sizeof odd + 4, odd);
+            st16(odd, 6, msb);
+            memcpy(odd + 4, "RENDER\0\0", 8);
+            req(&m, msb, 98, 1, sizeof odd + 4, odd); /* QueryExtension's byte 1 not zero */
+            req(&m, msb, 16, 0, sizeof odd + 4, odd); /* InternAtom "RENDER": not NAMED */
             for (size_t chunk = 0; chunk < 3; chunk++)
                 CHECK(round_trip(XC_REQUESTS, msb, &m, chunk, NULL));
             buf_free(&m.all);
             buf_free(&known.all);
         }
-        /* A MODEL record: RENDER (index 11), its length 6 and the body of 8 bytes */
-        uint8_t rec[] = { 98, 7, 4, 1, 12, 2, 11 };
+        /* NAMED records: QueryExtension RENDER (index 11), then GetExtensionVersion of
+         * extension 130 (minor 1) XInputExtension (19) */
+        uint8_t rec[] = { 98, 0x80, 11, 130, 0x80, 1, 19 };
         struct xdec *d;
         struct buf out = { 0 };
         xdec_new(&d, XC_REQUESTS, false);
         CHECK_EQ(xdec_feed(d, rec, sizeof rec, &out), (long)sizeof rec);
-        CHECK(out.len == 16 && !memcmp(buf_head(&out) + 8, "RENDER\0\0", 8) && buf_head(&out)[4] == 6);
+        CHECK(out.len == 16 + 24 && !memcmp(buf_head(&out), "\x62\0\x04\0\x06\0\0\0RENDER\0\0", 16) &&
+              !memcmp(buf_head(&out) + 16, "\x82\x01\x06\0\x0f\0\0\0XInputExtension\0", 24));
         xdec_free(d);
-        cut_short_waits(rec, sizeof rec);
+        cut_short_waits(rec, 3);
+        cut_short_waits(rec + 3, 4);
         struct { size_t at; uint8_t v; } bad[] = {
-            { 6, 200 }, /* no such name */
-            { 6, 0 },   /* BIG-REQUESTS is not 6 bytes */
-            { 4, 14 },  /* a name of 7 bytes */
-            { 2, 19 },  /* a body of 68 bytes: too long for a name */
+            { 2, 48 },   /* no such name */
+            { 0, 16 },   /* a core request but QueryExtension */
+            { 1, 0x81 }, /* NAMED with another bit */
         };
         for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
             uint8_t c[sizeof rec];
@@ -1191,6 +1201,11 @@ int main(void)
             CHECK_EQ(xdec_feed(d, c, sizeof c, &out), -EBADMSG);
             xdec_free(d);
         }
+        xdec_new(&d, XC_SERVER, false); /* never on server messages */
+        xdec_setup_seen(d);
+        buf_clear(&out);
+        CHECK_EQ(xdec_feed(d, rec, sizeof rec, &out), -EBADMSG);
+        xdec_free(d);
         buf_free(&out);
     }
     TEST("That corrupt or cut trapezoids of sub-model 3 are refused or awaited") {
