@@ -24,6 +24,7 @@ enum { REFL_NONE, REFL_X, REFL_Y, REFL_N };
 #define REPEATS_EXACT 0x04   /* in the refl byte: values predicted as repeats have no residual */
 #define K_PAIRED 0x08        /* and K of y is not sent: K of x, negated when mirrored (moved,
                               * mirrored and turned shapes all have it so) */
+#define SYMMETRIC 0x10       /* and a shape symmetric in x and y (an ellipse) is predicted so */
 #define NOT_THERE 1          /* rep[]: a value without its sources (repeats are 4, 8, ... back) */
 
 struct src {
@@ -34,6 +35,8 @@ struct src {
 struct motion {
     struct src r1, r2;
     uint8_t refl;         /* how both sources are read: as they are, or mirrored in x or y */
+    bool sym;             /* SYMMETRIC */
+    uint32_t blen;
     uint32_t k[2], c[2];  /* by axis (0 x, 1 y); k: a signed factor in units of 2^-29 */
 };
 
@@ -105,13 +108,36 @@ static uint32_t fallback(const uint8_t *cur, uint32_t at, bool msb)
     return f == 6 ? ld32(cur + at - 16, msb) : 0;
 }
 
+/* A shape symmetric in y and x (SYMMETRIC), where the sources do not repeat a value: a
+ * trapezoid whose mirror in y (m, as many from the end as it is from the start) is known
+ * is as high as m, and its bottom edge's x values are m's top edge's; a right p2.x
+ * otherwise is the left edge mirrored in x. 0 in *how: none of these. */
+static uint32_t symmetric(const uint8_t *cur, uint32_t at, uint32_t blen, bool msb, bool *how)
+{
+    uint32_t t = at / TRAP, f = at % TRAP / 4, m = blen / TRAP - 1 - t;
+    const uint8_t *mt = cur + m * TRAP, *tt = cur + t * TRAP;
+    *how = true;
+    if (m < t && f == 1)
+        return ld32(tt, msb) + ld32(mt + 4, msb) - ld32(mt, msb);
+    if (m < t && (f == 4 || f == 8))
+        return ld32(mt + 4 * f - 8, msb);
+    if (f == 8)
+        return ld32(tt + 8, msb) + ld32(tt + 24, msb) - ld32(tt + 16, msb);
+    *how = false;
+    return 0;
+}
+
 /* The prediction of the value at byte at; cur holds the body's values before it. rep:
  * repeat_back's answer where the sources are there. */
 static uint32_t predict(const struct motion *mo, const uint8_t *cur, uint32_t at, bool msb, uint32_t rep)
 {
     if (!there(mo, at))
         return fallback(cur, at, msb);
-    return rep ? ld32(cur + at - rep, msb) : formula(mo, at, msb) + mo->c[xc_trap_axis_y(at)];
+    if (rep)
+        return ld32(cur + at - rep, msb);
+    bool how = false;
+    uint32_t p = mo->sym ? symmetric(cur, at, mo->blen, msb, &how) : 0;
+    return how ? p : formula(mo, at, msb) + mo->c[xc_trap_axis_y(at)];
 }
 
 /* Source byte n: recent body n (0-63, B bytes long); this body (64-71), n - 63 trapezoids
@@ -142,9 +168,11 @@ int xc_traps_motion_decode(const struct xc_model *m, uint8_t *dst, uint32_t blen
         if ((rc = rd_u8(r, &h[i])) < 0)
             return rc;
     mo.refl = h[2] & 3;
+    mo.sym = h[2] & SYMMETRIC;
+    mo.blen = blen;
     bool exact = h[2] & REPEATS_EXACT, paired = h[2] & K_PAIRED;
     if (h[0] == SRC_NONE || src_of(m, h[0], blen, dst, &mo.r1) < 0 || src_of(m, h[1], blen, dst, &mo.r2) < 0 ||
-        (h[2] & ~(3 | REPEATS_EXACT | K_PAIRED)) || mo.refl >= REFL_N || (mo.refl && (mo.r1.this_body || mo.r2.this_body)))
+        (h[2] & ~(3 | REPEATS_EXACT | K_PAIRED | SYMMETRIC)) || mo.refl >= REFL_N || (mo.refl && (mo.r1.this_body || mo.r2.this_body)))
         return -EBADMSG;
     for (unsigned i = 0; i < 4; i++) {
         if (i == 1 && paired) {
@@ -423,7 +451,8 @@ static int motion_put(const struct best *b, const uint8_t *body, uint32_t blen, 
     const struct motion *mo = &b->mo;
     bool exact = repeats_exact(body, blen, msb, rep), paired = mo->k[1] == paired_k(mo);
     uint8_t h[4] = { XC_TRAPS_MOTION, b->srcs[0], b->srcs[1],
-                     (uint8_t)(mo->refl | (exact ? REPEATS_EXACT : 0) | (paired ? K_PAIRED : 0)) };
+                     (uint8_t)(mo->refl | (exact ? REPEATS_EXACT : 0) | (paired ? K_PAIRED : 0) |
+                               (mo->sym ? SYMMETRIC : 0)) };
     if (buf_append(out, h, 4) < 0)
         return -ENOMEM;
     for (unsigned i = 0; i < 4; i++)
@@ -463,8 +492,8 @@ static void search(const struct xc_model *m, struct xc_trap_hints *th, const uin
         if (src_of(m, d - 1, blen, body, &mo.r1) == 0 && src_of(m, 2 * d - 1, blen, body, &mo.r2) == 0)
             try_sources(th, KIND_TURNED + d - 1, (uint8_t)(d - 1), (uint8_t)(2 * d - 1), &mo, body, blen, msb, rep, b);
     }
-    if (blen >= 3 * TRAP && !b->perfect) {
-        struct motion mo = { .k = { one, one } };
+    for (int sym = 0; sym < 2 && blen >= 3 * TRAP && !b->perfect; sym++) { /* an ellipse: symmetric too */
+        struct motion mo = { .k = { one, one }, .sym = sym, .blen = blen };
         src_of(m, SRC_THIS, blen, body, &mo.r1);
         src_of(m, SRC_THIS + 1, blen, body, &mo.r2);
         try_sources(th, KIND_THIS, SRC_THIS, SRC_THIS + 1, &mo, body, blen, msb, rep, b);
