@@ -164,6 +164,20 @@ static int dec_delta(uint8_t *body, uint32_t blen, bool msb, struct rd *r)
     return rc;
 }
 
+/* A NAMED record after its sel: [minor] index. */
+static int dec_named(struct xc_model *m, uint8_t b0, struct rd *r, struct buf *out)
+{
+    uint8_t minor = 0, index;
+    int rc;
+    if ((b0 >= 128 && (rc = rd_u8(r, &minor)) < 0) || (rc = rd_u8(r, &index)) < 0)
+        return rc;
+    size_t at = out->len;
+    uint32_t len;
+    if ((rc = xc_named_build(b0, minor, index, m->msb, out, &len)) < 0)
+        return rc;
+    return xc_remember(m, xc_class_of(m, b0, minor), buf_head(out) + at, len);
+}
+
 /* One record; -EAGAIN when the input ends inside it (nothing is kept then). */
 static int dec_one(struct xdec *d, struct rd *r, struct buf *out)
 {
@@ -176,6 +190,8 @@ static int dec_one(struct xdec *d, struct rd *r, struct buf *out)
         return dec_escape(m, b0, r, out);
     if (m->dir == XC_SERVER && !m->setup_done)
         return -EBADMSG; /* the setup reply always crosses verbatim */
+    if (sel == XC_SEL_NAMED && m->dir == XC_REQUESTS)
+        return dec_named(m, b0, r, out);
     if (sel & 0x80)
         return -EBADMSG;
     if (m->dir == XC_REQUESTS && b0 >= 128 && (rc = rd_u8(r, &minor)) < 0)

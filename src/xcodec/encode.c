@@ -263,6 +263,16 @@ static int encode(struct xenc *e, const uint8_t *msg, uint32_t len, bool big, st
             best = c, ref = r, slot = i;
     }
 
+    int named = m->dir == XC_REQUESTS && !exact ? xc_named_index(msg, len, m->msb) : -1;
+    if (named >= 0) { /* byte0, NAMED, the minor of an extension's request, the index */
+        uint8_t rec[4] = { b0, XC_SEL_NAMED, minor, (uint8_t)named };
+        if (b0 < 128)
+            rec[2] = (uint8_t)named;
+        if (buf_append(out, rec, b0 < 128 ? 3 : 4) < 0)
+            return -ENOMEM;
+        return xc_remember(m, s.cls, msg, len) < 0 ? -ENOMEM : 0;
+    }
+
     uint8_t hdr[4];
     size_t nh = 0;
     uint8_t sel = (uint8_t)slot;

@@ -51,6 +51,7 @@ static const struct { uint8_t head; const struct xc_body_model *body; } core_req
     [70] = { 12, &bm_rects },    /* PolyFillRectangle */
     [71] = { 12, &bm_arcs },     /* PolyFillArc */
     [72] = { 24, &bm_image },    /* PutImage */
+    [98] = { 8, NULL },          /* QueryExtension: the name follows */
     [74] = { 16, NULL },         /* PolyText8 */
     [75] = { 16, NULL },         /* PolyText16 */
     [76] = { 16, NULL },         /* ImageText8 */

@@ -22,6 +22,12 @@
 #define SRC_NONE 255         /* no r2 */
 enum { REFL_NONE, REFL_X, REFL_Y, REFL_N };
 #define REPEATS_EXACT 0x04   /* in the refl byte: values predicted as repeats have no residual */
+#define K_PAIRED 0x08        /* and K of y is not sent: K of x, negated when mirrored (moved,
+                              * mirrored and turned shapes all have it so) */
+#define SYMMETRIC 0x10       /* and a shape symmetric in x and y (an ellipse) is predicted so */
+#define TURN_START 0x20      /* and, turned within this body, the turn starts at the first
+                              * trapezoid's top: c follows that trapezoid, as its difference
+                              * from what the turn there gives, and the second is turned too */
 #define NOT_THERE 1          /* rep[]: a value without its sources (repeats are 4, 8, ... back) */
 
 struct src {
@@ -32,6 +38,9 @@ struct src {
 struct motion {
     struct src r1, r2;
     uint8_t refl;         /* how both sources are read: as they are, or mirrored in x or y */
+    bool sym;             /* SYMMETRIC */
+    bool turn_start;      /* TURN_START */
+    uint32_t blen;
     uint32_t k[2], c[2];  /* by axis (0 x, 1 y); k: a signed factor in units of 2^-29 */
 };
 
@@ -51,6 +60,9 @@ static uint32_t reflect(uint8_t refl, uint32_t at, uint32_t blen)
         return (blen / TRAP - 1 - t) * TRAP + 4u * fy[f];
     return at;
 }
+
+/* K of y as K_PAIRED has it. */
+static uint32_t paired_k(const struct motion *mo) { return mo->refl ? 0u - mo->k[0] : mo->k[0]; }
 
 static bool src_there(const struct src *s, uint32_t at) { return !s->this_body || at >= s->back; }
 static uint32_t src_at(const struct motion *mo, const struct src *s, uint32_t at, bool msb)
@@ -73,12 +85,26 @@ static uint32_t repeat_back(const struct motion *mo, uint32_t at, bool msb)
     return 0;
 }
 
+/* K * v / 2^29, rounded down. */
+static uint32_t times_k(uint32_t k, uint32_t v)
+{
+    int64_t p = s32(k) * s32(v); /* |p| <= 2^62 */
+    return (uint32_t)(p >= 0 ? p >> K_SHIFT : -((-p - 1) >> K_SHIFT) - 1);
+}
+
 /* K * r1 / 2^29 (rounded down) - r2, without c. */
 static uint32_t formula(const struct motion *mo, uint32_t at, bool msb)
 {
-    int64_t p = s32(mo->k[xc_trap_axis_y(at)]) * s32(src_at(mo, &mo->r1, at, msb)); /* |p| <= 2^62 */
-    p = p >= 0 ? p >> K_SHIFT : -((-p - 1) >> K_SHIFT) - 1;
-    return (uint32_t)p - src_at(mo, &mo->r2, at, msb);
+    return times_k(mo->k[xc_trap_axis_y(at)], src_at(mo, &mo->r1, at, msb)) - src_at(mo, &mo->r2, at, msb);
+}
+
+/* TURN_START: the c of axis a that a turn starting at the first trapezoid's top gives (its
+ * left p1.x the centre's x; the slice before its top as high as it); body: that trapezoid. */
+static uint32_t turn_c(const struct motion *mo, const uint8_t *body, unsigned a, bool msb)
+{
+    if (a == 0)
+        return 2 * ld32(body + 8, msb) - times_k(mo->k[0], ld32(body + 8, msb));
+    return 2 * ld32(body + 4, msb) - times_k(mo->k[1], ld32(body, msb));
 }
 
 /* Without its sources (the first trapezoids of a body that is its own source), a value
@@ -91,6 +117,8 @@ static uint32_t fallback(const uint8_t *cur, uint32_t at, bool msb)
     static const uint8_t same[10] = { 10, 0, 10, 0, 2, 1, 10, 3, 6, 5 }; /* 10: from the previous trapezoid */
     static const uint8_t prev[10] = { 1, 0, 4, 0, 0, 0, 8, 0, 0, 0 };
     unsigned f = at % TRAP / 4;
+    if (f == 8) /* the left edge mirrored: l1 + r1 - l2 */
+        return ld32(cur + at - 24, msb) + ld32(cur + at - 8, msb) - ld32(cur + at - 16, msb);
     if (same[f] < 10)
         return ld32(cur + at - 4 * (f - same[f]), msb);
     if (at >= TRAP)
@@ -98,13 +126,40 @@ static uint32_t fallback(const uint8_t *cur, uint32_t at, bool msb)
     return f == 6 ? ld32(cur + at - 16, msb) : 0;
 }
 
+/* A shape symmetric in y and x (SYMMETRIC), where the sources do not repeat a value: a
+ * trapezoid whose mirror in y (m, as many from the end as it is from the start) is known
+ * is as high as m, and its bottom edge's x values are m's top edge's; a right p2.x
+ * otherwise is the left edge mirrored in x. 0 in *how: none of these. */
+static uint32_t symmetric(const uint8_t *cur, uint32_t at, uint32_t blen, bool msb, bool *how)
+{
+    uint32_t t = at / TRAP, f = at % TRAP / 4, m = blen / TRAP - 1 - t;
+    const uint8_t *mt = cur + m * TRAP, *tt = cur + t * TRAP;
+    *how = true;
+    if (m < t && f == 1)
+        return ld32(tt, msb) + ld32(mt + 4, msb) - ld32(mt, msb);
+    if (m < t && (f == 4 || f == 8))
+        return ld32(mt + 4 * f - 8, msb);
+    if (f == 8)
+        return ld32(tt + 8, msb) + ld32(tt + 24, msb) - ld32(tt + 16, msb);
+    *how = false;
+    return 0;
+}
+
 /* The prediction of the value at byte at; cur holds the body's values before it. rep:
  * repeat_back's answer where the sources are there. */
 static uint32_t predict(const struct motion *mo, const uint8_t *cur, uint32_t at, bool msb, uint32_t rep)
 {
+    if (!there(mo, at) && mo->turn_start && at == TRAP + 4) /* the second bottom, turned */
+        return mo->c[1] + times_k(mo->k[1], ld32(cur + 4, msb)) - ld32(cur, msb);
+    if (!there(mo, at) && mo->turn_start && at == TRAP + 16) /* and its left p2.x */
+        return mo->c[0] + times_k(mo->k[0], ld32(cur + 16, msb)) - ld32(cur + 8, msb);
     if (!there(mo, at))
         return fallback(cur, at, msb);
-    return rep ? ld32(cur + at - rep, msb) : formula(mo, at, msb) + mo->c[xc_trap_axis_y(at)];
+    if (rep)
+        return ld32(cur + at - rep, msb);
+    bool how = false;
+    uint32_t p = mo->sym ? symmetric(cur, at, mo->blen, msb, &how) : 0;
+    return how ? p : formula(mo, at, msb) + mo->c[xc_trap_axis_y(at)];
 }
 
 /* Source byte n: recent body n (0-63, B bytes long); this body (64-71), n - 63 trapezoids
@@ -135,11 +190,19 @@ int xc_traps_motion_decode(const struct xc_model *m, uint8_t *dst, uint32_t blen
         if ((rc = rd_u8(r, &h[i])) < 0)
             return rc;
     mo.refl = h[2] & 3;
-    bool exact = h[2] & REPEATS_EXACT;
+    mo.sym = h[2] & SYMMETRIC;
+    mo.turn_start = h[2] & TURN_START;
+    mo.blen = blen;
+    bool exact = h[2] & REPEATS_EXACT, paired = h[2] & K_PAIRED;
     if (h[0] == SRC_NONE || src_of(m, h[0], blen, dst, &mo.r1) < 0 || src_of(m, h[1], blen, dst, &mo.r2) < 0 ||
-        (h[2] & ~(3 | REPEATS_EXACT)) || mo.refl >= REFL_N || (mo.refl && (mo.r1.this_body || mo.r2.this_body)))
+        (h[2] & ~(3 | REPEATS_EXACT | K_PAIRED | SYMMETRIC | TURN_START)) ||
+        (mo.turn_start && (h[0] != SRC_THIS || h[1] != SRC_THIS + 1 || blen < 2 * TRAP)) || mo.refl >= REFL_N || (mo.refl && (mo.r1.this_body || mo.r2.this_body)))
         return -EBADMSG;
     for (unsigned i = 0; i < 4; i++) {
+        if ((i == 1 && paired) || (i >= 2 && mo.turn_start)) {
+            v[i] = 0;
+            continue;
+        }
         if ((rc = rd_varint(r, &v[i])) < 0)
             return rc;
         if (v[i] > 0xffffffffu)
@@ -147,6 +210,8 @@ int xc_traps_motion_decode(const struct xc_model *m, uint8_t *dst, uint32_t blen
     }
     for (unsigned a = 0; a < 2; a++)
         mo.k[a] = xc_unzz32((uint32_t)v[a]), mo.c[a] = xc_unzz32((uint32_t)v[2 + a]);
+    if (paired)
+        mo.k[1] = paired_k(&mo);
     for (uint32_t at = 0; at + 4 <= blen; at += 4) {
         uint32_t rep = there(&mo, at) ? repeat_back(&mo, at, msb) : NOT_THERE;
         uint64_t d = 0;
@@ -157,6 +222,13 @@ int xc_traps_motion_decode(const struct xc_model *m, uint8_t *dst, uint32_t blen
                 return -EBADMSG;
         }
         st32(dst + at, predict(&mo, dst, at, msb, rep) + xc_unzz32((uint32_t)d), msb);
+        for (unsigned a = 0; at == TRAP - 4 && mo.turn_start && a < 2; a++) { /* c, after the first */
+            if ((rc = rd_varint(r, &d)) < 0)
+                return rc;
+            if (d > 0xffffffffu)
+                return -EBADMSG;
+            mo.c[a] = turn_c(&mo, dst, a, msb) + xc_unzz32((uint32_t)d);
+        }
     }
     return 0;
 }
@@ -262,12 +334,18 @@ static unsigned residual_bits(uint64_t z)
     return z == 0 ? 1 : z < 8 ? 4 : 8 * xc_varint_len(z);
 }
 
-static unsigned param_bytes(const struct motion *mo)
+/* c as sent: itself, or with TURN_START its difference from the turn's. */
+static uint32_t c_sent(const struct motion *mo, const uint8_t *body, unsigned a, bool msb)
+{
+    return mo->turn_start ? mo->c[a] - turn_c(mo, body, a, msb) : mo->c[a];
+}
+
+static unsigned param_bytes(const struct motion *mo, const uint8_t *body, bool msb)
 {
     unsigned n = 3;
     for (unsigned a = 0; a < 2; a++)
-        n += xc_varint_len(xc_zz32(mo->k[a])) + xc_varint_len(xc_zz32(mo->c[a]));
-    return n;
+        n += xc_varint_len(xc_zz32(mo->k[a])) + xc_varint_len(xc_zz32(c_sent(mo, body, a, msb)));
+    return mo->k[1] == paired_k(mo) ? n - xc_varint_len(xc_zz32(mo->k[1])) : n;
 }
 
 /* Whether every value predicted as a repeat is one (its residual then not sent). */
@@ -284,7 +362,7 @@ static bool repeats_exact(const uint8_t *body, uint32_t blen, bool msb, const ui
 static unsigned cost_bits(const struct motion *mo, const uint8_t *body, uint32_t blen, bool msb, const uint32_t *rep,
                           bool params_old, bool *all_zero)
 {
-    unsigned bits = params_old ? 16 : 8 * param_bytes(mo);
+    unsigned bits = params_old && !mo->turn_start ? 16 : 8 * param_bytes(mo, body, msb);
     bool exact = repeats_exact(body, blen, msb, rep);
     *all_zero = true;
     for (uint32_t at = 0; at + 4 <= blen; at += 4)
@@ -408,17 +486,24 @@ static int motion_put(const struct best *b, const uint8_t *body, uint32_t blen, 
                       struct buf *out)
 {
     const struct motion *mo = &b->mo;
-    bool exact = repeats_exact(body, blen, msb, rep);
-    uint8_t h[4] = { XC_TRAPS_MOTION, b->srcs[0], b->srcs[1], (uint8_t)(mo->refl | (exact ? REPEATS_EXACT : 0)) };
+    bool exact = repeats_exact(body, blen, msb, rep), paired = mo->k[1] == paired_k(mo);
+    uint8_t h[4] = { XC_TRAPS_MOTION, b->srcs[0], b->srcs[1],
+                     (uint8_t)(mo->refl | (exact ? REPEATS_EXACT : 0) | (paired ? K_PAIRED : 0) |
+                               (mo->sym ? SYMMETRIC : 0) | (mo->turn_start ? TURN_START : 0)) };
     if (buf_append(out, h, 4) < 0)
         return -ENOMEM;
     for (unsigned i = 0; i < 4; i++)
-        if (buf_put_varint(out, xc_zz32(i < 2 ? mo->k[i] : mo->c[i - 2])) < 0)
+        if (!(i == 1 && paired) && !(i >= 2 && mo->turn_start) &&
+            buf_put_varint(out, xc_zz32(i < 2 ? mo->k[i] : mo->c[i - 2])) < 0)
             return -ENOMEM;
-    for (uint32_t at = 0; at + 4 <= blen; at += 4)
+    for (uint32_t at = 0; at + 4 <= blen; at += 4) {
         if (!(exact && rep[at / 4] >= 4) &&
             buf_put_varint(out, xc_zz32(ld32(body + at, msb) - predict(mo, body, at, msb, rep[at / 4]))) < 0)
             return -ENOMEM;
+        for (unsigned a = 0; at == TRAP - 4 && mo->turn_start && a < 2; a++)
+            if (buf_put_varint(out, xc_zz32(c_sent(mo, body, a, msb))) < 0)
+                return -ENOMEM;
+    }
     return 0;
 }
 
@@ -449,8 +534,8 @@ static void search(const struct xc_model *m, struct xc_trap_hints *th, const uin
         if (src_of(m, d - 1, blen, body, &mo.r1) == 0 && src_of(m, 2 * d - 1, blen, body, &mo.r2) == 0)
             try_sources(th, KIND_TURNED + d - 1, (uint8_t)(d - 1), (uint8_t)(2 * d - 1), &mo, body, blen, msb, rep, b);
     }
-    if (blen >= 3 * TRAP && !b->perfect) {
-        struct motion mo = { .k = { one, one } };
+    for (int how = 0; how < 4 && blen >= 3 * TRAP && !b->perfect; how++) { /* an ellipse: symmetric, from its top */
+        struct motion mo = { .k = { one, one }, .sym = how & 1, .turn_start = how >> 1, .blen = blen };
         src_of(m, SRC_THIS, blen, body, &mo.r1);
         src_of(m, SRC_THIS + 1, blen, body, &mo.r2);
         try_sources(th, KIND_THIS, SRC_THIS, SRC_THIS + 1, &mo, body, blen, msb, rep, b);

@@ -22,6 +22,7 @@
 #define XC_SEL_EXACT 0x10u  /* equal to the reference but for the sequence number */
 #define XC_SEL_B1 0x20u     /* byte 1 differs from the reference; it follows raw */
 #define XC_SEL_BIG 0x40u    /* a request in the BIG-REQUESTS form */
+#define XC_SEL_NAMED 0x80u  /* alone: a request that is a known extension's name, by index */
 #define XC_SEL_ESC 0xffu    /* a message sent verbatim */
 #define XC_NOREF 7u
 
@@ -212,6 +213,13 @@ bool xc_body_fits(const struct xc_body_model *bm, const uint8_t *fixed, uint32_t
 uint32_t xc_body_min_code(const struct xc_body_model *bm, uint32_t blen);
 int xc_body_decode(struct xc_model *m, const struct xc_body_model *bm, const uint8_t *fixed, uint8_t *dst,
                    uint32_t blen, bool msb, const uint8_t *rlast, struct rd *r);
+
+/* NAMED records (extnames.c): a request that is a known extension's name. The index of
+ * msg's name in the table, or -1 when msg is not such a request; and the request of a
+ * record (byte0, minor, index) appended to out, its length in *len: 0, -EBADMSG or -ENOMEM. */
+bool xc_named_op(uint8_t byte0);
+int xc_named_index(const uint8_t *msg, size_t len, bool msb);
+int xc_named_build(uint8_t byte0, uint8_t minor, uint8_t index, bool msb, struct buf *out, uint32_t *len);
 
 /* Replies' sub-models (the body of a reply longer than XC_BIG_BODY), as xc_body_encode
  * and xc_body_decode but with the font tables of the model: 1 when none fits. */

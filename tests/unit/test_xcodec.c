@@ -1292,7 +1292,8 @@ int main(void)
         for (size_t chunk = 0; chunk < 4; chunk++)
             CHECK(round_trip(XC_REQUESTS, false, &m, chunk, chunk ? NULL : &size));
         /* the first eye alone: sub-model 3, its slices turned from the two before (sources
-         * 64 and 65, as they are) */
+         * 64 and 65, as they are), one K for both axes (flag 8), symmetric (flag 16): the
+         * lower half's residuals all 0; turned from its top (flag 32): c after the first slice */
         struct msgs one = { 0 };
         add(&one, buf_head(&m.all), m.off[1]);
         struct xenc *e;
@@ -1301,7 +1302,11 @@ int main(void)
         CHECK_EQ(xenc_message(e, buf_head(&one.all), one.all.len, &enc), 0);
         size1 = enc.len;
         const uint8_t *sub3 = memmem(buf_head(&enc), enc.len, "\x03\x40\x41", 3);
-        CHECK(sub3 && (sub3[3] & ~4) == 0);
+        CHECK(sub3 && (sub3[3] & ~4) == (8 | 16 | 32));
+        size_t z1 = zstd_size(&enc);
+        const uint8_t *lower = buf_head(&enc) + enc.len - 8 * 2; /* two residuals a slice */
+        for (int k = 0; k < 16; k++)
+            CHECK_EQ(lower[k], 0);
         xenc_free(e);
         buf_free(&enc); buf_free(&one.all);
         /* its first two slices alone: sub-model 2, the right edges mirrored (tag 254) */
@@ -1316,9 +1321,12 @@ int main(void)
         CHECK(mirrors >= 2);
         xenc_free(e);
         buf_free(&enc);
-        printf("  4 Trapezoids of xeyes (%zu bytes): %zu bytes, the first eye %zu\n", m.all.len, size, size1);
+        printf("  4 Trapezoids of xeyes (%zu bytes): %zu bytes, the first eye %zu (%zu after zstd)\n", m.all.len, size,
+               size1, z1);
         CHECK(size < m.all.len * 35 / 100); /* sub-model 2 alone: 627 */
         CHECK(size1 < 240);
+        CHECK(size <= 285 && size1 <= 103);
+        CHECK(z1 <= 90); /* not turned from its top: 95; nor symmetric: 104 */ /* with K of y sent and the first right p2.x from p1.x: 324 and 118 */
         struct msgs b = { 0 }; /* the other byte order */
         traps_to_msb(&m, &b);
         CHECK(round_trip(XC_REQUESTS, true, &b, 0, NULL));
@@ -1365,9 +1373,9 @@ int main(void)
             int seen[4] = { 0 };
             for (size_t k = 0; k + 4 <= enc.len; k++) {
                 const uint8_t *c = buf_head(&enc) + k;
-                if (c[0] == 3 && c[1] < 64 && c[2] == 0xff && (c[3] & ~7) == 0 && (c[3] & 3) < 3)
-                    seen[c[3] & 3]++; /* refl, and flag 4: repeats exact */
-                if (c[0] == 3 && c[1] < 5 && c[2] == 2 * c[1] + 1 && (c[3] & ~4) == 0)
+                if (c[0] == 3 && c[1] < 64 && c[2] == 0xff && (c[3] & ~7) == 8 && (c[3] & 3) < 3)
+                    seen[c[3] & 3]++; /* refl, flag 4: repeats exact, flag 8: K of y paired */
+                if (c[0] == 3 && c[1] < 5 && c[2] == 2 * c[1] + 1 && (c[3] & ~4) == 8)
                     seen[3]++;
             }
             /* An ellipse turned half a turn is itself: its mirror in y is its mirror in x
@@ -1382,6 +1390,82 @@ int main(void)
             buf_free(&enc); buf_free(&one); buf_free(&four);
             buf_free(&m.all);
         }
+    }
+    TEST("That requests of a known extension's name cost its index (NAMED), and others round-trip") {
+        /* xeyes' QueryExtensions as it asks them (and XInput's GetExtensionVersion, extension
+         * 130 minor 1, the same layout), then a name not in the table, a name with padding
+         * that is not zero, a body longer than the name needs, a byte 1 that is not zero */
+        static const char *const names[] = { "BIG-REQUESTS", "XKEYBOARD", "RENDER", "SHAPE",
+                                             "Generic Event Extension", "XInputExtension", "XFIXES",
+                                             "DAMAGE", "Present", "NOT-AN-EXTENSION" };
+        for (int msb = 0; msb < 2; msb++) {
+            struct msgs m = { 0 };
+            for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+                uint8_t q[8 + 32] = { 0 };
+                size_t n = strlen(names[i]);
+                st16(q, (uint16_t)n, msb);
+                memcpy(q + 4, names[i], n);
+                req(&m, msb, 98, 0, 8 + (n + 3) / 4 * 4, q);
+                if (i == 5)
+                    req(&m, msb, 130, 1, 8 + (n + 3) / 4 * 4, q);
+            }
+            size_t size10;
+            struct msgs known = { 0 };
+            for (int i = 0; i < 10; i++)
+                add(&known, buf_head(&m.all) + m.off[i], m.off[i + 1] - m.off[i]);
+            CHECK(round_trip(XC_REQUESTS, msb, &known, 0, &size10));
+            printf("  9 QueryExtension and a GetExtensionVersion of known names (%zu bytes): %zu bytes\n",
+                   known.all.len, size10);
+            CHECK_EQ(size10, 9 * 3 + 4); /* byte0, NAMED, [minor], index (the names: 179 + 24) */
+            uint8_t odd[8 + 8] = { 0 };
+            st16(odd, 6, msb);
+            memcpy(odd + 4, "RENDER\0\x01", 8); /* padding not zero */
+            req(&m, msb, 98, 0, sizeof odd + 4, odd);
+            st16(odd, 5, msb); /* RENDE: not a name of the table */
+            req(&m, msb, 98, 0, sizeof odd + 4, odd);
+            st16(odd, 2, msb); /* a body longer than the name needs */
+            req(&m, msb, 98, 0, sizeof odd + 4, odd);
+            st16(odd, 6, msb);
+            memcpy(odd + 4, "RENDER\0\0", 8);
+            req(&m, msb, 98, 1, sizeof odd + 4, odd); /* QueryExtension's byte 1 not zero */
+            req(&m, msb, 16, 0, sizeof odd + 4, odd); /* InternAtom "RENDER": not NAMED */
+            for (size_t chunk = 0; chunk < 3; chunk++)
+                CHECK(round_trip(XC_REQUESTS, msb, &m, chunk, NULL));
+            buf_free(&m.all);
+            buf_free(&known.all);
+        }
+        /* NAMED records: QueryExtension RENDER (index 11), then GetExtensionVersion of
+         * extension 130 (minor 1) XInputExtension (19) */
+        uint8_t rec[] = { 98, 0x80, 11, 130, 0x80, 1, 19 };
+        struct xdec *d;
+        struct buf out = { 0 };
+        xdec_new(&d, XC_REQUESTS, false);
+        CHECK_EQ(xdec_feed(d, rec, sizeof rec, &out), (long)sizeof rec);
+        CHECK(out.len == 16 + 24 && !memcmp(buf_head(&out), "\x62\0\x04\0\x06\0\0\0RENDER\0\0", 16) &&
+              !memcmp(buf_head(&out) + 16, "\x82\x01\x06\0\x0f\0\0\0XInputExtension\0", 24));
+        xdec_free(d);
+        cut_short_waits(rec, 3);
+        cut_short_waits(rec + 3, 4);
+        struct { size_t at; uint8_t v; } bad[] = {
+            { 2, 48 },   /* no such name */
+            { 0, 16 },   /* a core request but QueryExtension */
+            { 1, 0x81 }, /* NAMED with another bit */
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+            uint8_t c[sizeof rec];
+            memcpy(c, rec, sizeof rec);
+            c[bad[i].at] = bad[i].v;
+            xdec_new(&d, XC_REQUESTS, false);
+            buf_clear(&out);
+            CHECK_EQ(xdec_feed(d, c, sizeof c, &out), -EBADMSG);
+            xdec_free(d);
+        }
+        xdec_new(&d, XC_SERVER, false); /* never on server messages */
+        xdec_setup_seen(d);
+        buf_clear(&out);
+        CHECK_EQ(xdec_feed(d, rec, sizeof rec, &out), -EBADMSG);
+        xdec_free(d);
+        buf_free(&out);
     }
     TEST("That corrupt or cut trapezoids of sub-model 3 are refused or awaited") {
         /* One trapezoid, no reference, all head words zero: sources this body 1 back (not
@@ -1409,7 +1493,12 @@ int main(void)
         CHECK_EQ(out.len, 256);
         CHECK_EQ(ld32(buf_head(&out) + 192 + 24, false), 7);
         CHECK_EQ(ld32(buf_head(&out) + 192 + 24 + 36, false), 7);
-        moved[8] = 4; /* no such recent body yet */
+        /* the same with K of y paired (flag 8): K of x only, then c */
+        uint8_t paired[] = { 138, 0x07, 10, 16, 0, 0, 2, 3, 1, 255, 4 | 8, 0, 0, 0, 14 };
+        CHECK_EQ(xdec_feed(d, paired, sizeof paired, &out), (long)sizeof paired);
+        CHECK_EQ(out.len, 320);
+        CHECK(!memcmp(buf_head(&out) + 256, buf_head(&out) + 192, 64));
+        moved[8] = 5; /* no such recent body yet */
         CHECK_EQ(xdec_feed(d, moved, sizeof moved, &out), -EBADMSG);
         xdec_free(d);
         cut_short_waits(rec, sizeof rec);
@@ -1421,7 +1510,8 @@ int main(void)
             { 9, 72 },
             { 10, 3 },   /* no such reflection */
             { 10, 1 },   /* a reflection of this body */
-            { 10, 8 },   /* an unknown flag */
+            { 10, 32 },  /* from the top of a body not its own source */
+            { 10, 64 },  /* an unknown flag */
         };
         for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
             uint8_t c[sizeof rec];
