@@ -31,7 +31,6 @@ struct pc_set {
 struct xc_pixcache {
     size_t budget;             /* of this session's bodies, and of the set saved */
     uint8_t *file;             /* the loaded content: loaded items point into it */
-    size_t file_len;
     struct pc_set loaded, fresh; /* fresh items own their bytes */
     uint64_t hits;             /* bodies sent or received as a loaded code */
 };
@@ -139,7 +138,6 @@ int xc_pixcache_load(struct xc_pixcache *c, const uint8_t *p, size_t n)
     if (!(c->file = malloc(n)))
         return -ENOMEM;
     memcpy(c->file, p, n);
-    c->file_len = n;
     r = rd_make(c->file, n, false);
     rd_u32(&r, &count);
     int rc = 0;
@@ -161,7 +159,6 @@ int xc_pixcache_load(struct xc_pixcache *c, const uint8_t *p, size_t n)
         set_free(&c->loaded, false);
         free(c->file);
         c->file = NULL;
-        c->file_len = 0;
     }
     return rc;
 }
@@ -235,21 +232,6 @@ int xc_pixcache_save(const struct xc_pixcache *c, struct buf *out)
 
 size_t xc_pixcache_loaded(const struct xc_pixcache *c) { return c ? c->loaded.n : 0; }
 uint64_t xc_pixcache_hits(const struct xc_pixcache *c) { return c ? c->hits : 0; }
-
-size_t xc_pixcache_memory(const struct xc_pixcache *c)
-{
-    if (!c)
-        return 0;
-    size_t n = sizeof *c + c->file_len;
-    for (size_t i = 0; i < c->fresh.n; i++)
-        n += c->fresh.e[i].len + c->fresh.e[i].code_len;
-    for (int k = 0; k < 2; k++) {
-        const struct pc_set *s = k ? &c->fresh : &c->loaded;
-        n += (s->slot ? PC_SLOTS * sizeof *s->slot : 0) + (s->code_slot ? PC_SLOTS * sizeof *s->code_slot : 0) +
-             (s->e ? XC_PIXCACHE_ITEMS * sizeof *s->e : 0);
-    }
-    return n;
-}
 
 int xc_pixcache_find(struct xc_pixcache *c, const uint8_t *p, uint32_t len, const uint8_t **code, uint32_t *code_len)
 {

@@ -63,7 +63,6 @@ int xc_pixcache_save(const struct xc_pixcache *c, struct buf *out);
 size_t xc_pixcache_loaded(const struct xc_pixcache *c);
 /* Bodies coded again with a loaded code (the pixel coder not run on them). */
 uint64_t xc_pixcache_hits(const struct xc_pixcache *c);
-size_t xc_pixcache_memory(const struct xc_pixcache *c);
 
 /* msb: the connection's byte order ('B'). 0 or -ENOMEM. */
 int xenc_new(struct xenc **out, enum xc_dir dir, bool msb);
