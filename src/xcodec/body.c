@@ -454,6 +454,7 @@ static bool image_pix(const uint8_t *fixed, uint32_t blen, bool msb, struct xc_p
 /* A bitmap (depth 1, any format: rows of B / h bytes) for the pixel coder's bits, filter
  * byte 6: icons and shape masks, which the byte filters and zstd barely shrink. */
 #define XC_FILTER_BITS 6
+#define XC_FILTER_PIX 4 /* the pixel coder on bytes or 32-bit pixels (image_pix) */
 #define PIX_FRESH 8 /* added to a pixel code's marker: new, though equal to a cached one's (pixcache) */
 #define BITS_MAX_IMAGE (16u << 10) /* larger bitmaps (stipples, screens of text): the filters */
 static bool image_bits(const struct xc_model *m, const uint8_t *fixed, uint32_t blen, bool msb,
@@ -497,7 +498,7 @@ static int image_encode_new(struct xc_model *m, const uint8_t *fixed, const uint
     out->len = mark;
     /* Else the pixel coder, when the image has a shape it knows. */
     if (image_pix(fixed, blen, msb, &im)) {
-        uint8_t f4 = 4;
+        uint8_t f4 = XC_FILTER_PIX;
         if (buf_append(out, &f4, 1) < 0)
             return -ENOMEM;
         return pix_put(m, &im, body, out, mark, 0);
@@ -530,7 +531,7 @@ static int image_decode_new(struct xc_model *m, const uint8_t *fixed, uint8_t *d
     unsigned psz;
     image_geom(fixed, blen, msb, &rows, &stride, &psz);
     uint8_t f0 = rd_left(r) > 0 ? r->p[r->pos] : 0xff;
-    if (f0 == XC_FILTER_BITS + PIX_FRESH || f0 == 4 + PIX_FRESH)
+    if (f0 == XC_FILTER_BITS + PIX_FRESH || f0 == XC_FILTER_PIX + PIX_FRESH)
         f0 -= PIX_FRESH;
     if (f0 == XC_FILTER_BITS) {
         struct xc_pix_image im;
@@ -542,7 +543,7 @@ static int image_decode_new(struct xc_model *m, const uint8_t *fixed, uint8_t *d
         r->pos++;
         return xc_pix_decode(x, &im, dst, r);
     }
-    if (f0 == 4) {
+    if (f0 == XC_FILTER_PIX) {
         struct xc_pix_image im;
         struct xc_pix *x = pix_of(m);
         if (!image_pix(fixed, blen, msb, &im))
@@ -732,7 +733,6 @@ static int lossy_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, 
 /* An image among the latest ones is filter byte 5 and its index there; every image of a
  * MODEL body then goes to the front of that list. One of the last session is filter 7. */
 #define XC_FILTER_AGAIN 5
-#define XC_FILTER_PIX 4
 static int image_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
                         struct buf *out)
 {
