@@ -66,6 +66,8 @@ struct channel {
     bool peer_closed;             /* CLOSE received: flush to_x, then close */
     bool dead;                    /* freed before the next sleep */
     bool font_set_hint;           /* display side: the client's locale makes UTF-8 font sets (hint.h) */
+    bool grabbing;                /* both sides: it sent GrabServer and no UngrabServer since: the
+                                   * server may serve it alone (DESIGN.md "Server grabs") */
     bool urgent;                  /* to_link holds a message someone waits for (a request owed
                                    * an answer, an answer, an input event): write it at once */
     uint32_t last_answered;       /* sequence number of the last request counted as a round trip */

@@ -87,6 +87,8 @@ void stats_print(const struct stats *st, FILE *f, const char *title, uint64_t id
         fprintf(f, "round trips: %llu answers arrived for a client's latest request (it may have waited on each); "
                 "%llu requests answered here\n", (unsigned long long)st->round_trips,
                 (unsigned long long)st->answered_locally);
+    if (st->server_grabs)
+        fprintf(f, "server grabs by clients: %llu\n", (unsigned long long)st->server_grabs);
     if (st->setups_answered)
         fprintf(f, "connection setups answered here (spare connections): %llu\n", (unsigned long long)st->setups_answered);
     if (st->noexpose_missed)

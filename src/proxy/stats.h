@@ -33,6 +33,7 @@ struct stats {
     uint64_t noexpose_missed;     /* display side: a NoExpose answered at the app side that the server did not send */
     uint64_t atom_none_missed;    /* display side: InternAtom answered None at the app side, but the atom existed */
     uint64_t state_missed;        /* display side: a RANDR or XInput query answered from state that then changed */
+    uint64_t server_grabs;        /* GrabServer requests that began a client's grab */
     uint64_t read_ns, write_ns, encode_ns;
     uint64_t start_ns;
 };
