@@ -148,7 +148,7 @@ static const char *errno_text(long rc)
     switch (-rc) {
     case EBADMSG: return "malformed message";
     case EMSGSIZE: return "message length beyond the limit";
-    case ENOBUFS: return "too many replies outstanding";
+    case ENOBUFS: return "request beyond the replies a client may have outstanding";
     case ENOMEM: return "out of memory";
     }
     return "bad input";
@@ -628,6 +628,13 @@ static bool message_urgent(const struct channel *ch, const struct msg_class *cls
 static bool request_waits(struct channel *ch, const uint8_t *req, const struct xw_request *rq)
 {
     struct session *s = ch->s;
+    /* The server keeps what it owes a client until we read it; we read only as fast as the
+     * link takes it. Past SERVER_OWED_MAX, what asks for more waits for the replies to be
+     * read (on_server_msg resumes it); one request at a time always goes. */
+    if (ch->xs.owed_bytes && ch->xs.owed_bytes + xs_reply_bytes(req, rq, ch->xs.msb) > SERVER_OWED_MAX)
+        return true;
+    if (!s->observer)
+        return false;
     if (ch->grabbing) {
         observer_pass_unwatched(s->observer, ch, rq->major);
         return false;
@@ -646,6 +653,8 @@ static long frame_span(struct channel *ch, const uint8_t *p, size_t n, struct bu
     uint64_t t0 = clock_ns();
     size_t used = 0;
     long rc = 0;
+    if (requests)
+        ch->requests_held = false;
     while (used < n) {
         const uint8_t *m_at = p + used;
         struct msg_class cls;
@@ -653,8 +662,10 @@ static long frame_span(struct channel *ch, const uint8_t *p, size_t n, struct bu
         if (requests) {
             struct xw_request rq;
             if ((size = xstream_next_request(&ch->xs, m_at, n - used, &rq)) >= 0) {
-                if (!is_app(s) && s->observer && request_waits(ch, m_at, &rq))
+                if (!is_app(s) && request_waits(ch, m_at, &rq)) {
+                    ch->requests_held = true;
                     break; /* resumed by channel_resume_requests() */
+                }
                 rc = on_request_msg(ch, m_at, &rq, out, &cls);
             }
         } else {
@@ -738,11 +749,18 @@ static void channel_read_more(struct channel *ch)
         buf_consume(&ch->from_x, (size_t)used);
     if (rc) {
         char why[96];
-        snprintf(why, sizeof why, "%s %s", is_app(s) ? "client sent a" : "X server sent a", errno_text(rc));
+        if (rc == -ENOBUFS && is_app(s)) /* as an X server drops a client that asks for GBs it never reads */
+            snprintf(why, sizeof why, "client asked for more replies than it reads (%u outstanding, %llu MiB)",
+                     ch->xs.pending_len, (unsigned long long)(ch->xs.owed_bytes >> 20));
+        else
+            snprintf(why, sizeof why, "%s %s", is_app(s) ? "client sent a" : "X server sent a", errno_text(rc));
         channel_drop(ch, why);
         return;
     }
-    channel_update_interest(ch);
+    if (ch->requests_held && used > 0) /* replies read: requests waiting on SERVER_OWED_MAX may go */
+        channel_resume_requests(ch);
+    if (!ch->dead)
+        channel_update_interest(ch);
 }
 
 void channel_write_x(struct channel *ch)
@@ -786,6 +804,8 @@ static void on_x_event(struct watch *w, unsigned events)
 void channel_grant(struct channel *ch)
 {
     uint64_t buffered = ch->to_x.len;
+    if (ch->requests_held) /* they wait: the peer sends no more until they go */
+        buffered += ch->from_link.len;
     /* Decoded bytes outnumber the link's: once the peer has taken most of them, every
      * link byte received counts as consumed. */
     if (ch->dec && buffered < FRAME_CHANNEL_WINDOW / 4)

@@ -36,6 +36,9 @@
                                             * so no peer's window waits on it): ... */
 #define ACK_FEW_DELAY_NS (500u * 1000000)  /* ... 500 ms after the first byte, and never when
                                             * only ACK frames came */
+#define SERVER_OWED_MAX (16u << 20)        /* display side: replies one client may have the server
+                                            * hold for it (a GetImage flood: the server keeps what
+                                            * it owes in memory, and a busy one may fail under it) */
 #define SMALL_QUEUE 1024u                  /* a channel with this little queued is served first */
 #define MEM_DEFAULT (64u << 20)            /* session_config.max_memory when 0 */
 #define MEM_BASE (8u << 20)                /* of the bound: the process itself (code, libraries, tables) */
@@ -66,6 +69,7 @@ struct channel {
     bool peer_closed;             /* CLOSE received: flush to_x, then close */
     bool dead;                    /* freed before the next sleep */
     bool font_set_hint;           /* display side: the client's locale makes UTF-8 font sets (hint.h) */
+    bool requests_held;           /* display side: from_link holds requests that wait (request_waits) */
     bool grabbing;                /* both sides: it sent GrabServer and no UngrabServer since: the
                                    * server may serve it alone (DESIGN.md "Server grabs") */
     bool urgent;                  /* to_link holds a message someone waits for (a request owed
