@@ -24,13 +24,16 @@ static const char display_usage[] =
     "  --stdio               the link is stdin/stdout\n"
     "  --secret-file FILE    the session secret for a TCP link (or set TINCAN_SECRET)\n"
     "  --display NAME        the X server to show on (default $DISPLAY)\n"
+    LINK_OPTS_GRACE_HELP
     LINK_OPTS_COMPRESS_HELP
     "  --stats               print statistics at exit (and on SIGUSR1, always)\n"
     "  --log-level LEVEL     error, warn, info (default) or debug\n"
     "\n"
     "A listener serves one session: peers that fail authentication are refused and logged,\n"
     "and it exits when the first accepted session ends. Up to 4 peers may be in their\n"
-    "handshake at once, so an idle connection cannot keep the right peer out.\n";
+    "handshake at once, so an idle connection cannot keep the right peer out. After an outage\n"
+    "the app side comes back on a new link (it redials, from any address) that must prove the\n"
+    "secret and name this session; the programs' windows stay on the screen meanwhile.\n";
 
 #define MAX_PENDING 4  /* peers still proving the secret */
 
@@ -54,9 +57,14 @@ static void on_peer(struct watch *w, unsigned events)
     int slot = 0;
     while (slot < MAX_PENDING && d->pending[slot])
         slot++;
-    if (d->session || slot == MAX_PENDING) {
-        log_warn("link: refusing %s: %s", peer, d->session ? "a session is already running"
-                                                           : "too many peers in their handshake");
+    if (d->session) { /* a new link for it, after an outage (or to replace one that died silently) */
+        log_info("link: a new link from %s", peer);
+        if (session_attach(d->session, fd, fd) < 0)
+            log_warn("link: refusing %s: a session is already running, with links in their handshake", peer);
+        return;
+    }
+    if (slot == MAX_PENDING) {
+        log_warn("link: refusing %s: too many peers in their handshake", peer);
         close(fd);
         return;
     }
@@ -135,7 +143,7 @@ int cmd_display(int argc, char **argv)
     char cache_buf[512];
     d.cfg = (struct session_config){ .role = ROLE_DISPLAY, .observe = true, .secret = use_secret ? secret : NULL, .secret_len = secret_len,
                                      .compress_level = lo.compress_level, .link_speed = lo.link_speed,
-                                     .max_memory = lo.max_memory,
+                                     .max_memory = lo.max_memory, .grace_s = link_opts_grace(&lo),
                                      .cache_dir = link_opts_cache_dir(&lo, cache_buf, sizeof cache_buf) };
     if (!display || xdisplay_parse(display, &d.cfg.upstream) < 0) {
         fprintf(stderr, "tincan display: %s: give the X server with --display or DISPLAY\n",
@@ -177,10 +185,13 @@ int cmd_display(int argc, char **argv)
         if (session_new(&d.session, d.loop, &d.cfg, in, out) < 0)
             return 1;
     }
+    struct redial redial = { 0 };
     for (;;) {
         loop_run_once(d.loop, 250);
         if (lo.listen)
             promote_pending(&d);
+        if (d.session && lo.connect)
+            redial_tick(&redial, d.session, lo.connect);
         if (!d.session) {
             if (d.stop)
                 break;

@@ -745,7 +745,7 @@ static void census_mark_unsure(struct observer *o)
     for (const struct channel *ch = s->channels; ch; ch = ch->next)
         if (!ch->dead && ch->to_link.len)
             return;
-    uint64_t until = s->stats.link_bytes_out + s->wire_tx.len;
+    uint64_t until = s->tx_stream + s->wire_tx.len;
     for (uint32_t i = o->census.n_unsure; i-- && !o->census.unsure[i].until;)
         o->census.unsure[i].until = until;
 }

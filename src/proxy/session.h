@@ -33,6 +33,8 @@ struct session_config {
     bool no_xcodec;                 /* do not offer the structured X encoding (CAP_XCODEC) */
     int lossy_images;               /* app side: WebP quality (1-100) for photo-like PutImage; 0: lossless */
     uint64_t max_memory;            /* bytes this side may hold (codec and buffers); 0: 64 MiB */
+    uint32_t grace_s;               /* a lost link may be replaced (session_attach) this long; 0: a
+                                     * lost link ends the session at once */
     uint64_t (*clock)(void);        /* monotonic ns for the flush policy; NULL: clock_ns (tests set one) */
     /* Display side: opens an upstream connection; returns an fd or -errno. NULL: connect
      * to `upstream` (tests give a socketpair to a scripted X server instead). */
@@ -40,13 +42,21 @@ struct session_config {
     void *connect_ctx;
 };
 
-enum session_state { SESSION_HANDSHAKE, SESSION_UP, SESSION_ENDED };
+/* DETACHED: the link was lost; every channel waits for a new one (session_attach), for up
+ * to the grace period. */
+enum session_state { SESSION_HANDSHAKE, SESSION_UP, SESSION_DETACHED, SESSION_ENDED };
 
 struct session;
 
 /* Takes ownership of link_in/link_out (they may be the same fd; made non-blocking). */
 int session_new(struct session **out, struct loop *loop, const struct session_config *cfg, int link_in, int link_out);
 void session_free(struct session *s);
+/* A new link for a session that is up or detached: it must prove the secret and name this
+ * session (PROTOCOL.md 1.3); then it replaces the old link and both streams resume where
+ * the peer's stopped. Takes ownership of the fds (closed when refused). 0 or -errno. */
+int session_attach(struct session *s, int link_in, int link_out);
+/* How many links are in their handshake for this session (session_attach). */
+unsigned session_attaching(const struct session *s);
 /* App side: a newly accepted X client. Takes ownership of fd. */
 int session_add_client(struct session *s, int fd);
 /* Ends the session cleanly: tells the peer, flushes, then ends. */

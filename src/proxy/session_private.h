@@ -101,6 +101,19 @@ struct channel {
     struct channel *next;
 };
 
+/* A link that connected (or was accepted) while the session has one, or has lost it: it
+ * proves the secret and names this session before it replaces the old one (relink.c). */
+#define MAX_CANDIDATES 4                   /* peers in their handshake at once: an idle one
+                                            * cannot keep the right peer out */
+struct link_candidate {
+    struct session *s;
+    int in, out;                  /* -1: this slot is free */
+    struct watch w_in, w_out;
+    struct handshake hs;
+    struct buf rx, tx;
+    uint64_t deadline_ns;
+};
+
 /* The spare X connection (spare.h): the display side's, or the app side's copy of its reply. */
 struct spare_state {
     bool enabled;                 /* both sides offered CAP_SPARE */
@@ -186,6 +199,19 @@ struct session {
     bool kq_known;                /* the kernel's unsent bytes were read: kq_unsent ... */
     uint64_t kq_unsent, kq_out;   /* ... when link_bytes_out was kq_out */
     uint32_t flushes[4];          /* link writes of frames by why: enum flush_why */
+    /* The link's life across outages (relink.c, DESIGN.md "Outages", PROTOCOL.md 1.3). */
+    uint32_t caps;                /* the capabilities agreed at the first handshake */
+    int window_log;               /* ... and the compression window */
+    uint8_t token[HS_TOKEN_SIZE], token_peer[HS_TOKEN_SIZE]; /* the session's identity, both halves' */
+    uint64_t generation;          /* links attached after the first */
+    uint64_t tx_stream, rx_stream; /* bytes of the link stream (after the handshakes) written, read */
+    struct buf replay;            /* stream bytes written that the peer has not acknowledged */
+    uint64_t replay_start;        /* ... the stream offset of its first byte */
+    uint64_t rx_last_ns;          /* when the link last brought bytes */
+    uint64_t ping_ns;             /* when we last asked a quiet link for an ACK; 0: not since */
+    bool ack_now;                 /* a PING came: acknowledge at once */
+    uint64_t detached_ns;         /* SESSION_DETACHED: when the link was lost */
+    struct link_candidate cand[MAX_CANDIDATES];
 };
 
 /* Whether a channel may read its X peer: not while the session holds more than its high
@@ -235,5 +261,18 @@ void channel_send_setup(struct channel *ch, const struct frame_open *o);
 
 /* session.c */
 void session_end(struct session *s, bool clean, const char *fmt, const char *arg);
+/* Watches the session's link fds (link_in, link_out) for the link's events. 0 or -errno. */
+int session_watch_link(struct session *s);
+
+/* relink.c: the link's life across outages */
+/* The link broke or fell silent: detach (keep every channel) when resumable, else end. */
+void relink_lost(struct session *s, const char *why);
+/* n stream bytes at p were written to the link: kept until the peer acknowledges them. */
+void relink_sent(struct session *s, const uint8_t *p, size_t n);
+/* The peer has read `acked` bytes of our stream. */
+void relink_acked(struct session *s, uint64_t acked);
+/* Once per loop turn: liveness probes, silence, the grace period, candidates' deadlines. */
+void relink_tick(struct session *s);
+void relink_free(struct session *s);
 
 #endif

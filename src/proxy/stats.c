@@ -87,6 +87,9 @@ void stats_print(const struct stats *st, FILE *f, const char *title, uint64_t id
         fprintf(f, "round trips: %llu answers arrived for a client's latest request (it may have waited on each); "
                 "%llu requests answered here\n", (unsigned long long)st->round_trips,
                 (unsigned long long)st->answered_locally);
+    if (st->outages)
+        fprintf(f, "link outages: %llu, %.1f s without a link, %llu stream bytes sent again\n",
+                (unsigned long long)st->outages, (double)st->outage_ns / 1e9, (unsigned long long)st->bytes_replayed);
     if (st->server_grabs)
         fprintf(f, "server grabs by clients: %llu\n", (unsigned long long)st->server_grabs);
     if (st->setups_answered)

@@ -34,6 +34,7 @@ struct stats {
     uint64_t atom_none_missed;    /* display side: InternAtom answered None at the app side, but the atom existed */
     uint64_t state_missed;        /* display side: a RANDR or XInput query answered from state that then changed */
     uint64_t server_grabs;        /* GrabServer requests that began a client's grab */
+    uint64_t outages, outage_ns, bytes_replayed; /* links lost and replaced; time without one; stream resent */
     uint64_t read_ns, write_ns, encode_ns;
     uint64_t start_ns;
 };
