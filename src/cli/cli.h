@@ -12,6 +12,12 @@
 #include "loop/loop.h"
 #include "proxy/session.h"
 
+/* The release, as `tincan version` prints it and debian/changelog names it. */
+#define TINCAN_VERSION "0.1"
+/* `tincan ssh`'s exit status when tincan on HOST is missing or speaks another link
+ * protocol version (documented in its --help and in tincan(1)). */
+#define SSH_EXIT_REMOTE_TINCAN 125
+
 struct link_opts {
     const char *listen;       /* --link-listen ADDR */
     const char *connect;      /* --link-connect ADDR */
