@@ -41,7 +41,7 @@ static const char usage[] =
     "  tincan app [options] [-- COMMAND...]       the half beside the applications\n"
     "  tincan display [options]                   the half beside the X server\n"
     "  tincan secret FILE                         create a session secret for a TCP link\n"
-    "  tincan info [--json] [PID]                 the live state of running sessions\n"
+    "  tincan info [--json] [PID]                 the live state of this user's running sessions\n"
     "  tincan version [--porcelain]               the release and the link protocol version\n"
     "\n"
     "`tincan COMMAND --help` describes each.\n";
@@ -65,6 +65,8 @@ int main(int argc, char **argv)
         return cmd_ssh(argc - 2, argv + 2);
     if (!strcmp(cmd, "run"))
         return cmd_run(argc - 2, argv + 2);
+    if (!strcmp(cmd, "info"))
+        return cmd_info(argc - 2, argv + 2);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version"))
         return cmd_version(argc - 2, argv + 2);
     if (!strcmp(cmd, "secret")) {

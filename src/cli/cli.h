@@ -7,13 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/version.h"
 #include "link/codec.h"
 #include "link/handshake.h"
 #include "loop/loop.h"
 #include "proxy/session.h"
 
-/* The release, as `tincan version` prints it and debian/changelog names it. */
-#define TINCAN_VERSION "0.1"
 /* `tincan ssh`'s exit status when tincan on HOST is missing or speaks another link
  * protocol version (documented in its --help and in tincan(1)). */
 #define SSH_EXIT_REMOTE_TINCAN 125
@@ -75,5 +74,6 @@ int cmd_app(int argc, char **argv);
 int cmd_display(int argc, char **argv);
 int cmd_ssh(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_info(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "link/transport.h"
+#include "proxy/control.h"
 #include "x11/xlisten.h"
 
 static const char app_usage[] =
@@ -51,6 +52,7 @@ static const char app_usage[] =
 struct app {
     struct loop *loop;
     struct session *session;
+    struct control *control;     /* `tincan info` asks it; NULL if it could not be made */
     struct xlisten xl;
     struct watch listen_w[3], sig_w;
     int sfd;
@@ -232,6 +234,9 @@ int cmd_app(int argc, char **argv)
     for (int i = 0; i < 3; i++)
         if (a.xl.fds[i] >= 0)
             loop_watch(a.loop, &a.listen_w[i], a.xl.fds[i], LOOP_READ, on_x_client, &a);
+    if ((rc = control_open(&a.control, a.loop, "app", &a.session)) < 0)
+        log_warn("no control socket (tincan info): %s", strerror(-rc));
+    rc = 1;
     loop_watch(a.loop, &a.sig_w, a.sfd, LOOP_READ, on_signal, &a);
     char display_env[32], xauth_env[4200];
     snprintf(display_env, sizeof display_env, "DISPLAY=:%d", a.xl.number);
@@ -264,6 +269,7 @@ int cmd_app(int argc, char **argv)
 out:
     if (a.session && lo.stats)
         session_print_stats(a.session, stderr);
+    control_free(a.control);
     session_free(a.session);
     loop_free(a.loop);
     if (xauthority)

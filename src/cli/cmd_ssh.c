@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "common/log.h"
 #include "link/dict.h"
+#include "proxy/control.h"
 
 static const char ssh_usage[] =
     "usage: tincan ssh [tincan options] [ssh options] HOST COMMAND...\n"
@@ -285,6 +286,10 @@ int cmd_ssh(int argc, char **argv)
     if (loop_new(&loop) < 0 || session_new(&r.session, loop, &cfg, sv[0], sv[0]) < 0)
         return 1;
     loop_watch(loop, &sig_w, r.sfd, LOOP_READ, on_signal, &r);
+    struct control *control;
+    int crc = control_open(&control, loop, "display", &r.session);
+    if (crc < 0)
+        log_warn("no control socket (tincan info): %s", strerror(-crc));
     while (session_state(r.session) != SESSION_ENDED) {
         loop_run_once(loop, 250);
         session_tick(r.session);
@@ -299,6 +304,7 @@ int cmd_ssh(int argc, char **argv)
         log_error("%s", why);
     if (stats)
         session_print_stats(r.session, stderr);
+    control_free(control);
     session_free(r.session);
     loop_free(loop);
     return r.ssh_status;

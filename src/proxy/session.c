@@ -171,10 +171,38 @@ static int on_ack(struct session *s, const struct frame *f)
     uint64_t acked;
     if (f->channel || rd_varint(&r, &acked) < 0 || rd_left(&r))
         return -EBADMSG;
-    int rc = pacer_on_ack(&s->pacer, acked, clock_ns());
+    uint64_t now = clock_ns();
+    int rc = pacer_on_ack(&s->pacer, acked, now);
     if (!rc && s->observer)
         observer_on_ack(s->observer, acked);
+    if (s->outage_since_ns) { /* the link carries again */
+        uint64_t len = now - s->outage_since_ns;
+        s->outage_total_ns += len;
+        if (len > s->outage_longest_ns)
+            s->outage_longest_ns = len;
+        s->outage_since_ns = 0;
+    }
+    s->ack_wait_ns = s->pacer.sent > s->pacer.acked ? now : 0;
     return rc;
+}
+
+/* Called each tick: bytes in flight that no ACK has answered for OUTAGE_NS make an outage,
+ * dated from when they began to wait; the next ACK ends it (on_ack). */
+static void outage_check(struct session *s, uint64_t now)
+{
+    if (s->pacer.sent <= s->pacer.acked)
+        s->ack_wait_ns = 0;
+    else if (!s->ack_wait_ns)
+        s->ack_wait_ns = now;
+    else if (!s->outage_since_ns && now - s->ack_wait_ns > OUTAGE_NS) {
+        s->outage_since_ns = s->ack_wait_ns;
+        s->outages++;
+    }
+}
+
+uint64_t session_outage_now_ns(const struct session *s, uint64_t now_ns)
+{
+    return s->outage_since_ns ? now_ns - s->outage_since_ns : 0;
 }
 
 static int on_goodbye(struct session *s, const struct frame *f)
@@ -306,7 +334,14 @@ static void link_process_frames(struct session *s)
         long n = frame_decode(buf_head(&s->link_rx), s->link_rx.len, &f);
         if (n == -EAGAIN)
             break;
+        /* A client's DATA, and the round trips its answers end, are counted to it (tincan info). */
+        struct channel *ch = n >= 0 && f.type == FRAME_DATA ? channel_find(s, f.channel) : NULL;
+        uint64_t round_trips = s->stats.round_trips;
         int rc = n < 0 ? (int)n : handler_for(f.type)(s, &f);
+        if (ch) {
+            ch->link_in += f.len;
+            ch->round_trips += s->stats.round_trips - round_trips;
+        }
         if (rc < 0) {
             char what[64];
             snprintf(what, sizeof what, "%s frame on channel %u", n < 0 ? "undecodable" : frame_type_name(f.type),
@@ -672,6 +707,7 @@ static void schedule_channels(struct session *s)
             if (n) {
                 frame_encode(&s->link_tx, FRAME_DATA, ch->id, buf_head(&ch->to_link), n);
                 buf_consume(&ch->to_link, n);
+                ch->link_out += n;
                 ch->send_credit -= n;
                 s->stats.link_frames_out++;
                 progress = true;
@@ -961,6 +997,8 @@ void session_goodbye(struct session *s)
 
 void session_tick(struct session *s)
 {
+    if (s->state == SESSION_UP)
+        outage_check(s, clock_ns());
     if (s->state == SESSION_HANDSHAKE && clock_ns() > s->handshake_deadline_ns) {
         s->refused = true;
         log_error("link: no valid handshake within %u ms: refused", s->cfg.handshake_timeout_ms);

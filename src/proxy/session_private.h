@@ -42,6 +42,9 @@
 #define BUF_KEEP (16u * 1024)              /* an idle buffer keeps at most this much allocated */
 #define FLUSH_BYTES (16u * 1024)           /* held link bytes beyond this are written at once */
 #define LINK_RATE_AGE_NS (100u * 1000000)  /* the link's delivery rate is read at least this often */
+#define OUTAGE_NS (3000ull * 1000000)      /* bytes in flight and no ACK for this long: an outage
+                                            * (the peer acknowledges within 500 ms, ACK_FEW_DELAY_NS,
+                                            * plus a satellite's round trip, with room to spare) */
 
 enum channel_phase {
     CH_SETUP,   /* app side: waiting for the client's setup request */
@@ -77,6 +80,8 @@ struct channel {
     struct xenc *enc;             /* structured encoding of what goes to the link (CAP_XCODEC) */
     struct xdec *dec;             /* ... and decoding of what comes from it */
     struct buf dec_in;            /* encoded bytes of a message not yet whole */
+    uint64_t link_in, link_out;   /* DATA bytes from / to the link, for `tincan info` */
+    uint64_t round_trips;         /* app side: this client's share of stats.round_trips */
     uint32_t struct_seq;          /* display side: the latest request that may change windows */
     uint32_t struct_confirmed;    /* ... the latest such whose effects the observer has seen */
     uint32_t sync_tag;            /* ... the one the observer is confirming now, or 0 */
@@ -180,6 +185,11 @@ struct session {
     bool kq_known;                /* the kernel's unsent bytes were read: kq_unsent ... */
     uint64_t kq_unsent, kq_out;   /* ... when link_bytes_out was kq_out */
     uint32_t flushes[4];          /* link writes of frames by why: enum flush_why */
+    /* Outages, for `tincan info`: link bytes in flight and no ACK for OUTAGE_NS. */
+    uint64_t ack_wait_ns;         /* since when bytes in flight wait for an ACK; 0: none */
+    uint64_t outage_since_ns;     /* the current outage's start; 0: none */
+    uint64_t outage_total_ns, outage_longest_ns;
+    uint32_t outages;
 };
 
 /* Whether a channel may read its X peer: not while the session holds more than its high
@@ -229,5 +239,7 @@ void channel_send_setup(struct channel *ch, const struct frame_open *o);
 
 /* session.c */
 void session_end(struct session *s, bool clean, const char *fmt, const char *arg);
+/* The current outage's length so far (0: none), for `tincan info`. */
+uint64_t session_outage_now_ns(const struct session *s, uint64_t now_ns);
 
 #endif

@@ -31,7 +31,7 @@ missing() {
     for o in $(options "$2"); do grep -qF -- "$o" "$1" || echo "$o"; done
 }
 
-for cmd in ssh run app display version; do
+for cmd in ssh run app display info version; do
     "$TINCAN" "$cmd" --help >"$TMP/$cmd.help" 2>&1
     section "$cmd" >"$TMP/$cmd.man"
     # app and display share the link options' subsection.
