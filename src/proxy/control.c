@@ -26,6 +26,9 @@ struct control_peer {
     char *out;                    /* the answer, once asked (open_memstream's) */
     size_t out_len, out_off;
     uint64_t since_ns;            /* when accepted: the oldest is displaced first */
+    bool refused;                 /* another user: its request is read (closing on unread
+                                   * bytes would reset the connection before our answer), and
+                                   * the answer is a refusal */
 };
 
 struct control {
@@ -104,7 +107,14 @@ static void on_peer(struct watch *w, unsigned events)
             return;
         }
         *nl = 0;
-        if ((strcmp(p->req, "json") && strcmp(p->req, "text")) || answer(p, !strcmp(p->req, "json")) < 0) {
+        static const char refused[] = "refused: this session belongs to another user\n";
+        if (p->refused) {
+            if (!(p->out = strdup(refused))) {
+                peer_close(p);
+                return;
+            }
+            p->out_len = sizeof refused - 1;
+        } else if ((strcmp(p->req, "json") && strcmp(p->req, "text")) || answer(p, !strcmp(p->req, "json")) < 0) {
             peer_close(p);
             return;
         }
@@ -129,16 +139,11 @@ static void on_accept(struct watch *w, unsigned events)
         return;
     struct ucred cr;
     socklen_t len = sizeof cr;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || len != sizeof cr || cr.uid != geteuid()) {
-        /* The directory and the socket's mode keep others out; this holds even if they are
-         * changed, and against root, who passes both. */
-        static const char refused[] = "refused: this session belongs to another user\n";
+    /* The directory and the socket's mode keep others out; this holds even if they are
+     * changed, and against root, who passes both. */
+    bool refused = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || len != sizeof cr || cr.uid != geteuid();
+    if (refused)
         log_warn("control: refused `tincan info` from uid %ld: not this session's user", len == sizeof cr ? (long)cr.uid : -1L);
-        ssize_t n = send(fd, refused, sizeof refused - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
-        (void)n;
-        close(fd);
-        return;
-    }
     struct control_peer *p = &c->peers[0];
     for (int i = 0; i < CONTROL_MAX_PEERS; i++) {
         if (c->peers[i].fd < 0) {
@@ -151,6 +156,7 @@ static void on_accept(struct watch *w, unsigned events)
     peer_close(p);
     p->fd = fd;
     p->since_ns = clock_ns();
+    p->refused = refused;
     if (loop_watch(c->loop, &p->w, fd, LOOP_READ, on_peer, p) < 0) {
         close(fd);
         p->fd = -1;
