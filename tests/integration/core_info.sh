@@ -94,6 +94,22 @@ check "That tincan info PID asks only that half" bash -c "
 kill -USR1 "$p_app_pid"
 check "That SIGUSR1 still prints the statistics" xl_wait_for 10 grep -q '== tincan app side statistics' "$p_app_log"
 
+# An outage: the display side stopped for 5 s while xclock draws each second. The app
+# side's bytes wait for an ACK: after 3 s that is an outage, counted until the next ACK.
+outage_json() { "$TINCAN" info --json "$p_app_pid" | python3 -c "import json, sys; o = json.load(sys.stdin)['sessions'][0]['outages']; print(o['$1'])"; }
+kill -STOP "$p_disp_pid"
+sleep 4.5
+"$TINCAN" info "$p_app_pid" >"$XL_TMP/out.txt" 2>&1
+now=$(outage_json current_s)
+kill -CONT "$p_disp_pid"
+check "That while the display side is stopped, the app side reports an outage now (${now} s)" bash -c "
+    grep -q 'the link is out now' '$XL_TMP/out.txt' && python3 -c 'import sys; sys.exit(not 1 <= float(\"$now\") < 6)'"
+outage_over() { [ "$(outage_json current_s 2>/dev/null)" = 0.0 ]; }
+xl_wait_for 10 outage_over
+check "That once it runs again, the outage is over and counted once, at least 3 s long" bash -c "
+    c=\$('$TINCAN' info --json $p_app_pid | python3 -c \"import json, sys; o = json.load(sys.stdin)['sessions'][0]['outages']; print(o['count'], o['current_s'], o['longest_s'] >= 3)\")
+    [ \"\$c\" = '1 0.0 True' ] || { echo \"outages: \$c\"; false; }"
+
 # Another user. The program must be where they may run it.
 cp "$TINCAN" "$BIN/tincan"; chmod 755 "$BIN" "$BIN/tincan"
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env XDG_RUNTIME_DIR=/nonexistent "$@"; }
