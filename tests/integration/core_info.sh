@@ -25,6 +25,9 @@ xl_bg p xeyes -geometry 100x100+400+0; eyes=$XL_LAST
 check "That three clients show their windows through the pair" bash -c "
     source '$XL_ROOT/tests/xlib.sh' >/dev/null 2>&1; a_display='$a_display' a_auth='$a_auth'
     xl_wait_window a '^xlogo\$' && xl_wait_window a '^xclock\$' && xl_wait_window a '^xeyes\$'"
+# A fourth whose name needs escaping in JSON (its window is named after it, as Xt does).
+cp "$(command -v xlogo)" "$BIN/q\"b\\s"
+xl_bg p "$BIN/q\"b\\s" -geometry 50x50+600+0; odd=$XL_LAST
 sleep 2 # xclock ticks: the link is measured
 
 "$TINCAN" info >"$XL_TMP/info.txt" 2>"$XL_TMP/info.err"
@@ -42,10 +45,10 @@ check "That it shows the link's round trip and the statistics table" bash -c "
 "$TINCAN" info --json >"$XL_TMP/info.json" 2>>"$XL_TMP/info.err"
 rc=$?
 check "That tincan info --json answers (status $rc)" test "$rc" = 0
-python3 - "$XL_TMP/info.json" "$p_app_pid" "$p_disp_pid" "$logo" "$clock" "$eyes" >"$XL_TMP/json.out" 2>&1 <<'PY'
+python3 - "$XL_TMP/info.json" "$p_app_pid" "$p_disp_pid" "$logo" "$clock" "$eyes" "$odd" >"$XL_TMP/json.out" 2>&1 <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
-app_pid, disp_pid, logo, clock, eyes = map(int, sys.argv[2:])
+app_pid, disp_pid, logo, clock, eyes, odd = map(int, sys.argv[2:])
 def ok(name, cond):
     print(("PASS: " if cond else "FAIL: ") + name)
 s = {x["pid"]: x for x in doc["sessions"]}
@@ -58,13 +61,15 @@ cl = {c["program"]: c for c in app.get("clients", [])}
 ok("That the app side lists xlogo, xclock and xeyes with their pids",
    cl.get("xlogo", {}).get("pid") == logo and cl.get("xclock", {}).get("pid") == clock and
    cl.get("xeyes", {}).get("pid") == eyes)
+ok("That a program named q\"b\\s is escaped in the JSON, and named right", cl.get('q"b\\s', {}).get("pid") == odd)
+del cl['q"b\\s']
 ok("That each client has bytes both ways and round trips",
    len(cl) == 3 and all(c["link_bytes_out"] > 0 and c["link_bytes_in"] > 0 and c["round_trips"] >= 1 and
                         c["requests"] > 0 for c in cl.values()))
 ok("That the clients' round trips add up to no more than the session's",
    sum(c["round_trips"] for c in cl.values()) <= app.get("round_trips", -1))
-ok("That the display side lists the same three clients by channel id, without programs (the app side knows them)",
-   sorted(c["id"] for c in disp.get("clients", [])) == sorted(c["id"] for c in cl.values()) and
+ok("That the display side lists the same four clients by channel id, without programs (the app side knows them)",
+   sorted(c["id"] for c in disp.get("clients", [])) == sorted(c["id"] for c in app.get("clients", [])) and
    all(c["program"] is None and c["link_bytes_in"] > 0 for c in disp.get("clients", [])))
 link = app.get("link", {})
 ok("That the link's round trip is measured, and bytes crossed it",
@@ -132,7 +137,7 @@ python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.bind(sys.ar
 "$TINCAN" info >/dev/null 2>&1
 check "That a stale socket is removed by tincan info" test ! -e "$CTL/app-999999.sock"
 
-kill "$logo" "$clock" "$eyes"
+kill "$logo" "$clock" "$eyes" "$odd"
 xl_stop_pair p
 check "That both halves end cleanly (app $p_app_rc, display $p_disp_rc)" test "$p_app_rc" = 0 -a "$p_disp_rc" = 0
 check "That their control sockets are gone" test -z "$(ls "$CTL")"
