@@ -38,7 +38,7 @@ static int ask(struct loop *l, const char *path, const char *req, char *out, siz
 
 int main(void)
 {
-    char tmp[] = "/tmp/tincan-test-control.XXXXXX", dir[108], want[128];
+    char tmp[] = "/tmp/tincan-test-control.XXXXXX", dir[108], want[64];
     if (!mkdtemp(tmp))
         return 1;
     setenv("XDG_RUNTIME_DIR", tmp, 1);
