@@ -7,10 +7,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/version.h"
 #include "link/codec.h"
 #include "link/handshake.h"
 #include "loop/loop.h"
 #include "proxy/session.h"
+
+/* `tincan ssh`'s exit status when tincan on HOST is missing or speaks another link
+ * protocol version (documented in its --help and in tincan(1)). */
+#define SSH_EXIT_REMOTE_TINCAN 125
 
 struct link_opts {
     const char *listen;       /* --link-listen ADDR */
@@ -84,5 +89,6 @@ int cmd_app(int argc, char **argv);
 int cmd_display(int argc, char **argv);
 int cmd_ssh(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_info(int argc, char **argv);
 
 #endif

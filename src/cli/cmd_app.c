@@ -17,6 +17,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "link/transport.h"
+#include "proxy/control.h"
 #include "x11/xlisten.h"
 
 static const char app_usage[] =
@@ -52,6 +53,7 @@ static const char app_usage[] =
 struct app {
     struct loop *loop;
     struct session *session;
+    struct control *control;     /* `tincan info` asks it; NULL if it could not be made */
     struct xlisten xl;
     struct watch listen_w[3], sig_w, link_w;
     int sfd, link_lfd;           /* --link-listen: kept open, for a new link after an outage */
@@ -248,6 +250,9 @@ int cmd_app(int argc, char **argv)
     for (int i = 0; i < 3; i++)
         if (a.xl.fds[i] >= 0)
             loop_watch(a.loop, &a.listen_w[i], a.xl.fds[i], LOOP_READ, on_x_client, &a);
+    if ((rc = control_open(&a.control, a.loop, "app", &a.session)) < 0)
+        log_warn("no control socket (tincan info): %s", strerror(-rc));
+    rc = 1;
     loop_watch(a.loop, &a.sig_w, a.sfd, LOOP_READ, on_signal, &a);
     if (a.link_lfd >= 0)
         loop_watch(a.loop, &a.link_w, a.link_lfd, LOOP_READ, on_link_peer, &a);
@@ -285,6 +290,7 @@ int cmd_app(int argc, char **argv)
 out:
     if (a.session && lo.stats)
         session_print_stats(a.session, stderr);
+    control_free(a.control);
     session_free(a.session);
     if (a.link_lfd >= 0) {
         loop_unwatch(a.loop, &a.link_w);

@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "common/log.h"
 #include "link/transport.h"
+#include "proxy/control.h"
 
 static const char display_usage[] =
     "usage: tincan display (--link-listen ADDR | --link-connect ADDR | --stdio) [options]\n"
@@ -41,6 +42,7 @@ struct display {
     struct loop *loop;
     struct session *session;           /* the accepted session, once a peer is up */
     struct session *pending[MAX_PENDING]; /* listener: peers still in their handshake */
+    struct control *control;           /* `tincan info` asks it; NULL if it could not be made */
     struct watch listen_w, sig_w;
     int lfd, sfd;
     struct session_config cfg;
@@ -161,7 +163,10 @@ int cmd_display(int argc, char **argv)
     if (loop_new(&d.loop) < 0)
         return 1;
     loop_watch(d.loop, &d.sig_w, d.sfd, LOOP_READ, on_signal, &d);
-    int rc = 0;
+    int rc = control_open(&d.control, d.loop, "display", &d.session);
+    if (rc < 0)
+        log_warn("no control socket (tincan info): %s", strerror(-rc));
+    rc = 0;
     if (lo.listen) {
         d.lfd = transport_listen(lo.listen);
         if (d.lfd < 0) {
@@ -209,6 +214,7 @@ int cmd_display(int argc, char **argv)
     }
     if (d.session && lo.stats)
         session_print_stats(d.session, stderr);
+    control_free(d.control);
     session_free(d.session);
     for (int i = 0; i < MAX_PENDING; i++)
         session_free(d.pending[i]);

@@ -2,6 +2,7 @@
  * on HOST through ssh, carries the link over that ssh connection (ssh secures it), and
  * serves the display side here. Exits with the remote command's status. */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "cli/cli.h"
 #include "common/log.h"
 #include "link/dict.h"
+#include "proxy/control.h"
 
 static const char ssh_usage[] =
     "usage: tincan ssh [tincan options] [ssh options] HOST COMMAND...\n"
@@ -28,7 +30,10 @@ static const char ssh_usage[] =
     "  --max-memory SIZE      memory each side may hold (default 64M; see tincan app --help)\n"
     "  --stats                print statistics of both halves at exit\n"
     "  --log-level LEVEL      error, warn, info (default) or debug\n"
-    "Every other option before HOST goes to ssh.\n";
+    "Every other option before HOST goes to ssh.\n"
+    "\n"
+    "Exit status: the remote command's; 125 if tincan is missing on HOST or speaks another\n"
+    "link protocol version (a message says what to install); 255 if ssh fails.\n";
 
 /* ssh options that take an argument (from ssh(1)). */
 static bool ssh_option_takes_arg(const char *opt)
@@ -68,6 +73,61 @@ struct ssh_run {
     bool ssh_done, stop;
     struct session *session;
 };
+
+/* The line the remote shell prints on the link instead of a banner when it finds no tincan. */
+#define REMOTE_MISSING "tincan-not-found"
+
+/* Before the session starts: waits for the remote side's first line on the link, without
+ * taking it (the handshake reads it again), and explains the two failures a new user meets:
+ * no tincan on HOST, or one that speaks another protocol version. 0 to go on (also when
+ * ssh ended first: its status says why), SSH_EXIT_REMOTE_TINCAN after a message, or
+ * 128 + the signal that stopped the wait. */
+static int check_remote(struct ssh_run *r, int fd, const char *host, const char *remote)
+{
+    char line[128];
+    ssize_t n = 0;
+    for (;;) {
+        struct pollfd p[2] = { { fd, POLLIN, 0 }, { r->sfd, POLLIN, 0 } };
+        if (poll(p, 2, 100) < 0 && errno != EINTR)
+            return 0;
+        n = recv(fd, line, sizeof line - 1, MSG_PEEK | MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+            return 0;
+        if (n > 0 && (memchr(line, '\n', (size_t)n) || n == (ssize_t)sizeof line - 1))
+            break;
+        if (r->ssh_done)
+            return 0;
+        int sig;
+        while ((sig = signals_read(r->sfd)) > 0) {
+            int st;
+            if (sig != SIGCHLD)
+                return 128 + sig;
+            if (waitpid(r->ssh, &st, WNOHANG) == r->ssh) { /* it may have left its line behind: peek again */
+                r->ssh_done = true;
+                r->ssh_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            }
+        }
+    }
+    line[n] = 0;
+    int version;
+    if (!strncmp(line, REMOTE_MISSING "\n", strlen(REMOTE_MISSING) + 1)) {
+        fprintf(stderr,
+                "tincan ssh: tincan is not installed on %s (a non-interactive shell there found no \"%s\").\n"
+                "  Install tincan %s (link protocol %d) on %s: from the package (apt install ./tincan_%s_*.deb)\n"
+                "  or from source (make && sudo make install); or give its path with --remote-tincan PATH.\n",
+                host, remote, TINCAN_VERSION, LINK_PROTOCOL_VERSION, host, TINCAN_VERSION);
+        return SSH_EXIT_REMOTE_TINCAN;
+    }
+    if (sscanf(line, "TINCAN %d ", &version) == 1 && version != LINK_PROTOCOL_VERSION) {
+        fprintf(stderr,
+                "tincan ssh: tincan on %s speaks link protocol %d; this tincan (%s) speaks %d.\n"
+                "  Install the same tincan release on both machines (`tincan version` prints it);\n"
+                "  the older side needs the upgrade.\n",
+                host, version, TINCAN_VERSION, LINK_PROTOCOL_VERSION);
+        return SSH_EXIT_REMOTE_TINCAN;
+    }
+    return 0;
+}
 
 static void on_signal(struct watch *w, unsigned events)
 {
@@ -157,14 +217,27 @@ int cmd_ssh(int argc, char **argv)
     if (max_memory) /* the same bound there: both sides size the window from it */
         snprintf(how + strlen(how), sizeof how - strlen(how), " --max-memory %llu",
                  (unsigned long long)parse_memory_size(max_memory));
-    size_t len = (size_t)snprintf(remote_cmd, sizeof remote_cmd, "%s app --stdio %s%s%s%s%s --", remote, how,
-                                  no_cache ? " --no-cache" : "", stats ? " --stats" : "",
-                                  log_level ? " --log-level " : "", log_level ? log_level : "");
+    /* The remote command runs under sh, whatever the login shell, so that a missing tincan
+     * is told apart from a missing COMMAND (both would be status 127): check_remote(). */
+    char inner[65536];
+    size_t ilen = 0, len = 0;
+    if (shell_quote(inner, sizeof inner, &ilen, remote) < 0)
+        goto too_long;
+    char quoted_remote[4200];
+    if (ilen >= sizeof quoted_remote)
+        goto too_long;
+    memcpy(quoted_remote, inner, ilen + 1);
+    ilen = (size_t)snprintf(inner, sizeof inner,
+                            "command -v%s >/dev/null 2>&1 || { echo " REMOTE_MISSING "; exit %d; }; exec%s app --stdio %s%s%s%s%s --",
+                            quoted_remote, SSH_EXIT_REMOTE_TINCAN, quoted_remote, how, no_cache ? " --no-cache" : "",
+                            stats ? " --stats" : "", log_level ? " --log-level " : "", log_level ? log_level : "");
     for (int k = host_at + 1; k < argc; k++)
-        if (shell_quote(remote_cmd, sizeof remote_cmd, &len, argv[k]) < 0) {
-            fprintf(stderr, "tincan ssh: command too long\n");
-            return 2;
-        }
+        if (shell_quote(inner, sizeof inner, &ilen, argv[k]) < 0)
+            goto too_long;
+    memcpy(remote_cmd, "sh -c", 6);
+    len = 5;
+    if (shell_quote(remote_cmd, sizeof remote_cmd, &len, inner) < 0)
+        goto too_long;
     /* ssh -x: no ssh X forwarding of its own; -T: no terminal, the link is binary. */
     char **sargv = calloc((size_t)argc + 8, sizeof *sargv);
     int n = 0;
@@ -199,11 +272,24 @@ int cmd_ssh(int argc, char **argv)
         perror("tincan ssh: fork");
         return 1;
     }
+    int checked = check_remote(&r, sv[0], argv[host_at], remote);
+    if (checked != 0) {
+        if (!r.ssh_done) {
+            kill(r.ssh, SIGTERM);
+            waitpid(r.ssh, NULL, 0);
+        }
+        close(sv[0]);
+        return checked;
+    }
     struct loop *loop;
     struct watch sig_w;
     if (loop_new(&loop) < 0 || session_new(&r.session, loop, &cfg, sv[0], sv[0]) < 0)
         return 1;
     loop_watch(loop, &sig_w, r.sfd, LOOP_READ, on_signal, &r);
+    struct control *control;
+    int crc = control_open(&control, loop, "display", &r.session);
+    if (crc < 0)
+        log_warn("no control socket (tincan info): %s", strerror(-crc));
     while (session_state(r.session) != SESSION_ENDED) {
         loop_run_once(loop, 250);
         session_tick(r.session);
@@ -218,7 +304,11 @@ int cmd_ssh(int argc, char **argv)
         log_error("%s", why);
     if (stats)
         session_print_stats(r.session, stderr);
+    control_free(control);
     session_free(r.session);
     loop_free(loop);
     return r.ssh_status;
+too_long:
+    fprintf(stderr, "tincan ssh: command too long\n");
+    return 2;
 }

@@ -47,11 +47,13 @@ static void unwatch_link(struct session *s)
 
 /* Keeps the session, without a link. The display side lets go of a server grab: the
  * user's screen must not stay frozen for as long as the radio is out. */
-static void detach(struct session *s, const char *why)
+static void detach(struct session *s, const char *why, bool silent)
 {
     unwatch_link(s);
     s->state = SESSION_DETACHED;
     s->detached_ns = s->now();
+    /* A silent link was out from its last byte on; a closed one from now. */
+    s->outage_from_ns = silent ? s->rx_last_ns : s->detached_ns;
     s->stats.outages++;
     s->kq_known = false;
     s->hold_since = 0;
@@ -64,14 +66,16 @@ static void detach(struct session *s, const char *why)
                              "does not stay frozen");
 }
 
-void relink_lost(struct session *s, const char *why)
+static void lost(struct session *s, const char *why, bool silent)
 {
     if (s->state == SESSION_UP && s->cfg.grace_s && !s->goodbye) {
-        detach(s, why);
+        detach(s, why, silent);
         return;
     }
     session_end(s, false, "link lost: %s", why);
 }
+
+void relink_lost(struct session *s, const char *why) { lost(s, why, false); }
 
 void relink_sent(struct session *s, const uint8_t *p, size_t n)
 {
@@ -162,10 +166,12 @@ static void adopt(struct session *s, struct link_candidate *c)
     c->in = c->out = -1;
     candidate_close(c);
     s->generation++;
-    uint64_t now = s->now();
-    s->stats.outage_ns += now - s->detached_ns;
+    uint64_t now = s->now(), out_ns = now - s->outage_from_ns;
+    s->stats.outage_ns += out_ns;
+    if (out_ns > s->outage_longest_ns)
+        s->outage_longest_ns = out_ns;
     log_info("link back after %.1f s without one: %zu bytes sent again, the rest goes on (link %llu)",
-             (double)(now - s->detached_ns) / 1e9, again, (unsigned long long)s->generation + 1);
+             (double)out_ns / 1e9, again, (unsigned long long)s->generation + 1);
     /* Another path, perhaps: its rate and round trip are measured anew. */
     pacer_restart(&s->pacer, from);
     struct transport_queue q;
@@ -207,7 +213,7 @@ static void candidate_feed(struct link_candidate *c)
         /* It is for this session. The old link, if it still seems up, is dead or dying:
          * not one more byte is read from it, so what we say we hold stays true. */
         if (s->state == SESSION_UP)
-            detach(s, "a new link for this session came");
+            detach(s, "a new link for this session came", true);
         c->hs.session.received_self = s->rx_stream;
         rc = hs_feed(&c->hs, &c->rx, &c->tx);
     }
@@ -322,7 +328,7 @@ void relink_tick(struct session *s)
     if (quiet > silent_after_ns(s)) {
         char why[64];
         snprintf(why, sizeof why, "silent for %.1f s", (double)quiet / 1e9);
-        relink_lost(s, why);
+        lost(s, why, true);
         return;
     }
     if (quiet > ping_after_ns(s) && (!s->ping_ns || now - s->ping_ns > ping_after_ns(s))) {

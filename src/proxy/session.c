@@ -193,6 +193,11 @@ static int on_ping(struct session *s, const struct frame *f)
     return 0;
 }
 
+uint64_t session_outage_now_ns(const struct session *s, uint64_t now_ns)
+{
+    return s->state == SESSION_DETACHED && now_ns > s->outage_from_ns ? now_ns - s->outage_from_ns : 0;
+}
+
 static int on_goodbye(struct session *s, const struct frame *f)
 {
     /* The peer received our stream up to `got`; our receiving ends with this frame. */
@@ -327,7 +332,14 @@ static void link_process_frames(struct session *s)
         long n = frame_decode(buf_head(&s->link_rx), s->link_rx.len, &f);
         if (n == -EAGAIN)
             break;
+        /* A client's DATA, and the round trips its answers end, are counted to it (tincan info). */
+        struct channel *ch = n >= 0 && f.type == FRAME_DATA ? channel_find(s, f.channel) : NULL;
+        uint64_t round_trips = s->stats.round_trips;
         int rc = n < 0 ? (int)n : handler_for(f.type)(s, &f);
+        if (ch) {
+            ch->link_in += f.len;
+            ch->round_trips += s->stats.round_trips - round_trips;
+        }
         if (rc < 0) {
             char what[64];
             snprintf(what, sizeof what, "%s frame on channel %u", n < 0 ? "undecodable" : frame_type_name(f.type),
@@ -704,6 +716,7 @@ static void schedule_channels(struct session *s)
             if (n) {
                 frame_encode(&s->link_tx, FRAME_DATA, ch->id, buf_head(&ch->to_link), n);
                 buf_consume(&ch->to_link, n);
+                ch->link_out += n;
                 ch->send_credit -= n;
                 s->stats.link_frames_out++;
                 progress = true;

@@ -75,5 +75,7 @@ uint64_t session_memory_held(const struct session *s);
 bool session_reading_paused(const struct session *s);
 struct stats *session_stats(struct session *s);
 void session_print_stats(struct session *s, FILE *f);
+/* The live state `tincan info` shows (info.c): as text, or as one JSON object. 0 or -EIO. */
+int session_write_info(struct session *s, FILE *f, bool json);
 
 #endif

@@ -83,6 +83,8 @@ struct channel {
     struct xenc *enc;             /* structured encoding of what goes to the link (CAP_XCODEC) */
     struct xdec *dec;             /* ... and decoding of what comes from it */
     struct buf dec_in;            /* encoded bytes of a message not yet whole */
+    uint64_t link_in, link_out;   /* DATA bytes from / to the link, for `tincan info` */
+    uint64_t round_trips;         /* app side: this client's share of stats.round_trips */
     uint32_t struct_seq;          /* display side: the latest request that may change windows */
     uint32_t struct_confirmed;    /* ... the latest such whose effects the observer has seen */
     uint32_t sync_tag;            /* ... the one the observer is confirming now, or 0 */
@@ -211,6 +213,8 @@ struct session {
     uint64_t ping_ns;             /* when we last asked a quiet link for an ACK; 0: not since */
     bool ack_now;                 /* a PING came: acknowledge at once */
     uint64_t detached_ns;         /* SESSION_DETACHED: when the link was lost */
+    uint64_t outage_from_ns;      /* ... when it last carried anything (the outage's start) */
+    uint64_t outage_longest_ns;   /* the longest outage so far */
     struct link_candidate cand[MAX_CANDIDATES];
 };
 
@@ -274,5 +278,7 @@ void relink_acked(struct session *s, uint64_t acked);
 /* Once per loop turn: liveness probes, silence, the grace period, candidates' deadlines. */
 void relink_tick(struct session *s);
 void relink_free(struct session *s);
+/* The current outage's length so far (0: none), for `tincan info`. */
+uint64_t session_outage_now_ns(const struct session *s, uint64_t now_ns);
 
 #endif

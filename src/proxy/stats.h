@@ -41,6 +41,9 @@ struct stats {
 
 void stats_init(struct stats *st);
 void stats_count(struct stats *st, const struct msg_class *cls, enum stat_dir dir, uint32_t bytes);
+/* A used slot's message kind, and its name as the table prints it ("RENDER:Composite"). */
+enum msg_kind stats_entry_kind(const struct stat_entry *e);
+void stats_entry_name(const struct stat_entry *e, char *name, size_t cap);
 /* idle_ns: time the loop spent waiting. title names the side ("app side"). */
 void stats_print(const struct stats *st, FILE *f, const char *title, uint64_t idle_ns);
 

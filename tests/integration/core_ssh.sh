@@ -23,8 +23,9 @@ check "That ssh is told not to forward X itself and not to allocate a terminal (
     bash -c "[ \"\$(head -2 '$FAKE_SSH_LOG' | tr '\n' ' ')\" = '-x -T ' ]"
 check "That ssh gets the user's ssh options and the host, in order" \
     bash -c "sed -n 3,9p '$FAKE_SSH_LOG' | tr '\n' ' ' | grep -qx -- '-p 2222 -o BatchMode=yes -l someone remotehost '"
-check "That the remote command runs tincan app --stdio" \
-    bash -c "tail -1 '$FAKE_SSH_LOG' | grep -qF -- '$TINCAN app --stdio'"
+check "That the remote command runs tincan app --stdio, under sh, once it is found there" \
+    bash -c "tail -1 '$FAKE_SSH_LOG' | grep -qF -- \"sh -c 'command -v '\\\\''$TINCAN'\\\\''\" &&
+             tail -1 '$FAKE_SSH_LOG' | grep -qF -- \"exec '\\\\''$TINCAN'\\\\'' app --stdio\""
 
 tssh remotehost sh -c 'printf "%s|" "$0" "$1" > "$2"; exit 7' "it's" "two words" "$XL_TMP/words"
 rc=$?
@@ -56,6 +57,27 @@ check "That the window is gone" xl_wait_for 10 xl_windows_are b '^xlogo$' 0
 check "That --stats prints the statistics of both halves" \
     bash -c "grep -q '== tincan app side statistics' '$XL_TMP/xlogo.out' && grep -q '== tincan display side statistics' '$XL_TMP/xlogo.out'"
 kill "$direct"
+
+# No tincan on HOST: a message that says what to install, and status 125 (tincan ssh --help).
+XAUTHORITY=$b_auth timeout 30 "$TINCAN" ssh --ssh "$FAKE_SSH" --remote-tincan no-tincan-here --display "$b_display" \
+    remotehost xlogo >"$XL_TMP/absent.out" 2>&1
+rc=$?
+check "That with no tincan on HOST, tincan ssh exits with the documented status 125 (got $rc)" test "$rc" = 125
+check "That it says tincan is not installed on HOST, and what to install" \
+    bash -c "grep -q 'tincan is not installed on remotehost' '$XL_TMP/absent.out' &&
+             grep -q \"Install tincan $("$TINCAN" version --porcelain | sed -n 's/^version //p') (link protocol [0-9]*) on remotehost\" '$XL_TMP/absent.out'"
+check "That the documented status is in tincan ssh --help" bash -c "'$TINCAN' ssh --help | grep -q '125 if tincan is missing on HOST'"
+
+# A tincan on HOST of another protocol version (a stand-in that sends an older banner).
+printf '#!/bin/sh\nprintf "TINCAN 5 app 0 none 24\\n"; exec cat >/dev/null\n' >"$XL_TMP/old-tincan"; chmod +x "$XL_TMP/old-tincan"
+XAUTHORITY=$b_auth timeout 30 "$TINCAN" ssh --ssh "$FAKE_SSH" --remote-tincan "$XL_TMP/old-tincan" --display "$b_display" \
+    remotehost xlogo >"$XL_TMP/old.out" 2>&1
+rc=$?
+check "That with tincan of protocol 5 on HOST, tincan ssh exits with status 125 (got $rc)" test "$rc" = 125
+check "That it names both protocol versions" \
+    bash -c "grep -q 'tincan on remotehost speaks link protocol 5; this tincan (.*) speaks [0-9]' '$XL_TMP/old.out'"
+check "That tincan version --porcelain prints the protocol version" \
+    bash -c "'$TINCAN' version --porcelain | grep -qx 'protocol [0-9][0-9]*' && '$TINCAN' version | grep -q 'link protocol [0-9]'"
 
 XAUTHORITY=$b_auth timeout 30 "$TINCAN" ssh --ssh false --display "$b_display" remotehost xlogo >"$XL_TMP/false.out" 2>&1
 rc=$?
