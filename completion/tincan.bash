@@ -33,7 +33,7 @@ _tincan() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} cmd=${COMP_WORDS[1]} i
     COMPREPLY=()
     if [ "$COMP_CWORD" -eq 1 ]; then
-        mapfile -t COMPREPLY < <(compgen -W "ssh run app display info secret version help --help" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "ssh run app display info attach secret version help --help" -- "$cur")
         return 0
     fi
     # After `--` comes the program to run and its own arguments.

@@ -43,6 +43,8 @@ static const char usage[] =
     "  tincan secret FILE                         create a session secret for a TCP link\n"
     "  tincan info [--json] [PID]                 the live state of this user's running sessions\n"
     "  tincan version [--porcelain]               the release and the link protocol version\n"
+    "  tincan attach ID                           join stdin/stdout to a detached session here\n"
+    "                                             (what tincan ssh runs to bring one back)\n"
     "\n"
     "`tincan COMMAND --help` describes each.\n";
 
@@ -67,6 +69,8 @@ int main(int argc, char **argv)
         return cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "info"))
         return cmd_info(argc - 2, argv + 2);
+    if (!strcmp(cmd, "attach"))
+        return cmd_attach(argc - 2, argv + 2);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version"))
         return cmd_version(argc - 2, argv + 2);
     if (!strcmp(cmd, "secret")) {

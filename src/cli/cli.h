@@ -90,5 +90,6 @@ int cmd_display(int argc, char **argv);
 int cmd_ssh(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
 
 #endif

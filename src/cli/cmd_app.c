@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/net.h"
 #include "link/transport.h"
 #include "proxy/control.h"
 #include "x11/xlisten.h"
@@ -56,7 +57,9 @@ struct app {
     struct control *control;     /* `tincan info` asks it; NULL if it could not be made */
     struct xlisten xl;
     struct watch listen_w[3], sig_w, link_w;
-    int sfd, link_lfd;           /* --link-listen: kept open, for a new link after an outage */
+    int sfd, link_lfd;           /* --link-listen: kept open, for a new link after an outage;
+                                  * --stdio: the socket `tincan attach` joins a new ssh to */
+    char link_path[320];         /* ... a unix socket's file, removed at exit */
     pid_t child;
     int child_status;
     bool child_done, stop;
@@ -110,6 +113,26 @@ static void on_link_peer(struct watch *w, unsigned events)
     log_info("link: a new link from %s", peer);
     if (session_attach(a->session, fd, fd) < 0)
         log_warn("link: refusing %s: this session takes no new link now", peer);
+}
+
+/* --stdio: a link lost with ssh comes back through `tincan attach ID` over a new ssh
+ * connection, joined to this socket, named after the session (its file in the user's own
+ * runtime directory, which nobody else may enter). 0 or -errno. */
+static int stdio_link_socket(struct app *a, const uint8_t *token)
+{
+    char dir[256], hex[17];
+    int rc = control_dir(dir, sizeof dir, true);
+    if (rc < 0)
+        return rc;
+    sodium_bin2hex(hex, sizeof hex, token, 8);
+    snprintf(a->link_path, sizeof a->link_path, "%s/link-%s.sock", dir, hex);
+    unlink(a->link_path);
+    a->link_lfd = net_unix_listen(a->link_path, 4);
+    if (a->link_lfd < 0) {
+        a->link_path[0] = 0;
+        return a->link_lfd;
+    }
+    return 0;
 }
 
 /* The link: given, connected, or the first peer to connect to our listener (*lfd: the
@@ -233,6 +256,9 @@ int cmd_app(int argc, char **argv)
                                   .grace_s = link_opts_grace(&lo),
                                   .cache_dir = link_opts_cache_dir(&lo, cache_buf, sizeof cache_buf) };
     randombytes_buf(cfg.cookie, sizeof cfg.cookie);
+    uint8_t token[HS_TOKEN_SIZE];
+    randombytes_buf(token, sizeof token);
+    cfg.token = token;
     if (!xauthority)
         xauthority = xauth_file();
     int xrc = xauthority ? xauth_add(xauthority, a.xl.number, cfg.cookie, tcp) : -ENOENT;
@@ -243,6 +269,12 @@ int cmd_app(int argc, char **argv)
     }
     if (open_link(&lo, a.sfd, &lin, &lout, &a.link_lfd) < 0)
         goto out;
+    if (a.link_lfd >= 0 && transport_is_local(lo.listen))
+        snprintf(a.link_path, sizeof a.link_path, "%s", lo.listen + 5);
+    if (lo.stdio && cfg.grace_s == 0 && lo.grace_s != 0)
+        cfg.grace_s = stdio_link_socket(&a, token) == 0 ? LINK_GRACE_DEFAULT_S : 0;
+    else if (lo.stdio && cfg.grace_s && stdio_link_socket(&a, token) < 0)
+        cfg.grace_s = 0; /* nobody could bring the link back */
     if (loop_new(&a.loop) < 0 || session_new(&a.session, a.loop, &cfg, lin, lout) < 0) {
         log_error("cannot start the session");
         goto out;
@@ -279,7 +311,11 @@ int cmd_app(int argc, char **argv)
             redial_tick(&redial, a.session, lo.connect);
         bool command_gone = a.child < 0 || (a.child_done && session_channel_count(a.session) == 0);
         if ((a.child >= 0 && command_gone) || (a.stop && (command_gone || clock_ns() > a.stop_deadline_ns)))
+        {
+            if (a.child_done)
+                session_set_exit_status(a.session, a.child_status);
             session_goodbye(a.session);
+        }
     }
     const char *why = session_end_reason(a.session);
     if (why && !a.stop)
@@ -295,8 +331,8 @@ out:
     if (a.link_lfd >= 0) {
         loop_unwatch(a.loop, &a.link_w);
         close(a.link_lfd);
-        if (transport_is_local(lo.listen))
-            unlink(lo.listen + 5);
+        if (a.link_path[0])
+            unlink(a.link_path);
     }
     loop_free(a.loop);
     if (xauthority)

@@ -203,8 +203,14 @@ static int on_goodbye(struct session *s, const struct frame *f)
     /* The peer received our stream up to `got`; our receiving ends with this frame. */
     struct rd r = rd_make(f->payload, f->len, false);
     uint64_t got;
-    if (f->len && (rd_varint(&r, &got) < 0 || rd_left(&r)))
+    uint8_t status;
+    if (f->len && rd_varint(&r, &got) < 0)
         return -EBADMSG;
+    if (rd_left(&r)) { /* then the app side's command's exit status */
+        if (is_app(s) || rd_u8(&r, &status) < 0 || rd_left(&r))
+            return -EBADMSG;
+        s->peer_exit_status = status;
+    }
     if (f->len && s->codec) {
         size_t after = s->link_rx.len - (size_t)(f->payload + f->len - buf_head(&s->link_rx));
         s->dict_cut[CODEC_TX] = got;
@@ -911,7 +917,11 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
     int rc = hs_init(&s->hs, cfg->role, cfg->secret, cfg->secret_len, caps);
     if (s->dict)
         s->hs.offer_self = s->dict->offer;
-    randombytes_buf(s->token, sizeof s->token);
+    if (cfg->token)
+        memcpy(s->token, cfg->token, sizeof s->token);
+    else
+        randombytes_buf(s->token, sizeof s->token);
+    s->exit_status = s->peer_exit_status = -1;
     memcpy(s->hs.session.token_self, s->token, HS_TOKEN_SIZE);
     /* The window (and so the codec's memory) from the bound; the peer may choose smaller. */
     s->hs.window_log = codec_window_for(s->cfg.max_memory);
@@ -1015,6 +1025,8 @@ void session_goodbye(struct session *s)
          * the same bytes of each direction for the next session. */
         struct buf got = { 0 };
         buf_put_varint(&got, s->codec ? codec_total(s->codec, CODEC_RX) : 0);
+        if (is_app(s) && s->exit_status >= 0)
+            buf_append(&got, &(uint8_t){ (uint8_t)s->exit_status }, 1);
         frame_encode(&s->link_tx, FRAME_GOODBYE, 0, buf_head(&got), got.len);
         buf_free(&got);
         if (s->codec) {
@@ -1035,6 +1047,21 @@ void session_tick(struct session *s)
     }
     relink_tick(s);
 }
+
+int session_token_hex(const struct session *s, bool peer, char *out, size_t cap)
+{
+    const uint8_t *t = peer ? s->token_peer : s->token;
+    bool known = false;
+    for (size_t i = 0; i < HS_TOKEN_SIZE; i++)
+        known |= t[i] != 0;
+    if (!known || cap < 17)
+        return -ENOTCONN;
+    sodium_bin2hex(out, cap, t, 8);
+    return 0;
+}
+
+void session_set_exit_status(struct session *s, int status) { s->exit_status = status & 0xff; }
+int session_peer_exit_status(const struct session *s) { return s->peer_exit_status; }
 
 enum session_state session_state(const struct session *s) { return s->state; }
 const char *session_end_reason(const struct session *s) { return s->ended_clean ? NULL : s->end_reason; }

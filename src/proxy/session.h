@@ -35,6 +35,8 @@ struct session_config {
     uint64_t max_memory;            /* bytes this side may hold (codec and buffers); 0: 64 MiB */
     uint32_t grace_s;               /* a lost link may be replaced (session_attach) this long; 0: a
                                      * lost link ends the session at once */
+    const uint8_t *token;           /* HS_TOKEN_SIZE bytes naming the session (PROTOCOL.md 1.2); NULL:
+                                     * drawn at random (the caller sets it to name a socket after it) */
     uint64_t (*clock)(void);        /* monotonic ns for the flush policy; NULL: clock_ns (tests set one) */
     /* Display side: opens an upstream connection; returns an fd or -errno. NULL: connect
      * to `upstream` (tests give a socketpair to a scripted X server instead). */
@@ -57,6 +59,14 @@ void session_free(struct session *s);
 int session_attach(struct session *s, int link_in, int link_out);
 /* How many links are in their handshake for this session (session_attach). */
 unsigned session_attaching(const struct session *s);
+/* The first 8 bytes of this side's session token (peer: the other side's, known once the
+ * link is up) in hex, into out (17 bytes at least): how a new link finds a detached app
+ * side (`tincan attach`). 0, or -ENOTCONN when not yet known. */
+int session_token_hex(const struct session *s, bool peer, char *out, size_t cap);
+/* App side: the status its command exited with, told to the peer in GOODBYE (PROTOCOL.md 4). */
+void session_set_exit_status(struct session *s, int status);
+/* Display side: the status the app side's command exited with (from its GOODBYE), or -1. */
+int session_peer_exit_status(const struct session *s);
 /* App side: a newly accepted X client. Takes ownership of fd. */
 int session_add_client(struct session *s, int fd);
 /* Ends the session cleanly: tells the peer, flushes, then ends. */

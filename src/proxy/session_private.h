@@ -216,6 +216,7 @@ struct session {
     uint64_t outage_from_ns;      /* ... when it last carried anything (the outage's start) */
     uint64_t outage_longest_ns;   /* the longest outage so far */
     struct link_candidate cand[MAX_CANDIDATES];
+    int exit_status, peer_exit_status; /* the app side's command's, told in GOODBYE; -1: none */
 };
 
 /* Whether a channel may read its X peer: not while the session holds more than its high

@@ -82,5 +82,41 @@ check "That tincan version --porcelain prints the protocol version" \
 XAUTHORITY=$b_auth timeout 30 "$TINCAN" ssh --ssh false --display "$b_display" remotehost xlogo >"$XL_TMP/false.out" 2>&1
 rc=$?
 check "That a failing ssh makes tincan ssh fail promptly (status $rc)" test "$rc" != 0 -a "$rc" != 124
+# ssh dies in the middle of a session (a connection timed out, a laptop roamed): the
+# "remote" app side lives on (fake-ssh runs it apart, as sshd does), tincan ssh runs ssh
+# again with `tincan attach` there, and the programs carry on where they stopped: text typed
+# into an xterm before and after looks as typed into a direct one; the command's exit
+# status still comes back.
+type_into() { xl_on "$1" xdotool search --name '^typed2$' windowfocus --sync type --delay 20 "$2"; }
+xl_bg a xterm -title typed2 -geometry 30x5+300+300 -e cat; direct=$XL_LAST
+xl_wait_window a '^typed2$'
+type_into a "before ssh dies, "
+type_into a "and after"
+export FAKE_SSH_RELAY=1 FAKE_SSH_PIDS=$XL_TMP/ssh.pids
+rm -f "$FAKE_SSH_PIDS"
+XAUTHORITY=$b_auth "$TINCAN" ssh --ssh "$FAKE_SSH" --remote-tincan "$TINCAN" --display "$b_display" remotehost \
+    sh -c 'xterm -title typed2 -geometry 30x5+300+300 -e cat; exit 9' >"$XL_TMP/reattach.out" 2>&1 &
+tssh_pid=$!; xl_track "$tssh_pid"
+xl_wait_window b '^typed2$'
+type_into b "before ssh dies, "
+sleep 0.5
+kill -KILL "$(head -1 "$FAKE_SSH_PIDS")"
+ssh_again() { [ "$(wc -l <"$FAKE_SSH_PIDS")" -ge 2 ]; }
+check "That when ssh is killed, tincan ssh runs ssh again" xl_wait_for 20 ssh_again
+check "That the session comes back over the new ssh (tincan attach)" \
+    xl_wait_for 20 bash -c "[ \$(grep -c 'link back' '$XL_TMP/reattach.out') -ge 2 ]"
+type_into b "and after"
+sleep 1
+check "That the xterm looks as one typed into directly" \
+    bash -c "xl_dump() { DISPLAY=\$1 XAUTHORITY=\$2 xwd -silent -id \$(DISPLAY=\$1 XAUTHORITY=\$2 xdotool search --name '^typed2\$' | head -1); };
+             for i in \$(seq 1 30); do xl_dump $a_display $a_auth >'$XL_TMP/t.a'; xl_dump $b_display $b_auth >'$XL_TMP/t.b';
+             cmp -s '$XL_TMP/t.a' '$XL_TMP/t.b' && exit 0; sleep 0.3; done; exit 1"
+xl_on b xdotool search --name '^typed2$' windowkill
+xl_wait_exit "$tssh_pid" 30
+rc=$(xl_exit_status "$tssh_pid")
+check "That after the reattach, tincan ssh still ends with the remote command's status (9, got $rc)" test "$rc" = 9
+unset FAKE_SSH_RELAY
+kill "$direct"
+
 check "That no process reported a sanitizer error" xl_sanitizer_clean "$XL_TMP"/*.out
 summary

@@ -64,7 +64,7 @@ complete_words() {
         "$ROOT/completion/tincan.bash" "$@" 2>&1 | sort | tr '\n' ' ' | sed 's/ $//'
 }
 check "That bash completion offers the commands" \
-    test "$(complete_words tincan '')" = "--help app display help info run secret ssh version"
+    test "$(complete_words tincan '')" = "--help app attach display help info run secret ssh version"
 check "That it offers a command's options, as its --help lists them" \
     test "$(complete_words tincan ssh --r)" = "--remote-tincan"
 check "That it offers every option of tincan app --help" \
