@@ -32,6 +32,7 @@ trap cleanup EXIT
 now() { date +%s.%N; }
 wait_for() { local d=$((SECONDS + $1)); shift; until "$@"; do [ $SECONDS -ge $d ] && return 1; sleep 0.02; done; }
 count() { grep -c "$1" "$2" 2>/dev/null || true; }
+at_least() { [ "$(count "$1" "$2")" -ge "$3" ]; } # at_least PATTERN FILE N
 
 Xvfb :77 -screen 0 1024x768x24 -nolisten tcp >/dev/null 2>&1 & PIDS+=($!)
 sleep 1
@@ -56,16 +57,16 @@ for link in "256k-20ms:--rate 256k --delay 20ms" "satellite:--profile satellite"
         sleep 3
         # A silent link: frozen relay.
         t0=$(now); kill -STOP "$RELAY"
-        wait_for 30 test "$(count 'link lost' "$T/app.log")" -ge 1
+        wait_for 30 at_least 'link lost' "$T/app.log" 1
         notice=$(echo "$(now) - $t0" | bc)
         old=$RELAY
         relay # a new route; the frozen one thaws later
-        wait_for 60 test "$(count 'link back' "$T/app.log")" -ge 1
+        wait_for 60 at_least 'link back' "$T/app.log" 1
         kill -CONT "$old"; kill "$old"
         sleep 3
         # A closed link, back after OUTAGE_S.
         kill -KILL "$RELAY"
-        wait_for 30 test "$(count 'link lost' "$T/app.log")" -ge 2
+        wait_for 30 at_least 'link lost' "$T/app.log" 2
         sleep "$OUTAGE_S"
         t1=$(now); relay
         last=$(tail -1 "$T/rt.out" | cut -d' ' -f1)

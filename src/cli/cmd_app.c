@@ -43,12 +43,15 @@ static const char app_usage[] =
     "                        as lossy WebP of quality Q (1-100; 75 is a good start); the screen then\n"
     "                        differs from the program's. Default: every image exact\n"
     "  --xauthority FILE     where to write this display's cookie (default $XAUTHORITY or ~/.Xauthority)\n"
+    "  --session             COMMAND is a desktop session (a window manager and programs): the\n"
+    "                        session ends when it ends, closing the clients it leaves behind\n"
     LINK_OPTS_GRACE_HELP
     LINK_OPTS_COMPRESS_HELP
     "  --stats               print statistics at exit (and on SIGUSR1, always)\n"
     "  --log-level LEVEL     error, warn, info (default) or debug\n"
     "\n"
-    "With COMMAND, runs it with DISPLAY=:N and exits with its status once it and its windows are gone.\n"
+    "With COMMAND, runs it with DISPLAY=:N and exits with its status once it and its windows are gone\n"
+    "(with --session: once it is gone).\n"
     "Without, prints DISPLAY=:N and serves until the link ends or a signal arrives.\n";
 
 struct app {
@@ -185,7 +188,7 @@ int cmd_app(int argc, char **argv)
 {
     struct link_opts lo = LINK_OPTS_INIT;
     int number = -1, cmd_at = -1;
-    bool tcp = false, no_local_answers = false, no_locale_hint = false, no_font_hint = false;
+    bool tcp = false, no_local_answers = false, no_locale_hint = false, no_font_hint = false, desktop = false;
     int lossy = 0;
     const char *xauthority = NULL;
     for (int i = 0; i < argc; i++) {
@@ -214,6 +217,8 @@ int cmd_app(int argc, char **argv)
             }
             lossy = (int)q;
             i++;
+        } else if (!strcmp(argv[i], "--session")) {
+            desktop = true;
         } else if (!strcmp(argv[i], "--tcp")) {
             tcp = true;
         } else if (!strcmp(argv[i], "--xauthority") && i + 1 < argc) {
@@ -309,7 +314,8 @@ int cmd_app(int argc, char **argv)
         session_tick(a.session);
         if (lo.connect)
             redial_tick(&redial, a.session, lo.connect);
-        bool command_gone = a.child < 0 || (a.child_done && session_channel_count(a.session) == 0);
+        /* A program's windows may outlive its process (it forked); a session's clients end with it. */
+        bool command_gone = a.child < 0 || (a.child_done && (desktop || session_channel_count(a.session) == 0));
         if ((a.child >= 0 && command_gone) || (a.stop && (command_gone || clock_ns() > a.stop_deadline_ns)))
         {
             if (a.child_done)

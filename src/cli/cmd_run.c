@@ -27,6 +27,8 @@ static const char run_usage[] =
     "  --compress LEVEL     zstd level for the link, 1-19, 0 for none (default 3)\n"
     "  --max-memory SIZE    memory each half may hold (default 64M; see tincan app --help)\n"
     "  --lossy-images Q     photo-like images as lossy WebP of quality 1-100 (default: exact)\n"
+    "  --session            COMMAND is a desktop session script (a window manager and programs):\n"
+    "                       it all ends when the script ends\n"
     "  --display NAME       show on this X server (default: $DISPLAY, else an embedded Xvfb)\n"
     "  --xvfb               always use an embedded Xvfb\n"
     "  --duration SECONDS   end COMMAND after this long (default: wait for it)\n"
@@ -148,6 +150,7 @@ int cmd_run(int argc, char **argv)
     const char *profile = "radio256", *display = getenv("DISPLAY"), *screenshot = NULL;
     bool emulator = true, xvfb = false, quiet = false;
     double duration_s = 0;
+    bool desktop = false;
     const char *level = "3", *max_memory = "64M", *lossy = NULL;
     int cmd_at = -1;
     for (int i = 0; i < argc; i++) {
@@ -172,6 +175,8 @@ int cmd_run(int argc, char **argv)
                 fprintf(stderr, "tincan run: --lossy-images takes a quality from 1 to 100\n");
                 return 2;
             }
+        } else if (!strcmp(argv[i], "--session")) {
+            desktop = true;
         } else if (!strcmp(argv[i], "--no-emulator")) {
             emulator = false;
         } else if (!strcmp(argv[i], "--display") && i + 1 < argc) {
@@ -282,6 +287,8 @@ int cmd_run(int argc, char **argv)
         aargv[k++] = "--lossy-images";
         aargv[k++] = (char *)lossy;
     }
+    if (desktop)
+        aargv[k++] = "--session";
     if (!quiet)
         aargv[k++] = "--stats";
     else {

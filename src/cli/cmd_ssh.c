@@ -32,6 +32,8 @@ static const char ssh_usage[] =
     "  --grace SECONDS        when ssh's connection is lost, keep COMMAND and its windows and run\n"
     "                         ssh again (`tincan attach` there) for up to this long (default 1200;\n"
     "                         0: end with the connection)\n"
+    "  --session              COMMAND is a desktop session (a window manager and programs): the\n"
+    "                         session ends when it ends, closing the clients it leaves behind\n"
     "  --stats                print statistics of both halves at exit\n"
     "  --log-level LEVEL      error, warn, info (default) or debug\n"
     "Every other option before HOST goes to ssh.\n"
@@ -189,7 +191,7 @@ static void on_signal(struct watch *w, unsigned events)
 int cmd_ssh(int argc, char **argv)
 {
     const char *ssh = "ssh", *remote = "tincan", *display = getenv("DISPLAY"), *log_level = NULL;
-    bool stats = false;
+    bool stats = false, desktop = false;
     int level = CODEC_LEVEL_AUTO, speed = CODEC_SPEED_AUTO;
     bool no_cache = false;
     const char *max_memory = NULL;
@@ -225,6 +227,8 @@ int cmd_ssh(int argc, char **argv)
             }
         } else if (!strcmp(argv[i], "--stats")) {
             stats = true;
+        } else if (!strcmp(argv[i], "--session")) {
+            desktop = true;
         } else if (!strcmp(argv[i], "--log-level") && i + 1 < argc) {
             log_level = argv[++i];
             parse_log_level(log_level);
@@ -276,7 +280,8 @@ int cmd_ssh(int argc, char **argv)
     memcpy(quoted_remote, inner, ilen + 1);
     ilen = (size_t)snprintf(inner, sizeof inner,
                             "command -v%s >/dev/null 2>&1 || { echo " REMOTE_MISSING "; exit %d; }; exec%s app --stdio %s%s%s%s%s --",
-                            quoted_remote, SSH_EXIT_REMOTE_TINCAN, quoted_remote, how, no_cache ? " --no-cache" : "",
+                            quoted_remote, SSH_EXIT_REMOTE_TINCAN, quoted_remote, how,
+                            no_cache ? (desktop ? " --no-cache --session" : " --no-cache") : desktop ? " --session" : "",
                             stats ? " --stats" : "", log_level ? " --log-level " : "", log_level ? log_level : "");
     for (int k = host_at + 1; k < argc; k++)
         if (shell_quote(inner, sizeof inner, &ilen, argv[k]) < 0)

@@ -23,11 +23,11 @@ relay_start() {
 }
 
 XAUTHORITY=$b_auth "$TINCAN" display --link-listen "unix:$XL_TMP/d.sock" --display "$b_display" --stats \
-    --grace 60 2>"$XL_TMP/display.log" &
+    --grace 900 2>"$XL_TMP/display.log" &
 disp=$!; xl_track "$disp"
 xl_wait_for 20 grep -q 'waiting for the app side' "$XL_TMP/display.log"
 relay_start
-"$TINCAN" app --link-connect "unix:$XL_TMP/l.sock" --xauthority "$XL_TMP/app.xauth" --stats --grace 60 \
+"$TINCAN" app --link-connect "unix:$XL_TMP/l.sock" --xauthority "$XL_TMP/app.xauth" --stats --grace 900 \
     >"$XL_TMP/app.out" 2>"$XL_TMP/app.log" &
 app=$!; xl_track "$app"
 xl_wait_for 20 grep -q '^DISPLAY=' "$XL_TMP/app.out" || { fail "That the pair starts"; cat "$XL_TMP"/*.log; summary; exit 1; }

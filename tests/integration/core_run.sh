@@ -66,5 +66,23 @@ XAUTHORITY=$b_auth timeout 60 "$TINCAN" run --no-emulator --display "$b_display"
 rc=$?
 check "That --quiet runs the command (status $rc) and prints no statistics" \
     bash -c "[ $rc = 0 ] && ! grep -q 'statistics' '$XL_TMP/run3.err'"
-check "That those runs reported no sanitizer error" xl_sanitizer_clean "$XL_TMP/run2.err" "$XL_TMP/run3.err"
+# A desktop session: a window manager and a program from a script. With --session the
+# session ends when the script does, though the window manager is still connected.
+printf 'RandomPlacement\n' >"$XL_TMP/twmrc"
+cat >"$XL_TMP/session.sh" <<SESSION
+twm -f "$XL_TMP/twmrc" &
+xlogo -geometry 100x100+300+300 &
+sleep 3
+echo "twm \$(kill -0 \$! && echo alive)" >"$XL_TMP/session.out"
+exit 4
+SESSION
+t0=$SECONDS
+XAUTHORITY=$b_auth timeout 60 "$TINCAN" run --no-emulator --display "$b_display" --session --quiet -- \
+    sh "$XL_TMP/session.sh" >/dev/null 2>"$XL_TMP/run4.err"
+rc=$?
+check "That tincan run --session ends with its script's status (4, got $rc), within 20 s ($((SECONDS - t0)) s)" \
+    test "$rc" = 4 -a $((SECONDS - t0)) -lt 20
+check "That the window manager ran in the session and the script ran to its end" grep -q 'twm alive' "$XL_TMP/session.out"
+check "That the session's clients are gone with it (twm, xlogo)" xl_wait_for 10 xl_windows_are b '^xlogo$' 0
+check "That those runs reported no sanitizer error" xl_sanitizer_clean "$XL_TMP/run2.err" "$XL_TMP/run3.err" "$XL_TMP/run4.err"
 summary
