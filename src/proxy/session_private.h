@@ -221,10 +221,12 @@ struct session {
 
 /* Whether a channel may read its X peer: not while the session holds more than its high
  * mark, except the one channel finishing a message (a message larger than what is left
- * of the bound still passes, one at a time). */
+ * of the bound still passes, one at a time), and a channel that holds the server grabbed:
+ * what the others hold drains only once it lets go, which it does on what it reads (its
+ * queue for the link still bounds it). */
 static inline bool session_may_read(const struct channel *ch)
 {
-    return !ch->s->mem_paused || ch == ch->s->mem_reader;
+    return !ch->s->mem_paused || ch == ch->s->mem_reader || ch->grabbing;
 }
 
 /* Whether a partial message in from_link still counts as buffered when credit is returned:
