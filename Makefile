@@ -5,6 +5,9 @@
 #   make check           unit tests (sanitized), fuzz-corpus replay, integration tests
 #   make fuzz            libFuzzer targets (clang) in build/fuzz/
 #   make SAN=1 BUILD=d   a sanitized build in directory d
+#   make install         the programs, man pages and bash completion under PREFIX (/usr/local);
+#                        DESTDIR, BINDIR, MANDIR and BASHCOMPDIR as the GNU conventions have them
+#   make uninstall       removes exactly what install put there
 
 CC       ?= cc
 BUILD    ?= build
@@ -91,5 +94,27 @@ replays: $(REPLAY_BINS)
 clean:
 	rm -rf build
 
-.PHONY: all check fuzz clean unit-tests replays
+# --- make install / uninstall (GNU conventions; the Debian package installs with PREFIX=/usr) ---
+PREFIX      ?= /usr/local
+BINDIR      ?= $(PREFIX)/bin
+DATADIR     ?= $(PREFIX)/share
+MANDIR      ?= $(DATADIR)/man
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+INSTALL     ?= install
+# Every file install writes, and nothing else: uninstall removes these (the tests compare).
+INSTALLED   := $(BINDIR)/tincan $(BINDIR)/tincan-link $(MANDIR)/man1/tincan.1 $(MANDIR)/man1/tincan-link.1 \
+               $(BASHCOMPDIR)/tincan $(BASHCOMPDIR)/tincan-link
+install: $(BUILD)/tincan $(BUILD)/tincan-link
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
+	$(INSTALL) -m 0755 $(BUILD)/tincan $(BUILD)/tincan-link $(DESTDIR)$(BINDIR)/
+	$(INSTALL) -m 0644 man/tincan.1 man/tincan-link.1 $(DESTDIR)$(MANDIR)/man1/
+	$(INSTALL) -m 0644 completion/tincan.bash $(DESTDIR)$(BASHCOMPDIR)/tincan
+	$(INSTALL) -m 0644 completion/tincan.bash $(DESTDIR)$(BASHCOMPDIR)/tincan-link
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+# The installed list, for the tests: `make -s print-installed PREFIX=...`.
+print-installed:
+	@printf '%s\n' $(INSTALLED)
+
+.PHONY: all check fuzz clean unit-tests replays install uninstall print-installed
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -7,6 +7,29 @@
 #include "link/handshake.h"
 #include "xproto_tables.h"
 
+/* `tincan version [--porcelain]`: --porcelain is for scripts, and for `tincan ssh` asking
+ * what the other machine runs. */
+static int cmd_version(int argc, char **argv)
+{
+    bool porcelain = argc == 1 && !strcmp(argv[0], "--porcelain");
+    if (argc > 1 || (argc == 1 && !porcelain)) {
+        bool help = !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h");
+        fputs("usage: tincan version [--porcelain]\n"
+              "\n"
+              "Prints the release and the link protocol version (both sides of a session must speak\n"
+              "the same).\n"
+              "  --porcelain           one \"key value\" per line: version, protocol, xcb-proto\n",
+              help ? stdout : stderr);
+        return help ? 0 : 2;
+    }
+    if (porcelain)
+        printf("version %s\nprotocol %d\nxcb-proto %s\n", TINCAN_VERSION, LINK_PROTOCOL_VERSION, XP_XCB_PROTO_VERSION);
+    else
+        printf("tincan %s (link protocol %d, X tables from xcb-proto %s)\n", TINCAN_VERSION, LINK_PROTOCOL_VERSION,
+               XP_XCB_PROTO_VERSION);
+    return 0;
+}
+
 static const char usage[] =
     "usage: tincan COMMAND [options]\n"
     "\n"
@@ -18,7 +41,10 @@ static const char usage[] =
     "  tincan app [options] [-- COMMAND...]       the half beside the applications\n"
     "  tincan display [options]                   the half beside the X server\n"
     "  tincan secret FILE                         create a session secret for a TCP link\n"
-    "  tincan version\n"
+    "  tincan info [--json] [PID]                 the live state of this user's running sessions\n"
+    "  tincan version [--porcelain]               the release and the link protocol version\n"
+    "  tincan attach ID                           join stdin/stdout to a detached session here\n"
+    "                                             (what tincan ssh runs to bring one back)\n"
     "\n"
     "`tincan COMMAND --help` describes each.\n";
 
@@ -41,11 +67,12 @@ int main(int argc, char **argv)
         return cmd_ssh(argc - 2, argv + 2);
     if (!strcmp(cmd, "run"))
         return cmd_run(argc - 2, argv + 2);
-    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-        printf("tincan 0.1 (link protocol %d, X tables from xcb-proto %s)\n", LINK_PROTOCOL_VERSION,
-               XP_XCB_PROTO_VERSION);
-        return 0;
-    }
+    if (!strcmp(cmd, "info"))
+        return cmd_info(argc - 2, argv + 2);
+    if (!strcmp(cmd, "attach"))
+        return cmd_attach(argc - 2, argv + 2);
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version"))
+        return cmd_version(argc - 2, argv + 2);
     if (!strcmp(cmd, "secret")) {
         if (argc != 3) {
             fprintf(stderr, "usage: tincan secret FILE\n");

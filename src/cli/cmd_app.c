@@ -16,7 +16,9 @@
 #include "cli/cli.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/net.h"
 #include "link/transport.h"
+#include "proxy/control.h"
 #include "x11/xlisten.h"
 
 static const char app_usage[] =
@@ -41,6 +43,7 @@ static const char app_usage[] =
     "                        as lossy WebP of quality Q (1-100; 75 is a good start); the screen then\n"
     "                        differs from the program's. Default: every image exact\n"
     "  --xauthority FILE     where to write this display's cookie (default $XAUTHORITY or ~/.Xauthority)\n"
+    LINK_OPTS_GRACE_HELP
     LINK_OPTS_COMPRESS_HELP
     "  --stats               print statistics at exit (and on SIGUSR1, always)\n"
     "  --log-level LEVEL     error, warn, info (default) or debug\n"
@@ -51,9 +54,12 @@ static const char app_usage[] =
 struct app {
     struct loop *loop;
     struct session *session;
+    struct control *control;     /* `tincan info` asks it; NULL if it could not be made */
     struct xlisten xl;
-    struct watch listen_w[3], sig_w;
-    int sfd;
+    struct watch listen_w[3], sig_w, link_w;
+    int sfd, link_lfd;           /* --link-listen: kept open, for a new link after an outage;
+                                  * --stdio: the socket `tincan attach` joins a new ssh to */
+    char link_path[320];         /* ... a unix socket's file, removed at exit */
     pid_t child;
     int child_status;
     bool child_done, stop;
@@ -96,8 +102,42 @@ static void on_signal(struct watch *w, unsigned events)
     }
 }
 
-/* The link: given, connected, or the first peer to connect to our listener. */
-static int open_link(const struct link_opts *o, int sfd, int *in, int *out)
+/* A new link, after the first (the display side redials after an outage). */
+static void on_link_peer(struct watch *w, unsigned events)
+{
+    struct app *a = w->data;
+    char peer[128];
+    int fd = transport_accept(w->fd, peer, sizeof peer);
+    if (fd < 0)
+        return;
+    log_info("link: a new link from %s", peer);
+    if (session_attach(a->session, fd, fd) < 0)
+        log_warn("link: refusing %s: this session takes no new link now", peer);
+}
+
+/* --stdio: a link lost with ssh comes back through `tincan attach ID` over a new ssh
+ * connection, joined to this socket, named after the session (its file in the user's own
+ * runtime directory, which nobody else may enter). 0 or -errno. */
+static int stdio_link_socket(struct app *a, const uint8_t *token)
+{
+    char dir[256], hex[17];
+    int rc = control_dir(dir, sizeof dir, true);
+    if (rc < 0)
+        return rc;
+    sodium_bin2hex(hex, sizeof hex, token, 8);
+    snprintf(a->link_path, sizeof a->link_path, "%s/link-%s.sock", dir, hex);
+    unlink(a->link_path);
+    a->link_lfd = net_unix_listen(a->link_path, 4);
+    if (a->link_lfd < 0) {
+        a->link_path[0] = 0;
+        return a->link_lfd;
+    }
+    return 0;
+}
+
+/* The link: given, connected, or the first peer to connect to our listener (*lfd: the
+ * listener, kept for the links that follow an outage). */
+static int open_link(const struct link_opts *o, int sfd, int *in, int *out, int *lfd_out)
 {
     if (o->stdio) {
         *in = fcntl(0, F_DUPFD_CLOEXEC, 3);
@@ -132,7 +172,7 @@ static int open_link(const struct link_opts *o, int sfd, int *in, int *out)
         int fd = transport_accept(lfd, peer, sizeof peer);
         if (fd >= 0) {
             log_info("display side connected from %s", peer);
-            close(lfd);
+            *lfd_out = lfd;
             *in = *out = fd;
             return 0;
         }
@@ -199,7 +239,7 @@ int cmd_app(int argc, char **argv)
     if (sodium_init() < 0)
         return 1;
 
-    struct app a = { .child = -1 };
+    struct app a = { .child = -1, .link_lfd = -1 };
     int rc = 1, lin = -1, lout = -1;
     a.sfd = signals_open();
     if ((rc = xlisten_open(&a.xl, number, tcp)) < 0) {
@@ -213,8 +253,12 @@ int cmd_app(int argc, char **argv)
                                   .no_locale_hint = no_locale_hint, .no_font_hint = no_font_hint,
                                   .lossy_images = lossy,
                                   .link_speed = lo.link_speed, .max_memory = lo.max_memory,
+                                  .grace_s = link_opts_grace(&lo),
                                   .cache_dir = link_opts_cache_dir(&lo, cache_buf, sizeof cache_buf) };
     randombytes_buf(cfg.cookie, sizeof cfg.cookie);
+    uint8_t token[HS_TOKEN_SIZE];
+    randombytes_buf(token, sizeof token);
+    cfg.token = token;
     if (!xauthority)
         xauthority = xauth_file();
     int xrc = xauthority ? xauth_add(xauthority, a.xl.number, cfg.cookie, tcp) : -ENOENT;
@@ -223,8 +267,14 @@ int cmd_app(int argc, char **argv)
                   strerror(-xrc));
         goto out;
     }
-    if (open_link(&lo, a.sfd, &lin, &lout) < 0)
+    if (open_link(&lo, a.sfd, &lin, &lout, &a.link_lfd) < 0)
         goto out;
+    if (a.link_lfd >= 0 && transport_is_local(lo.listen))
+        snprintf(a.link_path, sizeof a.link_path, "%s", lo.listen + 5);
+    if (lo.stdio && cfg.grace_s == 0 && lo.grace_s != 0)
+        cfg.grace_s = stdio_link_socket(&a, token) == 0 ? LINK_GRACE_DEFAULT_S : 0;
+    else if (lo.stdio && cfg.grace_s && stdio_link_socket(&a, token) < 0)
+        cfg.grace_s = 0; /* nobody could bring the link back */
     if (loop_new(&a.loop) < 0 || session_new(&a.session, a.loop, &cfg, lin, lout) < 0) {
         log_error("cannot start the session");
         goto out;
@@ -232,7 +282,12 @@ int cmd_app(int argc, char **argv)
     for (int i = 0; i < 3; i++)
         if (a.xl.fds[i] >= 0)
             loop_watch(a.loop, &a.listen_w[i], a.xl.fds[i], LOOP_READ, on_x_client, &a);
+    if ((rc = control_open(&a.control, a.loop, "app", &a.session)) < 0)
+        log_warn("no control socket (tincan info): %s", strerror(-rc));
+    rc = 1;
     loop_watch(a.loop, &a.sig_w, a.sfd, LOOP_READ, on_signal, &a);
+    if (a.link_lfd >= 0)
+        loop_watch(a.loop, &a.link_w, a.link_lfd, LOOP_READ, on_link_peer, &a);
     char display_env[32], xauth_env[4200];
     snprintf(display_env, sizeof display_env, "DISPLAY=:%d", a.xl.number);
     snprintf(xauth_env, sizeof xauth_env, "XAUTHORITY=%s", xauthority);
@@ -248,12 +303,19 @@ int cmd_app(int argc, char **argv)
         printf("%s\n", display_env);
         fflush(stdout);
     }
+    struct redial redial = { 0 };
     while (session_state(a.session) != SESSION_ENDED) {
         loop_run_once(a.loop, 250);
         session_tick(a.session);
+        if (lo.connect)
+            redial_tick(&redial, a.session, lo.connect);
         bool command_gone = a.child < 0 || (a.child_done && session_channel_count(a.session) == 0);
         if ((a.child >= 0 && command_gone) || (a.stop && (command_gone || clock_ns() > a.stop_deadline_ns)))
+        {
+            if (a.child_done)
+                session_set_exit_status(a.session, a.child_status);
             session_goodbye(a.session);
+        }
     }
     const char *why = session_end_reason(a.session);
     if (why && !a.stop)
@@ -264,7 +326,14 @@ int cmd_app(int argc, char **argv)
 out:
     if (a.session && lo.stats)
         session_print_stats(a.session, stderr);
+    control_free(a.control);
     session_free(a.session);
+    if (a.link_lfd >= 0) {
+        loop_unwatch(a.loop, &a.link_w);
+        close(a.link_lfd);
+        if (a.link_path[0])
+            unlink(a.link_path);
+    }
     loop_free(a.loop);
     if (xauthority)
         xauth_remove(xauthority, a.xl.number);

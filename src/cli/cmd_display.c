@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "common/log.h"
 #include "link/transport.h"
+#include "proxy/control.h"
 
 static const char display_usage[] =
     "usage: tincan display (--link-listen ADDR | --link-connect ADDR | --stdio) [options]\n"
@@ -24,13 +25,16 @@ static const char display_usage[] =
     "  --stdio               the link is stdin/stdout\n"
     "  --secret-file FILE    the session secret for a TCP link (or set TINCAN_SECRET)\n"
     "  --display NAME        the X server to show on (default $DISPLAY)\n"
+    LINK_OPTS_GRACE_HELP
     LINK_OPTS_COMPRESS_HELP
     "  --stats               print statistics at exit (and on SIGUSR1, always)\n"
     "  --log-level LEVEL     error, warn, info (default) or debug\n"
     "\n"
     "A listener serves one session: peers that fail authentication are refused and logged,\n"
     "and it exits when the first accepted session ends. Up to 4 peers may be in their\n"
-    "handshake at once, so an idle connection cannot keep the right peer out.\n";
+    "handshake at once, so an idle connection cannot keep the right peer out. After an outage\n"
+    "the app side comes back on a new link (it redials, from any address) that must prove the\n"
+    "secret and name this session; the programs' windows stay on the screen meanwhile.\n";
 
 #define MAX_PENDING 4  /* peers still proving the secret */
 
@@ -38,6 +42,7 @@ struct display {
     struct loop *loop;
     struct session *session;           /* the accepted session, once a peer is up */
     struct session *pending[MAX_PENDING]; /* listener: peers still in their handshake */
+    struct control *control;           /* `tincan info` asks it; NULL if it could not be made */
     struct watch listen_w, sig_w;
     int lfd, sfd;
     struct session_config cfg;
@@ -54,9 +59,14 @@ static void on_peer(struct watch *w, unsigned events)
     int slot = 0;
     while (slot < MAX_PENDING && d->pending[slot])
         slot++;
-    if (d->session || slot == MAX_PENDING) {
-        log_warn("link: refusing %s: %s", peer, d->session ? "a session is already running"
-                                                           : "too many peers in their handshake");
+    if (d->session) { /* a new link for it, after an outage (or to replace one that died silently) */
+        log_info("link: a new link from %s", peer);
+        if (session_attach(d->session, fd, fd) < 0)
+            log_warn("link: refusing %s: a session is already running, with links in their handshake", peer);
+        return;
+    }
+    if (slot == MAX_PENDING) {
+        log_warn("link: refusing %s: too many peers in their handshake", peer);
         close(fd);
         return;
     }
@@ -135,7 +145,7 @@ int cmd_display(int argc, char **argv)
     char cache_buf[512];
     d.cfg = (struct session_config){ .role = ROLE_DISPLAY, .observe = true, .secret = use_secret ? secret : NULL, .secret_len = secret_len,
                                      .compress_level = lo.compress_level, .link_speed = lo.link_speed,
-                                     .max_memory = lo.max_memory,
+                                     .max_memory = lo.max_memory, .grace_s = link_opts_grace(&lo),
                                      .cache_dir = link_opts_cache_dir(&lo, cache_buf, sizeof cache_buf) };
     if (!display || xdisplay_parse(display, &d.cfg.upstream) < 0) {
         fprintf(stderr, "tincan display: %s: give the X server with --display or DISPLAY\n",
@@ -153,7 +163,10 @@ int cmd_display(int argc, char **argv)
     if (loop_new(&d.loop) < 0)
         return 1;
     loop_watch(d.loop, &d.sig_w, d.sfd, LOOP_READ, on_signal, &d);
-    int rc = 0;
+    int rc = control_open(&d.control, d.loop, "display", &d.session);
+    if (rc < 0)
+        log_warn("no control socket (tincan info): %s", strerror(-rc));
+    rc = 0;
     if (lo.listen) {
         d.lfd = transport_listen(lo.listen);
         if (d.lfd < 0) {
@@ -177,10 +190,13 @@ int cmd_display(int argc, char **argv)
         if (session_new(&d.session, d.loop, &d.cfg, in, out) < 0)
             return 1;
     }
+    struct redial redial = { 0 };
     for (;;) {
         loop_run_once(d.loop, 250);
         if (lo.listen)
             promote_pending(&d);
+        if (d.session && lo.connect)
+            redial_tick(&redial, d.session, lo.connect);
         if (!d.session) {
             if (d.stop)
                 break;
@@ -198,6 +214,7 @@ int cmd_display(int argc, char **argv)
     }
     if (d.session && lo.stats)
         session_print_stats(d.session, stderr);
+    control_free(d.control);
     session_free(d.session);
     for (int i = 0; i < MAX_PENDING; i++)
         session_free(d.pending[i]);

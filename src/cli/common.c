@@ -10,6 +10,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "link/dict.h"
 #include "link/transport.h"
@@ -36,6 +37,16 @@ int link_opts_take(struct link_opts *o, int argc, char **argv, int *i)
     } else if (!strcmp(a, "--max-memory")) {
         if (*i + 1 >= argc || !(o->max_memory = parse_memory_size(argv[*i + 1])))
             return -1;
+        ++*i;
+        return 1;
+    } else if (!strcmp(a, "--grace")) {
+        char *end = NULL;
+        long v = *i + 1 < argc ? strtol(argv[*i + 1], &end, 10) : -1;
+        if (!end || *end || v < 0 || v > 7 * 86400) {
+            fprintf(stderr, "tincan: --grace takes a number of seconds, 0 to 604800\n");
+            return -1;
+        }
+        o->grace_s = v;
         ++*i;
         return 1;
     } else if (!strcmp(a, "--stdio"))
@@ -99,6 +110,35 @@ int parse_link_speed(const char *s)
     if (v < 0)
         fprintf(stderr, "tincan: --link-speed takes modem, isdn, adsl, lan or auto\n");
     return v;
+}
+
+uint32_t link_opts_grace(const struct link_opts *o)
+{
+    if (o->grace_s >= 0)
+        return (uint32_t)o->grace_s;
+    return o->stdio ? 0 : LINK_GRACE_DEFAULT_S;
+}
+
+#define REDIAL_FIRST_NS (200u * 1000000ull)
+#define REDIAL_MAX_NS (5000u * 1000000ull)
+
+void redial_tick(struct redial *r, struct session *s, const char *addr)
+{
+    uint64_t now = clock_ns();
+    if (session_state(s) != SESSION_DETACHED) {
+        r->next_ns = 0;
+        r->backoff_ns = REDIAL_FIRST_NS;
+        return;
+    }
+    if (session_attaching(s) || now < r->next_ns)
+        return;
+    int fd = transport_dial(addr);
+    if (fd >= 0)
+        session_attach(s, fd, fd);
+    else
+        log_debug("link: redialling %s: %s", addr, strerror(-fd));
+    r->next_ns = now + r->backoff_ns;
+    r->backoff_ns = r->backoff_ns * 2 > REDIAL_MAX_NS ? REDIAL_MAX_NS : r->backoff_ns * 2;
 }
 
 const char *link_opts_cache_dir(const struct link_opts *o, char *buf, size_t cap)

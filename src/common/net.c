@@ -10,17 +10,19 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-int net_tcp_connect(const char *host, const char *port)
+int net_tcp_connect(const char *host, const char *port) { return net_tcp_connect_flags(host, port, 0); }
+
+int net_tcp_connect_flags(const char *host, const char *port, int flags)
 {
     struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res;
     if (getaddrinfo(host, port, &hints, &res) != 0)
         return -EHOSTUNREACH;
     int rc = -ECONNREFUSED;
     for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-        int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | flags, ai->ai_protocol);
         if (fd < 0)
             continue;
-        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 || ((flags & SOCK_NONBLOCK) && errno == EINPROGRESS)) {
             freeaddrinfo(res);
             return fd;
         }

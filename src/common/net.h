@@ -5,6 +5,9 @@
 
 /* Each returns a connected (or listening) fd with close-on-exec, or -errno. */
 int net_tcp_connect(const char *host, const char *port);
+/* flags: SOCK_NONBLOCK to return at once with the connection under way (the first address
+ * only, then: a write or read on the fd tells how it went). */
+int net_tcp_connect_flags(const char *host, const char *port, int flags);
 int net_tcp_listen(const char *host, const char *port, int backlog);
 /* abstract: a name in the abstract namespace (Linux), not a file. */
 int net_unix_connect(const char *path, int abstract);

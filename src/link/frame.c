@@ -9,7 +9,7 @@ static bool frame_type_known(uint8_t t)
     switch (t) {
     case FRAME_AUTH_NONCE: case FRAME_AUTH_PROOF: case FRAME_DICT_OFFER: case FRAME_OPEN: case FRAME_DATA:
     case FRAME_CLOSE: case FRAME_WINDOW: case FRAME_PREDICTED: case FRAME_FACT: case FRAME_ACK: case FRAME_GOODBYE:
-    case FRAME_SPARE: case FRAME_HINT:
+    case FRAME_SPARE: case FRAME_HINT: case FRAME_SESSION: case FRAME_RESUME: case FRAME_PING:
         return true;
     }
     return false;
@@ -21,6 +21,8 @@ const char *frame_type_name(uint8_t t)
     case FRAME_AUTH_NONCE: return "AUTH_NONCE";
     case FRAME_AUTH_PROOF: return "AUTH_PROOF";
     case FRAME_DICT_OFFER: return "DICT_OFFER";
+    case FRAME_SESSION: return "SESSION";
+    case FRAME_RESUME: return "RESUME";
     case FRAME_OPEN: return "OPEN";
     case FRAME_DATA: return "DATA";
     case FRAME_CLOSE: return "CLOSE";
@@ -30,6 +32,7 @@ const char *frame_type_name(uint8_t t)
     case FRAME_ACK: return "ACK";
     case FRAME_SPARE: return "SPARE";
     case FRAME_HINT: return "HINT";
+    case FRAME_PING: return "PING";
     case FRAME_GOODBYE: return "GOODBYE";
     }
     return "unknown";

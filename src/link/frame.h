@@ -14,6 +14,8 @@ enum frame_type {
     FRAME_AUTH_NONCE = 0x01,  /* channel 0; 32 random bytes */
     FRAME_AUTH_PROOF = 0x02,  /* channel 0; HMAC-SHA256 proof of the shared secret */
     FRAME_DICT_OFFER = 0x03,  /* channel 0, in the handshake; the cached dictionaries' hashes (dict.h) */
+    FRAME_SESSION = 0x04,     /* channel 0, in the handshake: which session this link is for (handshake.h) */
+    FRAME_RESUME = 0x05,      /* channel 0, in a resuming handshake: varint stream bytes received */
     FRAME_OPEN = 0x10,        /* app -> display: a new X client; payload: byte order, protocol version */
     FRAME_DATA = 0x11,        /* X protocol bytes of one channel */
     FRAME_CLOSE = 0x12,       /* the sender has closed the channel; payload: a reason for the log */
@@ -23,6 +25,7 @@ enum frame_type {
     FRAME_ACK = 0x16,         /* channel 0; varint: link bytes read from the peer so far */
     FRAME_SPARE = 0x17,       /* channel 0, display -> app: a connection set up ahead (spare.h) */
     FRAME_HINT = 0x18,        /* app -> display: what the app side read of a new client on its machine (hint.h) */
+    FRAME_PING = 0x19,        /* channel 0, no payload: the link has been quiet; the peer answers with ACK */
     FRAME_GOODBYE = 0x20,     /* channel 0; the session ends cleanly; payload: varint stream bytes received */
 };
 

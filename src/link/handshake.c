@@ -143,6 +143,105 @@ static int exchange_offers(struct handshake *hs, struct buf *in, struct buf *out
     return 1;
 }
 
+static bool token_zero(const uint8_t *t)
+{
+    for (size_t i = 0; i < HS_TOKEN_SIZE; i++)
+        if (t[i])
+            return false;
+    return true;
+}
+
+/* The next frame of the handshake, which must be of this type on channel 0: 1 and *f, 0
+ * when incomplete, or a refusal. */
+static int next_frame(struct handshake *hs, struct buf *in, uint8_t type, struct frame *f, long *size)
+{
+    *size = frame_decode(buf_head(in), in->len, f);
+    if (*size == -EAGAIN)
+        return 0;
+    if (*size < 0 || f->type != type || f->channel != 0)
+        return fail(hs, -EPROTO, "peer sent no valid %s in the handshake", frame_type_name(type));
+    return 1;
+}
+
+/* SESSION: our tokens and generation, then the peer's, checked against what we expect. */
+static int exchange_session(struct handshake *hs, struct buf *in, struct buf *out)
+{
+    struct hs_resume *r = &hs->session;
+    if (r->got_session)
+        return 1;
+    if (!r->sent_session) {
+        struct buf p = { 0 };
+        int rc = buf_append(&p, r->token_self, HS_TOKEN_SIZE);
+        if (!rc)
+            rc = buf_append(&p, r->resume ? r->token_peer : (const uint8_t[HS_TOKEN_SIZE]){ 0 }, HS_TOKEN_SIZE);
+        if (!rc)
+            rc = buf_put_varint(&p, r->generation);
+        if (!rc)
+            rc = frame_encode(out, FRAME_SESSION, 0, buf_head(&p), p.len);
+        buf_free(&p);
+        if (rc)
+            return rc;
+        r->sent_session = true;
+    }
+    struct frame f;
+    long n;
+    int rc = next_frame(hs, in, FRAME_SESSION, &f, &n);
+    if (rc <= 0)
+        return rc;
+    struct rd rd = rd_make(f.payload, f.len, false);
+    const uint8_t *their_self, *their_peer;
+    uint64_t generation;
+    if (rd_bytes(&rd, &their_self, HS_TOKEN_SIZE) || rd_bytes(&rd, &their_peer, HS_TOKEN_SIZE) ||
+        rd_varint(&rd, &generation) || rd_left(&rd))
+        return fail(hs, -EPROTO, "%s", "peer sent a malformed SESSION frame");
+    bool peer_resumes = !token_zero(their_peer);
+    if (!r->resume && peer_resumes)
+        return fail(hs, -EACCES, "%s", "peer resumes a session this side does not hold (was it restarted?): refused");
+    if (r->resume && !peer_resumes)
+        return fail(hs, -EACCES, "%s", "peer starts a new session while this one waits to resume: refused");
+    if (r->resume && (sodium_memcmp(their_self, r->token_peer, HS_TOKEN_SIZE) != 0 ||
+                      sodium_memcmp(their_peer, r->token_self, HS_TOKEN_SIZE) != 0))
+        return fail(hs, -EACCES, "%s", "peer resumes another session (wrong resumption token): refused");
+    if (r->resume && generation != r->generation)
+        return fail(hs, -EACCES, "%s", "peer resumes this session from an older link (a stale handshake): refused");
+    if (!r->resume)
+        memcpy(r->token_peer, their_self, HS_TOKEN_SIZE);
+    buf_consume(in, (size_t)n);
+    r->got_session = true;
+    return 1;
+}
+
+/* RESUME: how much of the peer's stream we hold, then how much of ours it holds. */
+static int exchange_resume(struct handshake *hs, struct buf *in, struct buf *out)
+{
+    struct hs_resume *r = &hs->session;
+    if (!r->ready) {
+        r->ready = true; /* the caller sets received_self before calling again */
+        return HS_RESUME_READY;
+    }
+    if (!r->sent_resume) {
+        struct buf p = { 0 };
+        int rc = buf_put_varint(&p, r->received_self);
+        if (!rc)
+            rc = frame_encode(out, FRAME_RESUME, 0, buf_head(&p), p.len);
+        buf_free(&p);
+        if (rc)
+            return rc;
+        r->sent_resume = true;
+    }
+    struct frame f;
+    long n;
+    int rc = next_frame(hs, in, FRAME_RESUME, &f, &n);
+    if (rc <= 0)
+        return rc;
+    struct rd rd = rd_make(f.payload, f.len, false);
+    if (rd_varint(&rd, &r->received_peer) || rd_left(&rd))
+        return fail(hs, -EPROTO, "%s", "peer sent a malformed RESUME frame");
+    buf_consume(in, (size_t)n);
+    r->got_resume = true;
+    return 1;
+}
+
 int hs_feed(struct handshake *hs, struct buf *in, struct buf *out)
 {
     int rc;
@@ -174,6 +273,10 @@ int hs_feed(struct handshake *hs, struct buf *in, struct buf *out)
         }
         buf_consume(in, (size_t)n);
     }
+    if ((rc = exchange_session(hs, in, out)) <= 0)
+        return rc;
+    if (hs->session.resume)
+        return hs->session.got_resume ? 1 : exchange_resume(hs, in, out);
     return (hs->caps & CAP_DICT) ? exchange_offers(hs, in, out) : 1;
 }
 

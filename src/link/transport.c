@@ -90,6 +90,18 @@ static int connect_once(const char *addr)
     return fd;
 }
 
+int transport_dial(const char *addr)
+{
+    if (transport_is_local(addr))
+        return net_unix_connect(addr + 5, 0);
+    char host[256], port[32];
+    int rc = split_host_port(addr, host, sizeof host, port, sizeof port);
+    int fd = rc < 0 ? rc : net_tcp_connect_flags(host, port, SOCK_NONBLOCK);
+    if (fd >= 0)
+        tune(fd);
+    return fd;
+}
+
 int transport_connect(const char *addr, int timeout_ms)
 {
     for (int waited = 0;; waited += 50) {

@@ -10,6 +10,9 @@
 int transport_listen(const char *addr);
 /* Connects, retrying for up to timeout_ms while nobody listens yet. Returns an fd or -errno. */
 int transport_connect(const char *addr, int timeout_ms);
+/* Connects without waiting: the fd is returned with a TCP connection still under way
+ * (its first write or read fails if it does not succeed). Returns an fd or -errno. */
+int transport_dial(const char *addr);
 /* Accepts one peer (blocking), describing it in peer (for logs). Returns an fd or -errno. */
 int transport_accept(int lfd, char *peer, int peer_len);
 /* What the kernel knows of a TCP link's queue. */

@@ -17,6 +17,7 @@
 #include "proxy/session_private.h"
 #include "proxy/spare.h"
 #include "x11/xdisplay.h"
+#include "xproto_tables.h"
 
 struct channel *channel_find(struct session *s, uint32_t id)
 {
@@ -147,7 +148,7 @@ static const char *errno_text(long rc)
     switch (-rc) {
     case EBADMSG: return "malformed message";
     case EMSGSIZE: return "message length beyond the limit";
-    case ENOBUFS: return "too many replies outstanding";
+    case ENOBUFS: return "request beyond the replies a client may have outstanding";
     case ENOMEM: return "out of memory";
     }
     return "bad input";
@@ -310,8 +311,12 @@ static bool answer_locally(struct channel *ch, const struct msg_class *cls, cons
     if (s->cfg.no_local_answers || ch->last_unpredicted > ch->xs.seq_done)
         return false;
     struct buf reply = { 0 };
+    /* During a grab the observer's watch on a window made meanwhile is not yet in place, and
+     * GetWindowAttributes' all-event-masks would name it: that one is asked of the server. */
+    bool own_ok = !(ch->grabbing && !cls->ext && cls->major == XP_OP_GET_WINDOW_ATTRIBUTES);
     if (!predict_answer(s->predict, &ch->pq, cls, msg, size, (uint16_t)ch->xs.seq_sent, ch->xs.msb, &reply) &&
-        !ownwin_answer(&ch->own, s->predict, cls, msg, size, (uint16_t)ch->xs.seq_sent, ch->xs.msb, false, &reply))
+        !(own_ok && ownwin_answer(&ch->own, s->predict, cls, msg, size, (uint16_t)ch->xs.seq_sent, ch->xs.msb, false,
+                                  &reply)))
         return false;
     /* Through xstream as if from the server, so this side learns from it as the other does.
      * Usually one reply; ListFontsWithInfo's answer is several: all are framed first. */
@@ -396,6 +401,18 @@ static void clear_padding(uint8_t *req, uint32_t size, uint32_t mask)
             req[b] = 0;
 }
 
+/* GrabServer or UngrabServer, as the client's stream reaches us. A second GrabServer changes
+ * nothing; the server ends a grab at UngrabServer or when the connection closes. */
+static void channel_on_grab(struct channel *ch, bool grab, uint32_t seq)
+{
+    if (grab == ch->grabbing)
+        return;
+    ch->grabbing = grab;
+    if (grab)
+        ch->s->stats.server_grabs++;
+    log_debug("channel %u: request %u %s the server", ch->id, seq, grab ? "grabs" : "ungrabs");
+}
+
 static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct xw_request *rq, struct buf *out,
                           struct msg_class *cls)
 {
@@ -404,6 +421,8 @@ static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct x
     if (rc)
         return rc;
     uint32_t seq = ch->xs.seq_sent;
+    if (!cls->ext && (cls->major == XP_OP_GRAB_SERVER || cls->major == XP_OP_UNGRAB_SERVER))
+        channel_on_grab(ch, cls->major == XP_OP_GRAB_SERVER, seq);
     /* The request still goes to the server (the display side drops its reply), so the
      * server's state and sequence numbers stay exactly as without tincan. */
     const uint8_t *body = msg + rq->header_size;
@@ -602,6 +621,28 @@ static bool message_urgent(const struct channel *ch, const struct msg_class *cls
     return true;
 }
 
+/* Display side: whether a request waits for one of tincan's own X connections: a window's
+ * watch (observer.c), a font set asked ahead (fontset.c). While the client holds the server
+ * grabbed, or has asked to, the server serves it alone and those connections not at all: its
+ * requests never wait for them, and what the wait would have kept exact is given up instead. */
+static bool request_waits(struct channel *ch, const uint8_t *req, const struct xw_request *rq)
+{
+    struct session *s = ch->s;
+    /* The server keeps what it owes a client until we read it; we read only as fast as the
+     * link takes it. Past SERVER_OWED_MAX, what asks for more waits for the replies to be
+     * read (on_server_msg resumes it); one request at a time always goes. */
+    if (ch->xs.owed_bytes && ch->xs.owed_bytes + xs_reply_bytes(req, rq, ch->xs.msb) > SERVER_OWED_MAX)
+        return true;
+    if (!s->observer)
+        return false;
+    if (ch->grabbing) {
+        observer_pass_unwatched(s->observer, ch, rq->major);
+        return false;
+    }
+    return observer_must_hold(s->observer, ch, rq->major) ||
+           fontset_hold(s->fontset, s->observer, ch, req, rq->size, ch->xs.msb);
+}
+
 /* Frames whole requests (or server messages) out of p[0..n) and appends them to out.
  * Returns the bytes used (a partial message at the end is left), or a negative errno for
  * input that cannot be framed. */
@@ -612,6 +653,8 @@ static long frame_span(struct channel *ch, const uint8_t *p, size_t n, struct bu
     uint64_t t0 = clock_ns();
     size_t used = 0;
     long rc = 0;
+    if (requests)
+        ch->requests_held = false;
     while (used < n) {
         const uint8_t *m_at = p + used;
         struct msg_class cls;
@@ -619,10 +662,10 @@ static long frame_span(struct channel *ch, const uint8_t *p, size_t n, struct bu
         if (requests) {
             struct xw_request rq;
             if ((size = xstream_next_request(&ch->xs, m_at, n - used, &rq)) >= 0) {
-                if (!is_app(s) && s->observer &&
-                    (observer_must_hold(s->observer, ch, rq.major) ||
-                     fontset_hold(s->fontset, s->observer, ch, m_at, rq.size, ch->xs.msb)))
+                if (!is_app(s) && request_waits(ch, m_at, &rq)) {
+                    ch->requests_held = true;
                     break; /* resumed by channel_resume_requests() */
+                }
                 rc = on_request_msg(ch, m_at, &rq, out, &cls);
             }
         } else {
@@ -706,11 +749,18 @@ static void channel_read_more(struct channel *ch)
         buf_consume(&ch->from_x, (size_t)used);
     if (rc) {
         char why[96];
-        snprintf(why, sizeof why, "%s %s", is_app(s) ? "client sent a" : "X server sent a", errno_text(rc));
+        if (rc == -ENOBUFS && is_app(s)) /* as an X server drops a client that asks for GBs it never reads */
+            snprintf(why, sizeof why, "client asked for more replies than it reads (%u outstanding, %llu MiB)",
+                     ch->xs.pending_len, (unsigned long long)(ch->xs.owed_bytes >> 20));
+        else
+            snprintf(why, sizeof why, "%s %s", is_app(s) ? "client sent a" : "X server sent a", errno_text(rc));
         channel_drop(ch, why);
         return;
     }
-    channel_update_interest(ch);
+    if (ch->requests_held && used > 0) /* replies read: requests waiting on SERVER_OWED_MAX may go */
+        channel_resume_requests(ch);
+    if (!ch->dead)
+        channel_update_interest(ch);
 }
 
 void channel_write_x(struct channel *ch)
@@ -754,6 +804,8 @@ static void on_x_event(struct watch *w, unsigned events)
 void channel_grant(struct channel *ch)
 {
     uint64_t buffered = ch->to_x.len;
+    if (ch->requests_held) /* they wait: the peer sends no more until they go */
+        buffered += ch->from_link.len;
     /* Decoded bytes outnumber the link's: once the peer has taken most of them, every
      * link byte received counts as consumed. */
     if (ch->dec && buffered < FRAME_CHANNEL_WINDOW / 4)

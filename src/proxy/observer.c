@@ -74,6 +74,7 @@ struct owin {
     bool watching;            /* the watch is in place (geometry known) */
     bool unsent;              /* waiting for the client's CreateWindow to be written */
     bool toplevel;            /* its parent is a root: a window manager may manage it */
+    bool early;               /* the client changed it before its watch was in place (a grab) */
     uint8_t tries;
     uint16_t width, height;
     uint8_t n_kids;
@@ -744,7 +745,7 @@ static void census_mark_unsure(struct observer *o)
     for (const struct channel *ch = s->channels; ch; ch = ch->next)
         if (!ch->dead && ch->to_link.len)
             return;
-    uint64_t until = s->stats.link_bytes_out + s->wire_tx.len;
+    uint64_t until = s->tx_stream + s->wire_tx.len;
     for (uint32_t i = o->census.n_unsure; i-- && !o->census.unsure[i].until;)
         o->census.unsure[i].until = until;
 }
@@ -1123,7 +1124,7 @@ static struct owin *win_find(struct observer *o, uint32_t id)
 
 static bool win_clean(const struct owin *w)
 {
-    return w->watching && w->visibility == 0 && !w->n_kids && !w->kids_overflow;
+    return w->watching && !w->early && w->visibility == 0 && !w->n_kids && !w->kids_overflow;
 }
 
 /* ---------------------------------------------------------------- the clients' own windows (ownwin.h) */
@@ -1371,6 +1372,22 @@ bool observer_must_hold(const struct observer *o, const struct channel *ch, uint
         return true;
     default:
         return false;
+    }
+}
+
+void observer_pass_unwatched(struct observer *o, struct channel *ch, uint8_t major)
+{
+    if (!observer_must_hold(o, ch, major))
+        return;
+    for (uint32_t i = 0; i < o->n_wins; i++) {
+        struct owin *w = &o->wins[i];
+        if (w->channel != ch->id || w->watching || w->early)
+            continue;
+        /* Its events before the watch are lost: neither the client's own changes can be told
+         * from another's, nor its children's maps counted. */
+        w->early = true;
+        own_unwatchable(o, ch, w->id);
+        log_debug("observer: window 0x%x of channel %u changes during a grab before its watch", w->id, ch->id);
     }
 }
 

@@ -38,6 +38,10 @@ void observer_on_request(struct observer *o, struct channel *ch, const struct ms
                          uint32_t body_len, uint32_t seq, bool msb);
 /* Whether ch's next request must wait for a watch to be in place first (a map). */
 bool observer_must_hold(const struct observer *o, const struct channel *ch, uint8_t major);
+/* ch holds the server grabbed, so its next request goes on although observer_must_hold says
+ * it must wait (the watch cannot be placed until the grab ends): ch's windows whose watch is
+ * not in place are no longer answered about at the app side, nor ever called wholly visible. */
+void observer_pass_unwatched(struct observer *o, struct channel *ch, uint8_t major);
 /* Everything ch had for the server is written: watches of its new windows may start. */
 void observer_on_x_drained(struct observer *o, struct channel *ch);
 /* The server has reported progress on ch (its seq_done moved). */

@@ -7,6 +7,12 @@
 
 void pacer_init(struct pacer *p) { memset(p, 0, sizeof *p); }
 
+void pacer_restart(struct pacer *p, uint64_t at)
+{
+    pacer_init(p);
+    p->sent = p->acked = at;
+}
+
 void pacer_on_send(struct pacer *p, uint64_t n, uint64_t now_ns)
 {
     if (!n)

@@ -40,6 +40,8 @@ struct pacer {
 };
 
 void pacer_init(struct pacer *p);
+/* A new link, perhaps another path: nothing measured, `at` bytes written and acknowledged. */
+void pacer_restart(struct pacer *p, uint64_t at);
 /* n link bytes were written at now_ns. */
 void pacer_on_send(struct pacer *p, uint64_t n, uint64_t now_ns);
 /* The peer says it has read `acked` link bytes (a running total). -EBADMSG if impossible. */

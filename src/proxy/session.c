@@ -3,6 +3,7 @@
  * (channel.c); before each sleep the scheduler packs queued data from all channels into
  * one link write, round robin. Must not block: every socket is non-blocking. */
 #include <errno.h>
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -171,10 +172,30 @@ static int on_ack(struct session *s, const struct frame *f)
     uint64_t acked;
     if (f->channel || rd_varint(&r, &acked) < 0 || rd_left(&r))
         return -EBADMSG;
+    /* After a resume, ACKs the peer wrote before the outage arrive again, older than the
+     * RESUME that acknowledged more: not news. */
+    if (s->generation && acked < s->pacer.acked)
+        return 0;
     int rc = pacer_on_ack(&s->pacer, acked, clock_ns());
+    if (!rc)
+        relink_acked(s, acked);
     if (!rc && s->observer)
         observer_on_ack(s->observer, acked);
     return rc;
+}
+
+/* The peer's link was quiet: it asks whether this side is still there. */
+static int on_ping(struct session *s, const struct frame *f)
+{
+    if (f->channel || f->len)
+        return -EBADMSG;
+    s->ack_now = true;
+    return 0;
+}
+
+uint64_t session_outage_now_ns(const struct session *s, uint64_t now_ns)
+{
+    return s->state == SESSION_DETACHED && now_ns > s->outage_from_ns ? now_ns - s->outage_from_ns : 0;
 }
 
 static int on_goodbye(struct session *s, const struct frame *f)
@@ -182,8 +203,14 @@ static int on_goodbye(struct session *s, const struct frame *f)
     /* The peer received our stream up to `got`; our receiving ends with this frame. */
     struct rd r = rd_make(f->payload, f->len, false);
     uint64_t got;
-    if (f->len && (rd_varint(&r, &got) < 0 || rd_left(&r)))
+    uint8_t status;
+    if (f->len && rd_varint(&r, &got) < 0)
         return -EBADMSG;
+    if (rd_left(&r)) { /* then the app side's command's exit status */
+        if (is_app(s) || rd_u8(&r, &status) < 0 || rd_left(&r))
+            return -EBADMSG;
+        s->peer_exit_status = status;
+    }
     if (f->len && s->codec) {
         size_t after = s->link_rx.len - (size_t)(f->payload + f->len - buf_head(&s->link_rx));
         s->dict_cut[CODEC_TX] = got;
@@ -208,6 +235,7 @@ static frame_handler handler_for(uint8_t type)
     case FRAME_PREDICTED: return channel_on_predicted;
     case FRAME_FACT: return channel_on_fact;
     case FRAME_ACK: return on_ack;
+    case FRAME_PING: return on_ping;
     case FRAME_GOODBYE: return on_goodbye;
     case FRAME_SPARE: return spare_on_frame;
     case FRAME_HINT: return channel_on_hint;
@@ -230,6 +258,10 @@ static void link_process_input(struct session *s)
         if (rc == 0)
             return;
         s->state = SESSION_UP;
+        s->caps = s->hs.caps;
+        s->window_log = s->hs.window_log;
+        memcpy(s->token_peer, s->hs.session.token_peer, HS_TOKEN_SIZE);
+        s->rx_stream = s->link_rx.len; /* what came after the handshake is the stream's start */
         s->xcodec = (s->hs.caps & CAP_XCODEC) != 0;
         s->spare.enabled = (s->hs.caps & CAP_SPARE) != 0;
         spare_expect(s);
@@ -306,7 +338,14 @@ static void link_process_frames(struct session *s)
         long n = frame_decode(buf_head(&s->link_rx), s->link_rx.len, &f);
         if (n == -EAGAIN)
             break;
+        /* A client's DATA, and the round trips its answers end, are counted to it (tincan info). */
+        struct channel *ch = n >= 0 && f.type == FRAME_DATA ? channel_find(s, f.channel) : NULL;
+        uint64_t round_trips = s->stats.round_trips;
         int rc = n < 0 ? (int)n : handler_for(f.type)(s, &f);
+        if (ch) {
+            ch->link_in += f.len;
+            ch->round_trips += s->stats.round_trips - round_trips;
+        }
         if (rc < 0) {
             char what[64];
             snprintf(what, sizeof what, "%s frame on channel %u", n < 0 ? "undecodable" : frame_type_name(f.type),
@@ -342,11 +381,14 @@ static void on_link_readable(struct session *s)
             s->refused = true;
             session_end(s, false, "link closed during the handshake (%s): wrong secret or not a tincan peer?", why);
         } else {
-            session_end(s, false, "link lost: %s", why);
+            relink_lost(s, why);
         }
         return;
     }
     s->stats.link_bytes_in += (uint64_t)n;
+    s->rx_last_ns = s->now();
+    if (s->state == SESSION_UP)
+        s->rx_stream += (uint64_t)n;
     link_process_input(s);
 }
 
@@ -440,9 +482,11 @@ static void mem_check(struct session *s)
 
 /* ---------------------------------------------------------------- link output */
 
-/* Writes b to the link: 0 when all is out, 1 when the socket is full, -1 when the link broke. */
+/* Writes b to the link: 0 when all is out, 1 when the socket is full, -1 when the link broke.
+ * Everything but the handshake (hs_tx) is the link's stream: counted, paced, kept to resend. */
 static int link_write_buf(struct session *s, struct buf *b)
 {
+    bool stream = b != &s->hs_tx;
     while (b->len) {
         uint64_t t0 = clock_ns();
         ssize_t n = write(s->link_out, buf_head(b), b->len);
@@ -450,12 +494,18 @@ static int link_write_buf(struct session *s, struct buf *b)
         if (n < 0) {
             if (errno == EAGAIN || errno == EINTR)
                 return 1;
-            session_end(s, false, "link lost: %s", strerror(errno));
+            if (s->state == SESSION_HANDSHAKE)
+                session_end(s, false, "link lost: %s", strerror(errno));
+            else
+                relink_lost(s, strerror(errno));
             return -1;
         }
         s->stats.link_writes++;
         s->stats.link_bytes_out += (uint64_t)n;
-        pacer_on_send(&s->pacer, (uint64_t)n, clock_ns());
+        if (stream) {
+            pacer_on_send(&s->pacer, (uint64_t)n, clock_ns());
+            relink_sent(s, buf_head(b), (size_t)n);
+        }
         buf_consume(b, (size_t)n);
     }
     return 0;
@@ -672,6 +722,7 @@ static void schedule_channels(struct session *s)
             if (n) {
                 frame_encode(&s->link_tx, FRAME_DATA, ch->id, buf_head(&ch->to_link), n);
                 buf_consume(&ch->to_link, n);
+                ch->link_out += n;
                 ch->send_credit -= n;
                 s->stats.link_frames_out++;
                 progress = true;
@@ -712,10 +763,12 @@ static void schedule_channels(struct session *s)
  * samples, of which the pacer keeps the least. */
 static void send_ack(struct session *s)
 {
-    uint64_t pending = s->stats.link_bytes_in - s->ack_sent, now = s->now();
+    uint64_t pending = s->rx_stream - s->ack_sent, now = s->now();
     /* Acknowledging ACKs on a timer made the two sides ping-pong forever on an idle link. */
     if (!pending || (!s->ack_worthy && pending < ACK_FEW))
         return;
+    if (s->ack_now) /* a PING: the peer wonders whether the link is alive */
+        s->ack_first_ns = now - ACK_FEW_DELAY_NS;
     if (!s->ack_first_ns)
         s->ack_first_ns = now;
     bool lump = pending >= ACK_BYTES || (pending >= ACK_FEW && s->link_tx.len);
@@ -727,25 +780,26 @@ static void send_ack(struct session *s)
         return;
     }
     s->ack_first_ns = 0;
-    s->ack_worthy = false;
+    s->ack_worthy = s->ack_now = false;
     struct buf v = { 0 };
-    buf_put_varint(&v, s->stats.link_bytes_in);
+    buf_put_varint(&v, s->rx_stream);
     frame_encode(&s->link_tx, FRAME_ACK, 0, buf_head(&v), v.len);
     buf_free(&v);
     s->stats.link_frames_out++;
-    s->ack_sent = s->stats.link_bytes_in;
+    s->ack_sent = s->rx_stream;
     s->ack_sent_ns = now;
 }
 
 static void link_pump(struct session *s)
 {
-    if (s->state == SESSION_UP) {
+    if (s->state == SESSION_UP || s->state == SESSION_DETACHED) /* what came before an outage still goes */
         for (struct channel *ch = s->channels; ch; ch = ch->next)
             if (!ch->dead && ch->on_link) {
                 channel_write_x(ch);
                 if (!ch->dead)
                     channel_grant(ch);
             }
+    if (s->state == SESSION_UP) {
         tx_classify(s);
         schedule_channels(s);
         s->tx_plain = s->link_tx.len;
@@ -782,6 +836,8 @@ static void link_pump(struct session *s)
     bool pending = s->hs_tx.len ||
                    (s->state == SESSION_UP && (s->wire_tx.len || (s->link_tx.len && !held) ||
                                                (channels_waiting(s) && pacer_allowance(&s->pacer))));
+    if (s->state == SESSION_DETACHED)
+        return;
     if (s->link_in == s->link_out)
         loop_want(s->loop, &s->link_in_w, LOOP_READ | (pending ? LOOP_WRITE : 0));
     else
@@ -795,6 +851,14 @@ static void on_link_event(struct watch *w, unsigned events)
         link_write(s);
     if ((events & (LOOP_READ | LOOP_HUP)) && s->state != SESSION_ENDED && w == &s->link_in_w)
         on_link_readable(s);
+}
+
+int session_watch_link(struct session *s)
+{
+    int rc = loop_watch(s->loop, &s->link_in_w, s->link_in, LOOP_READ | LOOP_WRITE, on_link_event, s);
+    if (!rc && s->link_out != s->link_in)
+        rc = loop_watch(s->loop, &s->link_out_w, s->link_out, LOOP_WRITE, on_link_event, s);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- public */
@@ -822,6 +886,9 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
     s->link_in = link_in;
     s->link_out = link_out;
     s->link_in_w.fd = s->link_out_w.fd = -1;
+    for (size_t i = 0; i < MAX_CANDIDATES; i++)
+        s->cand[i].in = s->cand[i].out = -1;
+    s->rx_last_ns = s->now();
     struct transport_queue q;
     s->link_is_tcp = transport_queue_info(link_out, &q) == 0;
     s->lowat = TRANSPORT_INITIAL_LOWAT;
@@ -850,6 +917,12 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
     int rc = hs_init(&s->hs, cfg->role, cfg->secret, cfg->secret_len, caps);
     if (s->dict)
         s->hs.offer_self = s->dict->offer;
+    if (cfg->token)
+        memcpy(s->token, cfg->token, sizeof s->token);
+    else
+        randombytes_buf(s->token, sizeof s->token);
+    s->exit_status = s->peer_exit_status = -1;
+    memcpy(s->hs.session.token_self, s->token, HS_TOKEN_SIZE);
     /* The window (and so the codec's memory) from the bound; the peer may choose smaller. */
     s->hs.window_log = codec_window_for(s->cfg.max_memory);
     mem_set_window(s, s->hs.window_log);
@@ -860,9 +933,7 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
     if (!rc && link_out != link_in)
         rc = net_set_nonblock(link_out);
     if (!rc)
-        rc = loop_watch(loop, &s->link_in_w, link_in, LOOP_READ | LOOP_WRITE, on_link_event, s);
-    if (!rc && link_out != link_in)
-        rc = loop_watch(loop, &s->link_out_w, link_out, LOOP_WRITE, on_link_event, s);
+        rc = session_watch_link(s);
     if (rc) {
         session_free(s);
         return rc;
@@ -891,8 +962,10 @@ void session_free(struct session *s)
     loop_unwatch(s->loop, &s->link_in_w);
     loop_unwatch(s->loop, &s->link_out_w);
     loop_remove_before_sleep(s->loop, before_sleep, s);
-    close(s->link_in);
-    if (s->link_out != s->link_in)
+    relink_free(s);
+    if (s->link_in >= 0)
+        close(s->link_in);
+    if (s->link_out >= 0 && s->link_out != s->link_in)
         close(s->link_out);
     hs_wipe(&s->hs);
     buf_free(&s->link_rx);
@@ -943,11 +1016,17 @@ void session_goodbye(struct session *s)
 {
     if (s->state == SESSION_ENDED || s->goodbye)
         return;
+    if (s->state == SESSION_DETACHED) { /* nobody to tell */
+        session_end(s, true, "%s", "session ended while the link was lost");
+        return;
+    }
     if (s->state == SESSION_UP) {
         /* GOODBYE says how much of the peer's stream we received: both sides then save
          * the same bytes of each direction for the next session. */
         struct buf got = { 0 };
         buf_put_varint(&got, s->codec ? codec_total(s->codec, CODEC_RX) : 0);
+        if (is_app(s) && s->exit_status >= 0)
+            buf_append(&got, &(uint8_t){ (uint8_t)s->exit_status }, 1);
         frame_encode(&s->link_tx, FRAME_GOODBYE, 0, buf_head(&got), got.len);
         buf_free(&got);
         if (s->codec) {
@@ -966,7 +1045,23 @@ void session_tick(struct session *s)
         log_error("link: no valid handshake within %u ms: refused", s->cfg.handshake_timeout_ms);
         session_end(s, false, "%s", "link handshake timed out");
     }
+    relink_tick(s);
 }
+
+int session_token_hex(const struct session *s, bool peer, char *out, size_t cap)
+{
+    const uint8_t *t = peer ? s->token_peer : s->token;
+    bool known = false;
+    for (size_t i = 0; i < HS_TOKEN_SIZE; i++)
+        known |= t[i] != 0;
+    if (!known || cap < 17)
+        return -ENOTCONN;
+    sodium_bin2hex(out, cap, t, 8);
+    return 0;
+}
+
+void session_set_exit_status(struct session *s, int status) { s->exit_status = status & 0xff; }
+int session_peer_exit_status(const struct session *s) { return s->peer_exit_status; }
 
 enum session_state session_state(const struct session *s) { return s->state; }
 const char *session_end_reason(const struct session *s) { return s->ended_clean ? NULL : s->end_reason; }

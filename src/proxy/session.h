@@ -33,6 +33,10 @@ struct session_config {
     bool no_xcodec;                 /* do not offer the structured X encoding (CAP_XCODEC) */
     int lossy_images;               /* app side: WebP quality (1-100) for photo-like PutImage; 0: lossless */
     uint64_t max_memory;            /* bytes this side may hold (codec and buffers); 0: 64 MiB */
+    uint32_t grace_s;               /* a lost link may be replaced (session_attach) this long; 0: a
+                                     * lost link ends the session at once */
+    const uint8_t *token;           /* HS_TOKEN_SIZE bytes naming the session (PROTOCOL.md 1.2); NULL:
+                                     * drawn at random (the caller sets it to name a socket after it) */
     uint64_t (*clock)(void);        /* monotonic ns for the flush policy; NULL: clock_ns (tests set one) */
     /* Display side: opens an upstream connection; returns an fd or -errno. NULL: connect
      * to `upstream` (tests give a socketpair to a scripted X server instead). */
@@ -40,13 +44,29 @@ struct session_config {
     void *connect_ctx;
 };
 
-enum session_state { SESSION_HANDSHAKE, SESSION_UP, SESSION_ENDED };
+/* DETACHED: the link was lost; every channel waits for a new one (session_attach), for up
+ * to the grace period. */
+enum session_state { SESSION_HANDSHAKE, SESSION_UP, SESSION_DETACHED, SESSION_ENDED };
 
 struct session;
 
 /* Takes ownership of link_in/link_out (they may be the same fd; made non-blocking). */
 int session_new(struct session **out, struct loop *loop, const struct session_config *cfg, int link_in, int link_out);
 void session_free(struct session *s);
+/* A new link for a session that is up or detached: it must prove the secret and name this
+ * session (PROTOCOL.md 1.3); then it replaces the old link and both streams resume where
+ * the peer's stopped. Takes ownership of the fds (closed when refused). 0 or -errno. */
+int session_attach(struct session *s, int link_in, int link_out);
+/* How many links are in their handshake for this session (session_attach). */
+unsigned session_attaching(const struct session *s);
+/* The first 8 bytes of this side's session token (peer: the other side's, known once the
+ * link is up) in hex, into out (17 bytes at least): how a new link finds a detached app
+ * side (`tincan attach`). 0, or -ENOTCONN when not yet known. */
+int session_token_hex(const struct session *s, bool peer, char *out, size_t cap);
+/* App side: the status its command exited with, told to the peer in GOODBYE (PROTOCOL.md 4). */
+void session_set_exit_status(struct session *s, int status);
+/* Display side: the status the app side's command exited with (from its GOODBYE), or -1. */
+int session_peer_exit_status(const struct session *s);
 /* App side: a newly accepted X client. Takes ownership of fd. */
 int session_add_client(struct session *s, int fd);
 /* Ends the session cleanly: tells the peer, flushes, then ends. */
@@ -65,5 +85,7 @@ uint64_t session_memory_held(const struct session *s);
 bool session_reading_paused(const struct session *s);
 struct stats *session_stats(struct session *s);
 void session_print_stats(struct session *s, FILE *f);
+/* The live state `tincan info` shows (info.c): as text, or as one JSON object. 0 or -EIO. */
+int session_write_info(struct session *s, FILE *f, bool json);
 
 #endif

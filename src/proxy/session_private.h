@@ -36,6 +36,9 @@
                                             * so no peer's window waits on it): ... */
 #define ACK_FEW_DELAY_NS (500u * 1000000)  /* ... 500 ms after the first byte, and never when
                                             * only ACK frames came */
+#define SERVER_OWED_MAX (16u << 20)        /* display side: replies one client may have the server
+                                            * hold for it (a GetImage flood: the server keeps what
+                                            * it owes in memory, and a busy one may fail under it) */
 #define SMALL_QUEUE 1024u                  /* a channel with this little queued is served first */
 #define MEM_DEFAULT (64u << 20)            /* session_config.max_memory when 0 */
 #define MEM_BASE (8u << 20)                /* of the bound: the process itself (code, libraries, tables) */
@@ -66,6 +69,9 @@ struct channel {
     bool peer_closed;             /* CLOSE received: flush to_x, then close */
     bool dead;                    /* freed before the next sleep */
     bool font_set_hint;           /* display side: the client's locale makes UTF-8 font sets (hint.h) */
+    bool requests_held;           /* display side: from_link holds requests that wait (request_waits) */
+    bool grabbing;                /* both sides: it sent GrabServer and no UngrabServer since: the
+                                   * server may serve it alone (DESIGN.md "Server grabs") */
     bool urgent;                  /* to_link holds a message someone waits for (a request owed
                                    * an answer, an answer, an input event): write it at once */
     uint32_t last_answered;       /* sequence number of the last request counted as a round trip */
@@ -77,6 +83,8 @@ struct channel {
     struct xenc *enc;             /* structured encoding of what goes to the link (CAP_XCODEC) */
     struct xdec *dec;             /* ... and decoding of what comes from it */
     struct buf dec_in;            /* encoded bytes of a message not yet whole */
+    uint64_t link_in, link_out;   /* DATA bytes from / to the link, for `tincan info` */
+    uint64_t round_trips;         /* app side: this client's share of stats.round_trips */
     uint32_t struct_seq;          /* display side: the latest request that may change windows */
     uint32_t struct_confirmed;    /* ... the latest such whose effects the observer has seen */
     uint32_t sync_tag;            /* ... the one the observer is confirming now, or 0 */
@@ -93,6 +101,19 @@ struct channel {
         uint32_t head, len, cap;
     } drops;
     struct channel *next;
+};
+
+/* A link that connected (or was accepted) while the session has one, or has lost it: it
+ * proves the secret and names this session before it replaces the old one (relink.c). */
+#define MAX_CANDIDATES 4                   /* peers in their handshake at once: an idle one
+                                            * cannot keep the right peer out */
+struct link_candidate {
+    struct session *s;
+    int in, out;                  /* -1: this slot is free */
+    struct watch w_in, w_out;
+    struct handshake hs;
+    struct buf rx, tx;
+    uint64_t deadline_ns;
 };
 
 /* The spare X connection (spare.h): the display side's, or the app side's copy of its reply. */
@@ -180,6 +201,22 @@ struct session {
     bool kq_known;                /* the kernel's unsent bytes were read: kq_unsent ... */
     uint64_t kq_unsent, kq_out;   /* ... when link_bytes_out was kq_out */
     uint32_t flushes[4];          /* link writes of frames by why: enum flush_why */
+    /* The link's life across outages (relink.c, DESIGN.md "Outages", PROTOCOL.md 1.3). */
+    uint32_t caps;                /* the capabilities agreed at the first handshake */
+    int window_log;               /* ... and the compression window */
+    uint8_t token[HS_TOKEN_SIZE], token_peer[HS_TOKEN_SIZE]; /* the session's identity, both halves' */
+    uint64_t generation;          /* links attached after the first */
+    uint64_t tx_stream, rx_stream; /* bytes of the link stream (after the handshakes) written, read */
+    struct buf replay;            /* stream bytes written that the peer has not acknowledged */
+    uint64_t replay_start;        /* ... the stream offset of its first byte */
+    uint64_t rx_last_ns;          /* when the link last brought bytes */
+    uint64_t ping_ns;             /* when we last asked a quiet link for an ACK; 0: not since */
+    bool ack_now;                 /* a PING came: acknowledge at once */
+    uint64_t detached_ns;         /* SESSION_DETACHED: when the link was lost */
+    uint64_t outage_from_ns;      /* ... when it last carried anything (the outage's start) */
+    uint64_t outage_longest_ns;   /* the longest outage so far */
+    struct link_candidate cand[MAX_CANDIDATES];
+    int exit_status, peer_exit_status; /* the app side's command's, told in GOODBYE; -1: none */
 };
 
 /* Whether a channel may read its X peer: not while the session holds more than its high
@@ -229,5 +266,20 @@ void channel_send_setup(struct channel *ch, const struct frame_open *o);
 
 /* session.c */
 void session_end(struct session *s, bool clean, const char *fmt, const char *arg);
+/* Watches the session's link fds (link_in, link_out) for the link's events. 0 or -errno. */
+int session_watch_link(struct session *s);
+
+/* relink.c: the link's life across outages */
+/* The link broke or fell silent: detach (keep every channel) when resumable, else end. */
+void relink_lost(struct session *s, const char *why);
+/* n stream bytes at p were written to the link: kept until the peer acknowledges them. */
+void relink_sent(struct session *s, const uint8_t *p, size_t n);
+/* The peer has read `acked` bytes of our stream. */
+void relink_acked(struct session *s, uint64_t acked);
+/* Once per loop turn: liveness probes, silence, the grace period, candidates' deadlines. */
+void relink_tick(struct session *s);
+void relink_free(struct session *s);
+/* The current outage's length so far (0: none), for `tincan info`. */
+uint64_t session_outage_now_ns(const struct session *s, uint64_t now_ns);
 
 #endif

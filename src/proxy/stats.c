@@ -37,6 +37,19 @@ void stats_count(struct stats *st, const struct msg_class *cls, enum stat_dir di
     /* Table full (over a thousand distinct classes): the totals still count on the link. */
 }
 
+enum msg_kind stats_entry_kind(const struct stat_entry *e) { return (enum msg_kind)((e->key >> 16) & 0xff); }
+
+void stats_entry_name(const struct stat_entry *e, char *name, size_t cap)
+{
+    unsigned kind = stats_entry_kind(e), major = (e->key >> 8) & 0xff, minor = e->key & 0xff;
+    if (e->name)
+        snprintf(name, cap, "%s%s%s", e->ext ? e->ext : "", e->ext ? ":" : "", e->name);
+    else if (kind == MSG_REQUEST || kind == MSG_REPLY)
+        snprintf(name, cap, "%s(%u.%u)", e->ext ? e->ext : "unknown", major, minor);
+    else
+        snprintf(name, cap, "%s(%u)", e->ext ? e->ext : "unknown", major);
+}
+
 static int by_bytes_desc(const void *a, const void *b)
 {
     const struct stat_entry *x = *(const struct stat_entry *const *)a, *y = *(const struct stat_entry *const *)b;
@@ -87,6 +100,11 @@ void stats_print(const struct stats *st, FILE *f, const char *title, uint64_t id
         fprintf(f, "round trips: %llu answers arrived for a client's latest request (it may have waited on each); "
                 "%llu requests answered here\n", (unsigned long long)st->round_trips,
                 (unsigned long long)st->answered_locally);
+    if (st->outages)
+        fprintf(f, "link outages: %llu, %.1f s without a link, %llu stream bytes sent again\n",
+                (unsigned long long)st->outages, (double)st->outage_ns / 1e9, (unsigned long long)st->bytes_replayed);
+    if (st->server_grabs)
+        fprintf(f, "server grabs by clients: %llu\n", (unsigned long long)st->server_grabs);
     if (st->setups_answered)
         fprintf(f, "connection setups answered here (spare connections): %llu\n", (unsigned long long)st->setups_answered);
     if (st->noexpose_missed)
@@ -110,14 +128,9 @@ void stats_print(const struct stats *st, FILE *f, const char *title, uint64_t id
     fprintf(f, "%-8s %-36s %10s %12s %10s %12s\n", "kind", "message", "msgs from", "bytes from", "msgs to", "bytes to");
     for (size_t i = 0; i < n; i++) {
         const struct stat_entry *e = rows[i];
-        unsigned kind = (e->key >> 16) & 0xff, major = (e->key >> 8) & 0xff, minor = e->key & 0xff;
+        unsigned kind = stats_entry_kind(e);
         char name[64];
-        if (e->name)
-            snprintf(name, sizeof name, "%s%s%s", e->ext ? e->ext : "", e->ext ? ":" : "", e->name);
-        else if (kind == MSG_REQUEST || kind == MSG_REPLY)
-            snprintf(name, sizeof name, "%s(%u.%u)", e->ext ? e->ext : "unknown", major, minor);
-        else
-            snprintf(name, sizeof name, "%s(%u)", e->ext ? e->ext : "unknown", major);
+        stats_entry_name(e, name, sizeof name);
         fprintf(f, "%-8s %-36.36s %10llu %12llu %10llu %12llu\n", msg_kind_name((enum msg_kind)kind), name,
                 (unsigned long long)e->msgs[0], (unsigned long long)e->bytes[0],
                 (unsigned long long)e->msgs[1], (unsigned long long)e->bytes[1]);

@@ -33,12 +33,17 @@ struct stats {
     uint64_t noexpose_missed;     /* display side: a NoExpose answered at the app side that the server did not send */
     uint64_t atom_none_missed;    /* display side: InternAtom answered None at the app side, but the atom existed */
     uint64_t state_missed;        /* display side: a RANDR or XInput query answered from state that then changed */
+    uint64_t server_grabs;        /* GrabServer requests that began a client's grab */
+    uint64_t outages, outage_ns, bytes_replayed; /* links lost and replaced; time without one; stream resent */
     uint64_t read_ns, write_ns, encode_ns;
     uint64_t start_ns;
 };
 
 void stats_init(struct stats *st);
 void stats_count(struct stats *st, const struct msg_class *cls, enum stat_dir dir, uint32_t bytes);
+/* A used slot's message kind, and its name as the table prints it ("RENDER:Composite"). */
+enum msg_kind stats_entry_kind(const struct stat_entry *e);
+void stats_entry_name(const struct stat_entry *e, char *name, size_t cap);
 /* idle_ns: time the loop spent waiting. title names the side ("app side"). */
 void stats_print(const struct stats *st, FILE *f, const char *title, uint64_t idle_ns);
 

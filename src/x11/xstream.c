@@ -106,7 +106,7 @@ static struct xs_pending *pending_at(struct xstream *xs, uint32_t i)
 static int pending_push(struct xstream *xs, struct xs_pending e)
 {
     if (xs->pending_len == xs->pending_cap) {
-        if (xs->pending_cap >= XS_MAX_PENDING)
+        if (xs->pending_cap >= XS_MAX_PENDING || xs->owed_bytes + e.reply_bytes > XS_MAX_OWED_BYTES)
             return -ENOBUFS;
         uint32_t cap = xs->pending_cap ? xs->pending_cap * 2 : 16;
         struct xs_pending *n = malloc(cap * sizeof *n);
@@ -120,6 +120,7 @@ static int pending_push(struct xstream *xs, struct xs_pending e)
         xs->pending_head = 0;
     }
     *pending_at(xs, xs->pending_len++) = e;
+    xs->owed_bytes += e.reply_bytes;
     return 0;
 }
 
@@ -132,7 +133,10 @@ int xstream_on_request(struct xstream *xs, const uint8_t *msg, const struct xw_r
         xs->big_requests = true; /* BigReqEnable: later requests may use the long length form */
     if (!has_reply)
         return 0;
-    struct xs_pending e = { .seq = xs->seq_sent, .major = rq->major, .minor = rq->data, .query_ext = -1 };
+    struct xs_pending e = { .seq = xs->seq_sent, .major = rq->major, .minor = rq->data, .query_ext = -1,
+                            .reply_bytes = xs_reply_bytes(msg, rq, xs->msb) };
+    if (xs->owed_bytes + e.reply_bytes > XS_MAX_OWED_BYTES)
+        return -ENOBUFS;
     if (rq->major == XW_OP_QUERY_EXTENSION) {
         struct rd r = rd_make(msg, rq->size, xs->msb);
         uint16_t name_len;
@@ -156,16 +160,32 @@ static uint32_t widen_seq(const struct xstream *xs, uint16_t seq16)
     return s;
 }
 
-/* Drops answered entries and returns the one this message answers, or NULL. */
+/* Drops answered entries and returns the one this message answers, or NULL. Its reply
+ * (or error) has come: it is owed nothing more. */
 static struct xs_pending *pending_for(struct xstream *xs, uint32_t seq)
 {
     while (xs->pending_len && pending_at(xs, 0)->seq < seq) {
+        xs->owed_bytes -= pending_at(xs, 0)->reply_bytes;
         xs->pending_head = (xs->pending_head + 1) % xs->pending_cap;
         xs->pending_len--;
     }
-    if (xs->pending_len && pending_at(xs, 0)->seq == seq)
-        return pending_at(xs, 0);
-    return NULL;
+    if (!xs->pending_len || pending_at(xs, 0)->seq != seq)
+        return NULL;
+    struct xs_pending *q = pending_at(xs, 0);
+    xs->owed_bytes -= q->reply_bytes;
+    q->reply_bytes = 0;
+    return q;
+}
+
+uint32_t xs_reply_bytes(const uint8_t *msg, const struct xw_request *rq, bool msb)
+{
+    struct rd r = rd_make(msg, rq->size, msb);
+    uint16_t width, height;
+    if (rq->major != XP_OP_GET_IMAGE || rd_skip(&r, rq->header_size + 8) || rd_u16(&r, &width) ||
+        rd_u16(&r, &height))
+        return 32;
+    uint64_t bytes = 32 + 4ull * width * height;
+    return bytes < XS_MAX_OWED_BYTES ? (uint32_t)bytes : XS_MAX_OWED_BYTES;
 }
 
 bool xstream_replies_owed(const struct xstream *xs)

@@ -33,9 +33,12 @@ struct xs_pending {
     uint8_t major, minor;
     int16_t query_ext;             /* QueryExtension: index into xp_extensions, -1 unknown name */
     bool query_hidden;             /* QueryExtension of an extension we hide */
+    uint32_t reply_bytes;          /* what its reply may take, at most (xs_reply_bytes); 0 once answered */
 };
 
 #define XS_MAX_PENDING 65536u         /* a client may have this many answers outstanding */
+#define XS_MAX_OWED_BYTES (1u << 30)  /* ... and replies of at most this many bytes in all: an X
+                                       * server drops a client that asks for GBs it never reads */
 #define XS_MAX_REQUEST_BYTES (16u << 20)   /* BIG-REQUESTS' own ceiling is 16 MiB */
 #define XS_MAX_SERVER_MSG_BYTES (256u << 20)
 
@@ -51,6 +54,7 @@ struct xstream {
     uint8_t first_event[128], first_error[128]; /* per major - 128 */
     struct xs_pending *pending;    /* ring buffer */
     uint32_t pending_head, pending_len, pending_cap;
+    uint64_t owed_bytes;           /* the pending requests' reply_bytes, summed */
 };
 
 void xstream_init(struct xstream *xs, bool hide_extensions);
@@ -60,7 +64,8 @@ void xstream_free(struct xstream *xs);
 bool xstream_extension_hidden(const char *name, size_t len);
 
 /* A complete request, already framed by xw_next_request. Fills *cls.
- * Returns 0, or -EBADMSG if the request is malformed, -ENOBUFS if too many answers are owed. */
+ * Returns 0, or -EBADMSG if the request is malformed, -ENOBUFS if too many answers are owed
+ * (XS_MAX_PENDING, XS_MAX_OWED_BYTES). */
 int xstream_on_request(struct xstream *xs, const uint8_t *msg, const struct xw_request *rq, struct msg_class *cls);
 
 /* A complete server message, framed by xw_next_server_msg. Appends it, possibly rewritten,
@@ -83,6 +88,10 @@ void xstream_on_setup_request(struct xstream *xs, bool msb);
  * stream (a reply the app side gave, known here before the server's arrives), so that
  * requests that follow it are framed and named as the client meant them. */
 void xstream_learn_extension(struct xstream *xs, int16_t query_ext, const uint8_t reply[32]);
+
+/* The most bytes the reply to this request may take: a GetImage's pixels at 4 bytes each
+ * (depth 32's ZPixmap, the largest), 32 for any other (its fixed part). */
+uint32_t xs_reply_bytes(const uint8_t *msg, const struct xw_request *rq, bool msb);
 
 /* Whether the server still owes this connection a reply (every reply-bearing request
  * up to seq_sent answered: false). */

@@ -35,27 +35,74 @@ static int fake_connect(void *ctx)
     return sv[0];
 }
 
+/* A relay between the halves, as a router or ssh is: it holds bytes in flight, and when cut
+ * (an outage) what it held and what the halves had written to it are lost. */
+struct relay {
+    int app, disp;                /* its ends of the halves' links; -1: cut */
+    bool stalled;                 /* out of radio range: nothing moves, nothing closes */
+};
+static struct relay *rig_relay;   /* pump() moves its bytes when set */
+
+static void relay_open(struct relay *y, int *app_end, int *disp_end)
+{
+    int a[2], d[2];
+    socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, a);
+    socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, d);
+    y->app = a[1];
+    y->disp = d[1];
+    y->stalled = false;
+    *app_end = a[0];
+    *disp_end = d[0];
+}
+
+/* Moves at most a packet's worth each way: the rest stays in flight. A half that has
+ * closed its end loses what comes (the tests compare what arrives). */
+static void relay_move(struct relay *y)
+{
+    if (y->app < 0 || y->stalled)
+        return;
+    uint8_t tmp[1500];
+    ssize_t n, w;
+    if ((n = read(y->app, tmp, sizeof tmp)) > 0)
+        w = write(y->disp, tmp, (size_t)n);
+    if ((n = read(y->disp, tmp, sizeof tmp)) > 0)
+        w = write(y->app, tmp, (size_t)n);
+    (void)w;
+}
+
+static void relay_cut(struct relay *y)
+{
+    close(y->app);
+    close(y->disp);
+    y->app = y->disp = -1;
+}
+
 static int rig_compress; /* zstd level both sides offer: every test runs with and without */
 static int rig_speed;    /* enum codec_speed of both sides */
 static uint64_t rig_max_memory;
 static uint64_t fake_now = 1000000000; /* the sessions' clock (the flush policy's deadlines) */
 static uint64_t fake_clock(void) { return fake_now; }
+static uint32_t rig_grace_s; /* the sessions' grace period: 0, a lost link ends them */
 
 static void rig_start(struct rig *r, const uint8_t *app_secret, const uint8_t *disp_secret)
 {
     memset(r, 0, sizeof *r);
     memset(r->cookie, 0x5a, sizeof r->cookie);
     int sv[2];
-    socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+    if (rig_relay)
+        relay_open(rig_relay, &sv[0], &sv[1]);
+    else
+        socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
     loop_new(&r->app_loop);
     loop_new(&r->disp_loop);
     struct session_config ac = { .role = ROLE_APP, .secret = app_secret, .secret_len = app_secret ? 20 : 0,
                                  .compress_level = rig_compress, .link_speed = rig_speed,
-                                 .max_memory = rig_max_memory, .clock = fake_clock };
+                                 .max_memory = rig_max_memory, .clock = fake_clock, .grace_s = rig_grace_s };
     memcpy(ac.cookie, r->cookie, 16);
     struct session_config dc = { .role = ROLE_DISPLAY, .secret = disp_secret, .secret_len = disp_secret ? 20 : 0,
                                  .connect_upstream = fake_connect, .connect_ctx = r, .compress_level = rig_compress,
-                                 .link_speed = rig_speed, .max_memory = rig_max_memory, .clock = fake_clock };
+                                 .link_speed = rig_speed, .max_memory = rig_max_memory, .clock = fake_clock,
+                                 .grace_s = rig_grace_s };
     session_new(&r->app, r->app_loop, &ac, sv[0], sv[0]);
     session_new(&r->disp, r->disp_loop, &dc, sv[1], sv[1]);
 }
@@ -64,7 +111,13 @@ static void pump(struct rig *r, int turns)
 {
     for (int i = 0; i < turns; i++) {
         loop_run_once(r->app_loop, 0);
+        if (rig_relay)
+            relay_move(rig_relay);
         loop_run_once(r->disp_loop, 0);
+        if (rig_relay)
+            relay_move(rig_relay);
+        session_tick(r->app);
+        session_tick(r->disp);
     }
 }
 
@@ -319,9 +372,14 @@ static void session_tests(void)
         struct session_config dc = { .role = ROLE_DISPLAY, .connect_upstream = fake_connect, .connect_ctx = &r };
         r.n_upstream = 0;
         session_new(&s, l, &dc, sv[1], sv[1]);
-        char bad[64];
-        int len = snprintf(bad, sizeof bad, "TINCAN %d app 0 none\n\x7e%c%c", LINK_PROTOCOL_VERSION, 0, 0);
-        write(sv[0], bad, (size_t)len);
+        char banner[64];
+        struct buf bad = { 0 };
+        buf_append(&bad, banner, (size_t)snprintf(banner, sizeof banner, "TINCAN %d app 0 none\n", LINK_PROTOCOL_VERSION));
+        uint8_t session_payload[2 * HS_TOKEN_SIZE + 1] = { 7 }; /* a new session's SESSION frame */
+        frame_encode(&bad, FRAME_SESSION, 0, session_payload, sizeof session_payload);
+        buf_append(&bad, "\x7e\0\0", 3); /* then a frame of no known type */
+        write(sv[0], buf_head(&bad), bad.len);
+        buf_free(&bad);
         for (int i = 0; i < 10; i++)
             loop_run_once(l, 0);
         CHECK_EQ(session_state(s), SESSION_ENDED);
@@ -676,11 +734,238 @@ static void session_tests(void)
     }
 }
 
+/* n NoOperation requests of 4 bytes whose length field is spelt out in 4-byte units
+ * plus a counter in the padding-free form: 127, 0, 1, 0 would all look alike, so each is
+ * a NoOperation of 2 units carrying its number (the server ignores a NoOperation's body). */
+static void numbered_requests(struct buf *out, uint32_t first, uint32_t n)
+{
+    for (uint32_t i = first; i < first + n; i++) {
+        uint8_t rq[8] = { 127, 0, 2, 0 };
+        st32(rq + 4, i, false);
+        buf_append(out, rq, sizeof rq);
+    }
+}
+
+/* Numbered events from the server: KeymapNotify (11) has no sequence number and 31 bytes
+ * of its own, which carry the number. */
+static void numbered_events(struct buf *out, uint32_t first, uint32_t n)
+{
+    for (uint32_t i = first; i < first + n; i++) {
+        uint8_t ev[32] = { 11 };
+        st32(ev + 4, i, false);
+        buf_append(out, ev, sizeof ev);
+    }
+}
+
+/* Writes all of b to fd (non-blocking), pumping while it is full. */
+static void feed(struct rig *r, int fd, const struct buf *b)
+{
+    for (size_t at = 0; at < b->len;) {
+        ssize_t w = write(fd, buf_head(b) + at, b->len - at);
+        if (w > 0)
+            at += (size_t)w;
+        pump(r, 1);
+        fake_now += 1000000;
+    }
+}
+
+/* Reads from fd until want bytes came (or many turns passed). */
+static void collect(struct rig *r, int fd, struct buf *got, size_t want)
+{
+    for (int i = 0; i < 20000 && got->len < want; i++) {
+        pump(r, 1);
+        fake_now += 1000000;
+        uint8_t tmp[16384];
+        ssize_t n = read(fd, tmp, sizeof tmp);
+        if (n > 0)
+            buf_append(got, tmp, (size_t)n);
+    }
+}
+
+static void outage_tests(void)
+{
+    STEST("That a lost link keeps every client, and a new link carries both ways on, each byte once") {
+        struct relay y;
+        rig_relay = &y;
+        rig_grace_s = 60;
+        struct rig r;
+        rig_start(&r, (const uint8_t *)"0123456789abcdefghij", (const uint8_t *)"0123456789abcdefghij");
+        int c = client_ready(&r, 0);
+        struct buf up = { 0 }, down = { 0 }, got_up = { 0 }, got_down = { 0 };
+        /* Before the outage, both ways, some of it in flight when the relay is cut. */
+        numbered_requests(&up, 0, 3000);
+        numbered_events(&down, 0, 1000);
+        feed(&r, c, &up);
+        feed(&r, r.upstream[0], &down);
+        y.stalled = true; /* what is written now is in flight when the relay is cut */
+        struct buf in_flight = { 0 };
+        numbered_requests(&in_flight, 3000, 300);
+        numbered_events(&in_flight, 1000, 300);
+        CHECK_EQ(write(c, buf_head(&in_flight), 300 * 8), 300 * 8);
+        CHECK_EQ(write(r.upstream[0], buf_head(&in_flight) + 300 * 8, 300 * 32), 300 * 32);
+        buf_append(&up, buf_head(&in_flight), 300 * 8);
+        buf_append(&down, buf_head(&in_flight) + 300 * 8, 300 * 32);
+        buf_free(&in_flight);
+        pump(&r, 20);
+        relay_cut(&y);
+        pump(&r, 10);
+        CHECK_EQ(session_state(r.app), SESSION_DETACHED);
+        CHECK_EQ(session_state(r.disp), SESSION_DETACHED);
+        CHECK_EQ(session_channel_count(r.app), 1);
+        CHECK_EQ(session_channel_count(r.disp), 1);
+        /* During it: the client and the server go on writing; it waits in tincan. */
+        struct buf more_up = { 0 }, more_down = { 0 };
+        numbered_requests(&more_up, 3300, 500);
+        numbered_events(&more_down, 1300, 500);
+        CHECK_EQ(write(c, buf_head(&more_up), more_up.len), (ssize_t)more_up.len);
+        CHECK_EQ(write(r.upstream[0], buf_head(&more_down), more_down.len), (ssize_t)more_down.len);
+        fake_now += 5000000000ull;
+        pump(&r, 10);
+        /* A new link, from both ends, as a redial and an accept make it. */
+        int a, d;
+        relay_open(&y, &a, &d);
+        CHECK_EQ(session_attach(r.app, a, a), 0);
+        CHECK_EQ(session_attach(r.disp, d, d), 0);
+        buf_append(&up, buf_head(&more_up), more_up.len);
+        buf_append(&down, buf_head(&more_down), more_down.len);
+        collect(&r, r.upstream[0], &got_up, up.len);
+        collect(&r, c, &got_down, down.len);
+        CHECK_EQ(session_state(r.app), SESSION_UP);
+        CHECK_EQ(session_state(r.disp), SESSION_UP);
+        CHECK_EQ(got_up.len, up.len);
+        CHECK(got_up.len == up.len && !memcmp(buf_head(&got_up), buf_head(&up), up.len));
+        CHECK_EQ(got_down.len, down.len);
+        CHECK(got_down.len == down.len && !memcmp(buf_head(&got_down), buf_head(&down), down.len));
+        CHECK_EQ(session_stats(r.app)->outages, 1);
+        CHECK(session_stats(r.app)->bytes_replayed + session_stats(r.disp)->bytes_replayed > 0);
+        buf_free(&up);
+        buf_free(&down);
+        buf_free(&got_up);
+        buf_free(&got_down);
+        buf_free(&more_up);
+        buf_free(&more_down);
+        close(c);
+        rig_stop(&r);
+        relay_cut(&y);
+        rig_relay = NULL;
+        rig_grace_s = 0;
+    }
+    STEST("That a link that falls silent without closing is noticed, then replaced") {
+        struct relay y;
+        rig_relay = &y;
+        rig_grace_s = 60;
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        int c = client_ready(&r, 0);
+        y.stalled = true; /* out of range: nothing moves, nothing closes */
+        int turns = 0;
+        while (session_state(r.app) == SESSION_UP && turns++ < 200) {
+            fake_now += 100000000; /* 100 ms a turn */
+            pump(&r, 1);
+        }
+        CHECK_EQ(session_state(r.app), SESSION_DETACHED);
+        CHECK(turns >= 20 && turns <= 60); /* 2 s without an answer to a PING, at least; a few at most */
+        struct relay old = y;
+        int a, d;
+        relay_open(&y, &a, &d);
+        CHECK_EQ(session_attach(r.app, a, a), 0);
+        CHECK_EQ(session_attach(r.disp, d, d), 0); /* the display side's old link seemed up: replaced */
+        pump(&r, 20);
+        CHECK_EQ(session_state(r.app), SESSION_UP);
+        CHECK_EQ(session_state(r.disp), SESSION_UP);
+        struct buf got = { 0 };
+        uint8_t focus[4] = { 43, 0, 1, 0 }, reply[32] = { 1, 0, 1, 0 };
+        ask_server(&r, c, 0, focus, 4, reply, &got);
+        CHECK(got.len == 32 && !memcmp(buf_head(&got), reply, 32));
+        /* The old link comes back to life: the halves closed it; nothing of it is read. */
+        old.stalled = false;
+        relay_move(&old);
+        pump(&r, 10);
+        CHECK_EQ(session_state(r.app), SESSION_UP);
+        buf_free(&got);
+        close(c);
+        rig_stop(&r);
+        relay_cut(&y);
+        relay_cut(&old);
+        rig_relay = NULL;
+        rig_grace_s = 0;
+    }
+    STEST("That a new link of another session, or with the wrong secret, is refused and the session waits on") {
+        struct relay y;
+        rig_relay = &y;
+        rig_grace_s = 60;
+        struct rig r;
+        rig_start(&r, (const uint8_t *)"0123456789abcdefghij", (const uint8_t *)"0123456789abcdefghij");
+        int c = client_ready(&r, 0);
+        relay_cut(&y);
+        pump(&r, 5);
+        CHECK_EQ(session_state(r.disp), SESSION_DETACHED);
+        /* Another app side with the same secret, starting a session of its own. */
+        int sv[2];
+        socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv);
+        struct session_config ac = { .role = ROLE_APP, .secret = (const uint8_t *)"0123456789abcdefghij",
+                                     .secret_len = 20, .compress_level = rig_compress, .clock = fake_clock };
+        struct session *other;
+        session_new(&other, r.app_loop, &ac, sv[0], sv[0]);
+        CHECK_EQ(session_attach(r.disp, sv[1], sv[1]), 0);
+        pump(&r, 20);
+        CHECK_EQ(session_attaching(r.disp), 0);
+        CHECK_EQ(session_state(r.disp), SESSION_DETACHED);
+        session_free(other);
+        /* The right session, with the wrong secret: a fresh peer cannot know the tokens. */
+        socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv);
+        ac.secret = (const uint8_t *)"XXXXXXXXXXabcdefghij";
+        session_new(&other, r.app_loop, &ac, sv[0], sv[0]);
+        CHECK_EQ(session_attach(r.disp, sv[1], sv[1]), 0);
+        pump(&r, 20);
+        CHECK_EQ(session_state(r.disp), SESSION_DETACHED);
+        session_free(other);
+        /* And the real one still resumes. */
+        int a, d;
+        relay_open(&y, &a, &d);
+        session_attach(r.app, a, a);
+        session_attach(r.disp, d, d);
+        pump(&r, 20);
+        CHECK_EQ(session_state(r.disp), SESSION_UP);
+        close(c);
+        rig_stop(&r);
+        relay_cut(&y);
+        rig_relay = NULL;
+        rig_grace_s = 0;
+    }
+    STEST("That a link lost for longer than the grace period ends the session and closes its clients") {
+        struct relay y;
+        rig_relay = &y;
+        rig_grace_s = 30;
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        int c = client_ready(&r, 0);
+        relay_cut(&y);
+        pump(&r, 5);
+        CHECK_EQ(session_state(r.app), SESSION_DETACHED);
+        fake_now += 29000000000ull;
+        pump(&r, 5);
+        CHECK_EQ(session_state(r.app), SESSION_DETACHED);
+        fake_now += 2000000000ull;
+        pump(&r, 5);
+        CHECK_EQ(session_state(r.app), SESSION_ENDED);
+        CHECK_EQ(session_state(r.disp), SESSION_ENDED);
+        CHECK(session_end_reason(r.app) && strstr(session_end_reason(r.app), "grace"));
+        CHECK(closed(c));
+        close(c);
+        rig_stop(&r);
+        rig_relay = NULL;
+        rig_grace_s = 0;
+    }
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
     session_tests();
+    outage_tests();
     rig_compress = 3;
     session_tests();
+    outage_tests();
     return test_summary();
 }

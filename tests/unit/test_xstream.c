@@ -190,6 +190,54 @@ int main(void)
         buf_free(&b);
         xstream_free(&xs);
     }
+    TEST("That the replies owed are summed by their size at most, and settled by replies and errors") {
+        struct xstream xs;
+        struct msg_class cls;
+        running(&xs, false);
+        uint8_t get_image[20] = { XP_OP_GET_IMAGE, 2, 5, 0 };
+        st16(get_image + 12, 1024, msb); /* width */
+        st16(get_image + 14, 768, msb);  /* height */
+        uint8_t focus[4] = { XP_OP_GET_INPUT_FOCUS, 0, 1, 0 };
+        CHECK_EQ(send_req(&xs, get_image, 20, &cls), 0);
+        CHECK_EQ(send_req(&xs, focus, 4, &cls), 0);
+        CHECK_EQ(send_req(&xs, get_image, 20, &cls), 0);
+        const uint64_t image = 32 + 4ull * 1024 * 768;
+        CHECK_EQ(xs.owed_bytes, 2 * image + 32);
+        uint8_t err[32] = { 0, 9 }; /* BadDrawable for request 1 */
+        st16(err + 2, 1, msb);
+        struct xw_server_msg m;
+        struct buf b = { 0 };
+        CHECK_EQ(xstream_next_server_msg(&xs, err, 32, &m), 32);
+        CHECK_EQ(xstream_on_server_msg(&xs, err, &m, &b, &cls), 0);
+        CHECK_EQ(xs.owed_bytes, image + 32);
+        uint8_t r[32] = { 1 }; /* GetInputFocus' reply; request 3 still owed */
+        st16(r + 2, 2, msb);
+        CHECK_EQ(xstream_next_server_msg(&xs, r, 32, &m), 32);
+        CHECK_EQ(xstream_on_server_msg(&xs, r, &m, &b, &cls), 0);
+        CHECK_EQ(xs.owed_bytes, image);
+        buf_free(&b);
+        xstream_free(&xs);
+    }
+    TEST("That a client asking for more than XS_MAX_OWED_BYTES of replies is refused (-ENOBUFS)") {
+        struct xstream xs;
+        struct msg_class cls;
+        running(&xs, false);
+        uint8_t get_image[20] = { XP_OP_GET_IMAGE, 2, 5, 0 };
+        st16(get_image + 12, 4096, msb);
+        st16(get_image + 14, 4096, msb); /* 64 MiB each */
+        int rc = 0, n = 0;
+        while (n < 100 && (rc = send_req(&xs, get_image, 20, &cls)) == 0)
+            n++;
+        CHECK_EQ(rc, -ENOBUFS);
+        CHECK_EQ(n, (int)(XS_MAX_OWED_BYTES / (32 + 4ull * 4096 * 4096)));
+        CHECK(xs.owed_bytes <= XS_MAX_OWED_BYTES);
+        uint8_t huge[20] = { XP_OP_GET_IMAGE, 2, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff };
+        xstream_free(&xs);
+        running(&xs, false);
+        CHECK_EQ(send_req(&xs, huge, 20, &cls), 0); /* one alone always goes, however large */
+        CHECK_EQ(xs.owed_bytes, XS_MAX_OWED_BYTES);
+        xstream_free(&xs);
+    }
     TEST("That a QueryExtension whose name overruns the request is malformed") {
         struct xstream xs;
         struct msg_class cls;
