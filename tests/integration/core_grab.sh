@@ -47,38 +47,7 @@ check "That a client through tincan is served after the grabbing client died" xl
 echo "    (grab and SIGKILL: $((SECONDS - t0)) s)"
 stop_if_frozen
 
-# 2. 100 grab, round trip, ungrab while a client draws and a third connects; the same on
-#    the direct Xvfb, whose screen the tincan one must equal.
-grab_loop_run() { # TARGET SCREEN
-    local t=$1 s=$2
-    rm -f "$XL_TMP/loop.$t.out" "$XL_TMP/draw.$t.out"
-    xl_bg "$t" "$XL_BIN/xgrab" loop 100 >"$XL_TMP/loop.$t.out"; LOOP_PID=$XL_LAST
-    xl_bg "$t" "$XL_BIN/xdraw" >"$XL_TMP/draw.$t.out"; DRAW_PID=$XL_LAST
-    xl_wait_alive "$s" 30 grep -q drawn "$XL_TMP/draw.$t.out" || return 1
-    xl_bg "$t" xlogo -geometry 200x200+700+100; LOGO_PID=$XL_LAST
-    xl_wait_alive "$s" 30 xl_has_window "$s" '^xlogo$' || return 1
-    xl_wait_alive "$s" 60 grab_line "$XL_TMP/loop.$t.out" "done 100"
-}
-t0=$SECONDS
-check "That 100 grabs with a round trip each, a drawing client and xlogo run directly" grab_loop_run a a
-dpid=($LOOP_PID $DRAW_PID $LOGO_PID)
-xl_dump_stable a "$XL_TMP/loop.direct.xwd" 30 || fail "That the direct screen settles"
-check "That 100 grabs with a round trip each, a drawing client and xlogo run through tincan" grab_loop_run p b
-rc=running; ! xl_probe_stuck b && xl_wait_exit "$LOOP_PID" 10 && { wait "$LOOP_PID"; rc=$?; }
-check "That the grabbing client exits 0 through tincan" test "$rc" = 0
-if ! xl_probe_stuck b && xl_dump_until_same b "$XL_TMP/loop.direct.xwd" "$XL_TMP/loop.tincan.xwd" 30; then
-    pass "That the drawing and xlogo beside 100 grabs look byte for byte as they do directly"
-else
-    fail "That the drawing and xlogo beside 100 grabs look byte for byte as they do directly"
-    xl_describe_diff "$XL_TMP/loop.direct.xwd" "$XL_TMP/loop.tincan.xwd"
-fi
-probe_check "That the real server answered every probe within 1 s during the 100 grabs"
-kill "${dpid[@]}" "$DRAW_PID" "$LOGO_PID" 2>/dev/null
-echo "    (100 grabs: $((SECONDS - t0)) s)"
-
-stop_if_frozen
-
-# 3. A grab held while a new client connects through the spare connection: the client's
+# 2. A grab held while a new client connects through the spare connection: the client's
 #    setup is answered at once (the spare), its first round trip once the grab ends.
 #    (Directly, its setup would wait for the end of the grab. The grabbing client itself takes
 #    a spare: it waits 1 s before grabbing, for the next spare to be set up.)
@@ -107,6 +76,44 @@ check "That the client connected during the grab took a spare connection ($befor
 kill "$g" "$late" "$logo" 2>/dev/null
 echo "    (grab with a new client: $((SECONDS - t0)) s)"
 
+stop_if_frozen
+
+# 3. 100 grab, round trip, ungrab while a client draws and a third connects; the same on
+#    the direct Xvfb, whose screen the tincan one must equal.
+#    KNOWN BUG at 8f6447c (not the one it fixed): xdraw's 4 MiB PutImage waits at the display
+#    side for the grabbed server, which puts the display side over its memory bound (8 MiB
+#    of the default --max-memory 64M); it then stops reading X peers, the grabbing client's
+#    server connection among them, so its GetInputFocus reply is never read and it never
+#    ungrabs: the real server stays grabbed. (With --max-memory 512M it passes.)
+grab_loop_run() { # TARGET SCREEN
+    local t=$1 s=$2
+    rm -f "$XL_TMP/loop.$t.out" "$XL_TMP/draw.$t.out"
+    xl_bg "$t" "$XL_BIN/xgrab" loop 100 >"$XL_TMP/loop.$t.out"; LOOP_PID=$XL_LAST
+    xl_bg "$t" "$XL_BIN/xdraw" >"$XL_TMP/draw.$t.out"; DRAW_PID=$XL_LAST
+    xl_wait_alive "$s" 30 grep -q drawn "$XL_TMP/draw.$t.out" || return 1
+    xl_bg "$t" xlogo -geometry 200x200+700+100; LOGO_PID=$XL_LAST
+    xl_wait_alive "$s" 30 xl_has_window "$s" '^xlogo$' || return 1
+    xl_wait_alive "$s" 60 grab_line "$XL_TMP/loop.$t.out" "done 100"
+}
+t0=$SECONDS
+check "That 100 grabs with a round trip each, a drawing client and xlogo run directly" grab_loop_run a a
+dpid=($LOOP_PID $DRAW_PID $LOGO_PID)
+xl_dump_stable a "$XL_TMP/loop.direct.xwd" 30 || fail "That the direct screen settles"
+check "That 100 grabs with a round trip each, a drawing client and xlogo run through tincan" grab_loop_run p b
+rc=running; ! xl_probe_stuck b && xl_wait_exit "$LOOP_PID" 10 && { wait "$LOOP_PID"; rc=$?; }
+check "That the grabbing client exits 0 through tincan" test "$rc" = 0
+if ! xl_probe_stuck b && xl_dump_until_same b "$XL_TMP/loop.direct.xwd" "$XL_TMP/loop.tincan.xwd" 30; then
+    pass "That the drawing and xlogo beside 100 grabs look byte for byte as they do directly"
+else
+    fail "That the drawing and xlogo beside 100 grabs look byte for byte as they do directly"
+    [ -e "$XL_TMP/loop.tincan.xwd" ] && xl_describe_diff "$XL_TMP/loop.direct.xwd" "$XL_TMP/loop.tincan.xwd"
+fi
+probe_check "That the real server answered every probe within 1 s during the 100 grabs"
+kill "${dpid[@]}" "$DRAW_PID" "$LOGO_PID" 2>/dev/null
+echo "    (100 grabs: $((SECONDS - t0)) s)"
+
+
+stop_if_frozen
 probe_check "That the real server answered every probe within 1 s since"  "$from" "$to"
 kill "$b_probe_pid" "$a_probe_pid"
 xl_stop_pair p
