@@ -120,7 +120,7 @@ uint32_t link_opts_grace(const struct link_opts *o)
 }
 
 #define REDIAL_FIRST_NS (200u * 1000000ull)
-#define REDIAL_MAX_NS (5000u * 1000000ull)
+#define REDIAL_MAX_NS (2000u * 1000000ull) /* a dial is a packet or two: cheap, and the link is back sooner */
 
 void redial_tick(struct redial *r, struct session *s, const char *addr)
 {

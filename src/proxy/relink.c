@@ -13,12 +13,14 @@
 #include "common/net.h"
 #include "link/transport.h"
 #include "proxy/session_private.h"
+#include "proxy/spare.h"
 
 #define PING_AFTER_MIN_NS (2000000000ull)  /* a link quiet this long is asked for an ACK ... */
 #define PING_AFTER_RTTS 2                  /* ... or this many round trips, if longer */
 #define SILENT_AFTER_MIN_NS (2000000000ull) /* then lost when still silent this long ... */
 #define SILENT_AFTER_RTTS 4                /* ... or this many round trips (a satellite hop) */
 #define REPLAY_SHARE 8                     /* of --max-memory at most, for the stream kept to resend */
+#define CANDIDATE_MIN_NS (5000000000ull)   /* a new link's handshake may take this long at least */
 
 static uint64_t rtt_ns(const struct session *s) { return pacer_rtt_ns(&s->pacer); }
 
@@ -183,8 +185,15 @@ static void adopt(struct session *s, struct link_candidate *c)
     s->rx_last_ns = now;
     s->ping_ns = 0;
     s->state = SESSION_UP;
-    if (session_watch_link(s) < 0)
+    if (session_watch_link(s) < 0) {
         relink_lost(s, "cannot watch the new link");
+        return;
+    }
+    /* Clients that connected during the outage may set up now; a spare lost meanwhile is
+     * made again. */
+    channel_session_up(s);
+    if (!is_app(s))
+        spare_open(s);
 }
 
 static void candidate_flush(struct link_candidate *c)
@@ -278,7 +287,11 @@ int session_attach(struct session *s, int link_in, int link_out)
     c->hs.session = (struct hs_resume){ .resume = true, .generation = s->generation };
     memcpy(c->hs.session.token_self, s->token, HS_TOKEN_SIZE);
     memcpy(c->hs.session.token_peer, s->token_peer, HS_TOKEN_SIZE);
-    c->deadline_ns = s->now() + (uint64_t)s->cfg.handshake_timeout_ms * 1000000u;
+    /* A new link's handshake is four round trips: ten, and 5 s at least, are plenty; a dial
+     * stuck in a connect that goes nowhere must not keep the next one from being tried. */
+    uint64_t wait_ns = 10 * rtt_ns(s), max_ns = (uint64_t)s->cfg.handshake_timeout_ms * 1000000u;
+    wait_ns = wait_ns < CANDIDATE_MIN_NS ? CANDIDATE_MIN_NS : wait_ns;
+    c->deadline_ns = s->now() + (wait_ns < max_ns ? wait_ns : max_ns);
     rc = hs_start(&c->hs, &c->tx);
     if (!rc)
         rc = net_set_nonblock(link_in);

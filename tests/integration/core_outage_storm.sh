@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# core_outage_storm.sh -- outages in a row at random points of a busy session: the relay
+# between the halves killed every 0.05 to 1 s and restarted 0 to 0.3 s later, so that links
+# die in the middle of frames, of handshakes and of resumes, while a client floods PutImage,
+# another makes round trips, xdraw draws its 4 MiB image and text is typed into an xterm.
+# Afterwards every program is alive and the screen is byte-identical to the same programs
+# run directly. OUTAGES (default 12 here; bench/outage runs 100) sets how many.
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/../xlib.sh"
+LINK=${TINCAN_LINK:-$XL_ROOT/build/tincan-link}
+OUTAGES=${OUTAGES:-12}
+RANDOM=${STORM_SEED:-$$}
+echo "seed ${STORM_SEED:-$$}"
+
+xl_build_clients || { fail "That the test clients build"; summary; exit 1; }
+xl_start_xvfb a && xl_start_xvfb b || { fail "That two Xvfbs start"; summary; exit 1; }
+relay_start() {
+    "$LINK" stream --listen "unix:$XL_TMP/l.sock" --connect "unix:$XL_TMP/d.sock" --rate 4M --delay 5ms \
+        2>>"$XL_TMP/relay.log" &
+    relay=$!; xl_track "$relay"
+    xl_wait_for 10 test -S "$XL_TMP/l.sock"
+}
+XAUTHORITY=$b_auth "$TINCAN" display --link-listen "unix:$XL_TMP/d.sock" --display "$b_display" --stats --grace 120 ${STORM_LOG:-} \
+    2>"$XL_TMP/display.log" &
+disp=$!; xl_track "$disp"
+xl_wait_for 20 grep -q 'waiting for the app side' "$XL_TMP/display.log"
+relay_start
+"$TINCAN" app --link-connect "unix:$XL_TMP/l.sock" --xauthority "$XL_TMP/app.xauth" --stats --grace 120 ${STORM_LOG:-} \
+    >"$XL_TMP/app.out" 2>"$XL_TMP/app.log" &
+app=$!; xl_track "$app"
+xl_wait_for 20 grep -q '^DISPLAY=' "$XL_TMP/app.out" || { fail "That the pair starts"; cat "$XL_TMP"/*.log; summary; exit 1; }
+p_display=$(sed -n 's/^DISPLAY=//p' "$XL_TMP/app.out") p_auth=$XL_TMP/app.xauth
+
+declare -A pids
+for t in a p; do
+    s=$([ "$t" = a ] && echo a || echo b)
+    xl_bg_connected "$t" "$s" xterm -geometry 60x12+680+20 -title typed -e cat && xl_wait_window "$s" '^typed$'
+    pids[$t.term]=$XL_LAST
+done
+type_on() { xl_on "$1" xdotool mousemove 760 80 sleep 0.05 type --delay 10 "$2"; }
+xl_bg p "$XL_BIN/xflood" 128 128 >/dev/null; flood=$XL_LAST
+rm -f "$XL_TMP/rt.out"
+xl_bg p "$XL_BIN/xrtloop" 1000000 20 >"$XL_TMP/rt.out"; rt=$XL_LAST
+rm -f "$XL_TMP"/{a,p}.draw.out
+draw_at=$((RANDOM % OUTAGES))
+for i in $(seq 0 $((OUTAGES - 1))); do
+    if [ "$i" = "$draw_at" ]; then
+        xl_bg a "$XL_BIN/xdraw" >"$XL_TMP/a.draw.out"; pids[a.draw]=$XL_LAST
+        xl_bg p "$XL_BIN/xdraw" >"$XL_TMP/p.draw.out"; pids[p.draw]=$XL_LAST
+    fi
+    word="w$i "
+    type_on b "$word"; type_on a "$word"
+    sleep "$(printf '0.%02d' $((5 + RANDOM % 95)))"
+    kill -KILL "$relay"; wait "$relay" 2>/dev/null
+    sleep "$(printf '0.%02d' $((RANDOM % 30)))"
+    relay_start
+done
+back() { [ "$(grep -c 'link back' "$XL_TMP/app.log")" -ge 1 ] && session_up; }
+session_up() { xl_on p timeout 20 xdpyinfo -queryExtensions >/dev/null 2>&1; }
+check "That the session is up after $OUTAGES outages" xl_wait_for 60 session_up
+echo "    app side: $(grep -c 'link lost' "$XL_TMP/app.log") links lost, $(grep -c 'link back' "$XL_TMP/app.log") resumed"
+type_on b "end"; type_on a "end"
+check "That xdraw's drawing finished through tincan" xl_wait_for 90 grep -q drawn "$XL_TMP/p.draw.out"
+[ -n "${STORM_KEEP:-}" ] && { echo "kept: $XL_TMP"; trap - EXIT; sleep 100000; }
+xl_wait_for 60 grep -q drawn "$XL_TMP/a.draw.out"
+check "That the flooding client lived through every outage" kill -0 "$flood"
+kill "$flood" 2>/dev/null
+check "That the round-trip client is alive and was never given a wrong answer" kill -0 "$rt"
+kill "$rt"
+for k in term draw; do check "That the $k program is alive" kill -0 "${pids[p.$k]}"; done
+xl_dump_stable a "$XL_TMP/a.xwd" 30
+if xl_dump_until_same b "$XL_TMP/a.xwd" "$XL_TMP/b.xwd" 60; then
+    pass "That the screen after $OUTAGES outages is byte-identical to the direct one"
+else
+    fail "That the screen after $OUTAGES outages is byte-identical to the direct one"
+    xl_describe_diff "$XL_TMP/a.xwd" "$XL_TMP/b.xwd"
+fi
+check "That no half ended or reported an error" bash -c "kill -0 $app $disp && ! grep -qE 'error:|corrupt' '$XL_TMP/app.log' '$XL_TMP/display.log'"
+grep -hE 'error:|corrupt' "$XL_TMP/app.log" "$XL_TMP/display.log" | head -5 | sed 's/^/    /'
+for k in term draw; do kill "${pids[a.$k]}" "${pids[p.$k]}" 2>/dev/null; done
+kill -TERM "$app"
+check "That the app side exits 0" bash -c "xl_wait() { for i in \$(seq 1 150); do kill -0 $app 2>/dev/null || return 0; sleep 0.1; done; return 1; }; xl_wait"
+check "That the display side ends with it" xl_wait_exit "$disp" 20
+check "That no sanitizer error or tincan report appeared" xl_sanitizer_clean "$XL_TMP/app.log" "$XL_TMP/display.log"
+summary
