@@ -102,7 +102,7 @@ xl_start_xvfb() {
 # display: xl_on NAME CMD runs CMD through tincan.
 xl_start_pair() {
     local name=$1 x=$2; shift 2
-    local xd="${x}_display" xa="${x}_auth" link=${XL_LINK:-unix:$XL_TMP/$1.link} pid
+    local xd="${x}_display" xa="${x}_auth" link=${XL_LINK:-unix:$XL_TMP/$name.link} pid
     # Old files of the same name must go first: a background job's redirection truncates
     # its file only once the job runs, and a poll could read the previous contents.
     rm -f "$XL_TMP/$name".{display.log,app.log,app.out,app.xauth,link}
