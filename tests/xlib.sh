@@ -102,7 +102,7 @@ xl_start_xvfb() {
 # display: xl_on NAME CMD runs CMD through tincan.
 xl_start_pair() {
     local name=$1 x=$2; shift 2
-    local xd="${x}_display" xa="${x}_auth" link=${XL_LINK:-unix:$XL_TMP/$1.link} pid
+    local xd="${x}_display" xa="${x}_auth" link=${XL_LINK:-unix:$XL_TMP/$name.link} pid
     # Old files of the same name must go first: a background job's redirection truncates
     # its file only once the job runs, and a poll could read the previous contents.
     rm -f "$XL_TMP/$name".{display.log,app.log,app.out,app.xauth,link}
@@ -155,17 +155,18 @@ xl_build_clients() {
 }
 
 # xl_window NAME PATTERN: the id of a visible window whose name matches PATTERN, or nothing.
-xl_window() { xl_on "$1" xdotool search --onlyvisible --name "$2" 2>/dev/null | head -1; }
+# (Every helper that asks a server has a timeout: a frozen server fails a test, not CI.)
+xl_window() { xl_on "$1" timeout 10 xdotool search --onlyvisible --name "$2" 2>/dev/null | head -1; }
 xl_has_window() { [ -n "$(xl_window "$1" "$2")" ]; }
 # xl_wait_window NAME PATTERN [SECONDS]
 xl_wait_window() { xl_wait_for "${3:-30}" xl_has_window "$1" "$2"; }
 # xl_count_windows NAME PATTERN: how many visible windows have names matching PATTERN.
-xl_count_windows() { xl_on "$1" xdotool search --onlyvisible --name "$2" 2>/dev/null | wc -l; }
+xl_count_windows() { xl_on "$1" timeout 10 xdotool search --onlyvisible --name "$2" 2>/dev/null | wc -l; }
 # xl_windows_are NAME PATTERN N: exactly N such windows.
 xl_windows_are() { [ "$(xl_count_windows "$1" "$2")" -eq "$3" ]; }
 
 # xl_dump NAME FILE: the whole screen, in xwd format.
-xl_dump() { xl_on "$1" xwd -root -silent -out "$2"; }
+xl_dump() { xl_on "$1" timeout 20 xwd -root -silent -out "$2"; }
 
 # xl_dump_stable NAME FILE [SECONDS]: dumps until three dumps in a row, 0.3 s apart, are
 # identical: the drawing has settled. 1 if it never settles.
@@ -212,4 +213,55 @@ xl_sockets_are() { [ "$(xl_socket_count "$1")" -eq "$2" ]; }
 # xl_free_port: a TCP port on 127.0.0.1 that was free a moment ago.
 xl_free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# xl_now_ms: the wall clock in ms, as tests/clients/xprobe.c prints it.
+xl_now_ms() { date +%s%3N; }
+
+# xl_start_probe SCREEN: tests/clients/xprobe (built by xl_build_clients) as a direct
+# client of the Xvfb SCREEN, a GetInputFocus round trip every 0.25 s, into $XL_TMP/SCREEN.probe.
+xl_start_probe() {
+    rm -f "$XL_TMP/$1.probe"
+    xl_bg "$1" "$XL_BIN/xprobe" 250 >"$XL_TMP/$1.probe"
+    printf -v "${1}_probe_pid" '%s' "$XL_LAST"
+    xl_wait_for 10 grep -q '^ready' "$XL_TMP/$1.probe"
+}
+
+# xl_probe_ok SCREEN [FROM_MS TO_MS]: every round trip of SCREEN's probe so far was answered
+# within 1 s, and one was answered in the last 1.5 s (the server is not stuck now). Between
+# FROM_MS and TO_MS a client of the test held the server grabbed on purpose: a round trip
+# waiting then counts from TO_MS. On failure, says what was slow in XL_PROBE_WHY.
+xl_probe_ok() {
+    XL_PROBE_WHY=$(awk -v from="${2:-0}" -v to="${3:-0}" -v now="$(xl_now_ms)" '
+        NF == 2 && $1 ~ /^[0-9]+$/ {
+            n++; s = $1; e = $2; last = e
+            if (e > from && s < to) s = (s > to ? s : to)
+            d = e - s; if (d > max) max = d
+            if (d > 1000) { slow++; if (!first) first = $1 }
+        }
+        END {
+            if (!n) { print "no probe answered"; exit }
+            if (now - last > 1500) printf "no answer for the last %d ms; ", now - last
+            if (slow) printf "%d of %d probes over 1 s (the first started at %s, the slowest %d ms)", slow, n, first, max
+            else if (now - last > 1500) printf "%d probes answered before", n
+        }' "$XL_TMP/$1.probe")
+    [ -z "$XL_PROBE_WHY" ]
+}
+
+# xl_probe_stuck SCREEN: SCREEN's probe has had no answer for over 3 s (the server is frozen).
+xl_probe_stuck() {
+    local last
+    last=$(awk 'NF == 2 && $1 ~ /^[0-9]+$/ { e = $2 } END { printf "%.0f\n", e }' "$XL_TMP/$1.probe" 2>/dev/null)
+    [ "${last:-0}" -gt 0 ] && [ $(($(xl_now_ms) - last)) -gt 3000 ]
+}
+
+# xl_wait_alive SCREEN SECONDS CMD...: as xl_wait_for, but gives up early (1) once SCREEN's
+# probe says the server is frozen, so a freeze fails a test in seconds.
+xl_wait_alive() {
+    local s=$1 deadline=$((SECONDS + $2)); shift 2
+    until "$@"; do
+        [ "$SECONDS" -ge "$deadline" ] && return 1
+        xl_probe_stuck "$s" && return 1
+        sleep 0.1
+    done
 }

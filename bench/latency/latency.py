@@ -8,6 +8,8 @@ Benchmarks (select with --benchmarks):
               their time to map over a 300 ms round-trip link
   input       input-to-ink latency (XTest motion at 50/s) with and without a 2 MB upload
   memory      tincan's resident memory while a client floods PutImage at a 64 kbit/s link
+  wm          a window manager (--wm, default twm) and then an xterm over 256 kbit/s, 20 ms
+              one way: link round trips waited and seconds until the xterm maps
 
 Owns the processes of one run (Xvfb, link emulators, tincan halves, X clients), all
 stopped by pid. Standard library only. Run it via run.sh, which builds the helpers.
@@ -589,6 +591,68 @@ def bench_roundtrips(ctx, res):
         out["map"]["tincan-warm"] = warm_startups(ctx, ["--delay", ctx.args.rtt_delay], True)
         save(ctx, res)
 
+# --------------------------------------------------------------------------- 2b. a window manager and an xterm
+
+
+def wm_ready(ctx):
+    """The window manager has selected SubstructureRedirect on the root of the real server."""
+    r = subprocess.run(["xwininfo", "-root", "-all"], env=ctx.real_env, capture_output=True, text=True, timeout=10)
+    return "SubstructureRedirect" in r.stdout
+
+
+def wm_startup(ctx, key, link, wm):
+    """One session: the window manager, then (once it manages the root) xterm, each through the
+    path; seconds from the manager's start to the xterm's frame mapping at the real server,
+    and the app side's round trips over that time (not for raw X: see tincan-direct)."""
+    row = {}
+    path = None
+    procs = []
+    try:
+        path = Path(ctx, key, link).start()
+        with_stats = key != "raw"
+        s0 = path.stats() if with_stats else None
+        t0 = time.monotonic()
+        procs.append(Proc(ctx, "%s-%s" % (key, wm), [wm], path.env))
+        if not wait_for(lambda: wm_ready(ctx) or not procs[0].alive(), ctx.args.timeout, 0.02) or not procs[0].alive():
+            raise Failed("%s did not manage the screen: %s" % (wm, procs[0].tail(3)))
+        row["wm_ready_s"] = round(time.monotonic() - t0, 3)
+        t1 = time.monotonic()
+        t, p, _, s1 = until_mapped(ctx, lc(dict(path.env, LANG="C")), ["xterm"], "%s-%s-xterm" % (key, wm),
+                                   ctx.args.timeout, (lambda: path.stats()) if with_stats else None)
+        procs.append(p)
+        row["xterm_map_s"] = round(t, 3)
+        row["map_s"] = round(t1 - t0 + t, 3)
+        if with_stats:
+            row["round_trips"] = s1[0] - s0[0]
+            row["answered_locally"] = s1[1] - s0[1]
+        for q in procs:
+            if not q.alive():
+                raise Failed("%s exited: %s" % (q.name, q.tail(2)))
+        log(ctx, "  %-26s %-8s managing after %6.2f s, xterm mapped %6.2f s after the start%s" % (
+            Path.LABELS[key], wm, row["wm_ready_s"], row["map_s"], "" if not with_stats else
+            ", %d round trips, %d answered locally" % (row["round_trips"], row["answered_locally"])))
+    except (Failed, OSError, subprocess.SubprocessError) as e:
+        row["error"] = str(e)
+        log(ctx, "  %-26s %-8s FAILED: %s" % (Path.LABELS[key], wm, e))
+    finally:
+        for q in reversed(procs):
+            q.stop()
+        if path:
+            path.stop()
+    return row
+
+
+def bench_wm(ctx, res):
+    link = ["--rate", ctx.rate, "--delay", ctx.delay]
+    out = res["wm"] = {"link": "%s/%s" % (ctx.rate, ctx.delay), "wms": {}}
+    for wm in ctx.args.wm.split(","):
+        if not shutil.which(wm):
+            out["wms"][wm] = {"error": "not installed"}
+            continue
+        log(ctx, "wm: %s, then xterm, link %s" % (wm, out["link"]))
+        out["wms"][wm] = {key: wm_startup(ctx, key, link, wm) for key in ctx.paths("raw", "tincan-direct", "tincan")}
+        save(ctx, res)
+
 # --------------------------------------------------------------------------- 3. input under load
 
 
@@ -888,6 +952,24 @@ def markdown(res):
                 fmt(l["p50_ms"], "%.1f"), fmt(l["p99_ms"], "%.1f"), fmt(l["max_ms"], "%.1f"), fmt(d, "%+.1f"),
                 i["inked"], i["sent"], l["inked"], l["sent"], fmt(l.get("upload_s"), "%.1f")))
         L.append("")
+    w = res.get("wm")
+    if w:
+        L.append("A window manager, then an xterm once it manages the screen, over %s (rate/one-way delay): link "
+                 "round trips waited until the xterm's frame maps at the real server (direct = tincan "
+                 "`--no-local-answers`, whose app side waits when its clients wait), and seconds from the "
+                 "manager's start to that map:" % w["link"])
+        L.append("")
+        L.append("| window manager | round trips, direct | round trips, tincan | map s, raw X | map s, tincan "
+                 "| manager ready s, raw X / tincan |")
+        L.append("|---|--:|--:|--:|--:|---|")
+        for wm, r in w["wms"].items():
+            def g(key, f):
+                x = r.get(key, {})
+                return "FAILED" if "error" in x else str(x.get(f, ""))
+            L.append("| %s | %s | %s | %s | %s | %s / %s |" % (wm, g("tincan-direct", "round_trips"), g("tincan", "round_trips"),
+                                                           g("raw", "map_s"), g("tincan", "map_s"),
+                                                           g("raw", "wm_ready_s"), g("tincan", "wm_ready_s")))
+        L.append("")
     mem = res.get("memory")
     if mem:
         if "error" in mem and "peak_rss_kb" not in mem:
@@ -943,13 +1025,14 @@ class Ctx:
 
 
 BENCHMARKS = [("timed", bench_timed), ("roundtrips", bench_roundtrips), ("input", bench_input),
-              ("memory", bench_memory)]
+              ("memory", bench_memory), ("wm", bench_wm)]
 
 
 def main():
     ap = argparse.ArgumentParser(description="tincan latency benchmarks (see bench/latency/README.md)")
-    ap.add_argument("--benchmarks", default="timed,roundtrips,input,memory",
-                    help="comma list of: timed, roundtrips, input, memory (default: all)")
+    ap.add_argument("--benchmarks", default="timed,roundtrips,input,memory,wm",
+                    help="comma list of: timed, roundtrips, input, memory, wm (default: all)")
+    ap.add_argument("--wm", default="twm", help="comma list of window managers for wm (default twm)")
     ap.add_argument("--paths", default="raw,tincan,tincan-direct",
                     help="comma list of raw, tincan, tincan-direct (tincan --no-local-answers, only in roundtrips)")
     ap.add_argument("--tincan-bin", default=os.path.join(ROOT, "build"), help="directory with tincan and tincan-link")
