@@ -80,11 +80,10 @@ stop_if_frozen
 
 # 3. 100 grab, round trip, ungrab while a client draws and a third connects; the same on
 #    the direct Xvfb, whose screen the tincan one must equal.
-#    KNOWN BUG at 8f6447c (not the one it fixed): xdraw's 4 MiB PutImage waits at the display
-#    side for the grabbed server, which puts the display side over its memory bound (8 MiB
-#    of the default --max-memory 64M); it then stops reading X peers, the grabbing client's
-#    server connection among them, so its GetInputFocus reply is never read and it never
-#    ungrabs: the real server stays grabbed. (With --max-memory 512M it passes.)
+#    xdraw's 4 MiB PutImage waits at the display side while the server is grabbed, which
+#    takes the display side over its memory mark (8 MiB of the default --max-memory 64M);
+#    the grabbing client's connection must still be read, or its reply never comes and it
+#    never ungrabs (the real server stayed grabbed before session_may_read allowed it).
 grab_loop_run() { # TARGET SCREEN
     local t=$1 s=$2
     rm -f "$XL_TMP/loop.$t.out" "$XL_TMP/draw.$t.out"
