@@ -98,6 +98,8 @@ struct observer {
     struct idmap by_id;       /* window -> index + 1 */
     bool broken;
     uint32_t root;            /* screen 0's root: its properties are watched */
+    uint32_t white, black;    /* its white and black pixels */
+    uint16_t width, height;   /* its size in pixels, as the server started */
     uint32_t root_masks;      /* its all-event-masks, as last read (observer_check_root) */
     uint8_t root_redirect;    /* OWNWIN_REDIRECT_*: whether a window manager redirects the root's children */
     bool own_unwatched;       /* the app side was told that the clients' windows are no longer watched */
@@ -254,6 +256,10 @@ int observer_start(struct session *s, struct observer **out)
                 !rd_skip(&r, 4) && !rd_u8(&r, &o->min_keycode) && !rd_u8(&r, &o->max_keycode) &&
                 !rd_skip(&r, 4 + vendor_len + xw_pad4(vendor_len) + 8u * n_formats) && rd_u32(&r, &o->root))
                 o->root = 0;
+            uint32_t colormap, masks;
+            if (o->root && (rd_u32(&r, &colormap) || rd_u32(&r, &o->white) || rd_u32(&r, &o->black) ||
+                            rd_u32(&r, &masks) || rd_u16(&r, &o->width) || rd_u16(&r, &o->height)))
+                o->white = o->black = o->width = o->height = 0;
             if (s->predict) /* the same server as the clients': its TrueColor maps, checked by the probes */
                 predict_learn_setup(s->predict, buf_head(&o->rx), (size_t)n, false);
             o->probe.font_base = ld32(buf_head(&o->rx) + 12, false);
@@ -1652,6 +1658,26 @@ static void observer_event(struct watch *w, unsigned events)
         own_unwatch_all(o);
         fontset_give_up(o->s->fontset);
     }
+}
+
+/* ---------------------------------------------------------------- requests of others (notice.h) */
+
+void observer_send_quiet(struct observer *o, uint8_t major, uint8_t minor, const void *body, uint16_t body_len)
+{
+    send_bytes(o, major, minor, body, body_len, (struct pending){ .kind = P_SELECT });
+}
+
+bool observer_screen(const struct observer *o, uint32_t *root, uint32_t *id_base, uint32_t *white, uint32_t *black,
+                     uint16_t *height)
+{
+    if (o->broken || !o->root || !o->probe.font_base)
+        return false;
+    *height = o->height;
+    *root = o->root;
+    *id_base = o->probe.font_base;
+    *white = o->white;
+    *black = o->black;
+    return true;
 }
 
 /* ---------------------------------------------------------------- questions of others (learnt.h) */

@@ -38,6 +38,13 @@ void observer_on_request(struct observer *o, struct channel *ch, const struct ms
                          uint32_t body_len, uint32_t seq, bool msb);
 /* Whether ch's next request must wait for a watch to be in place first (a map). */
 bool observer_must_hold(const struct observer *o, const struct channel *ch, uint8_t major);
+/* A request on the observer's connection whose answer nobody needs (body: after its header,
+ * in the connection's byte order, LSB). */
+void observer_send_quiet(struct observer *o, uint8_t major, uint8_t minor, const void *body, uint16_t body_len);
+/* Screen 0's root, the connection's resource-id base, the screen's white and black pixels
+ * and its height; false when the observer cannot be used. */
+bool observer_screen(const struct observer *o, uint32_t *root, uint32_t *id_base, uint32_t *white, uint32_t *black,
+                     uint16_t *height);
 /* ch holds the server grabbed, so its next request goes on although observer_must_hold says
  * it must wait (the watch cannot be placed until the grab ends): ch's windows whose watch is
  * not in place are no longer answered about at the app side, nor ever called wholly visible. */

@@ -13,6 +13,7 @@
 #include "common/net.h"
 #include "link/transport.h"
 #include "proxy/session_private.h"
+#include "proxy/notice.h"
 #include "proxy/spare.h"
 
 #define PING_AFTER_MIN_NS (2000000000ull)  /* a link quiet this long is asked for an ACK ... */
@@ -192,8 +193,11 @@ static void adopt(struct session *s, struct link_candidate *c)
     /* Clients that connected during the outage may set up now; a spare lost meanwhile is
      * made again. */
     channel_session_up(s);
-    if (!is_app(s))
+    if (!is_app(s)) {
         spare_open(s);
+        notice_hide(s);
+        s->notice_ns = 0;
+    }
 }
 
 static void candidate_flush(struct link_candidate *c)
@@ -335,6 +339,14 @@ void relink_tick(struct session *s)
         session_end(s, false, "%s", why);
         return;
     }
+    if (s->state == SESSION_DETACHED && !is_app(s) && now - s->notice_ns >= 1000000000ull) {
+        char text[96];
+        snprintf(text, sizeof text, "tincan: link lost %.0f s ago, reconnecting", (double)(now - s->outage_from_ns) / 1e9);
+        notice_show(s, text);
+        s->notice_ns = now;
+    }
+    if (s->state == SESSION_DETACHED)
+        loop_wake_by(s->loop, clock_ns() + 1000000000ull);
     if (s->state != SESSION_UP || !s->cfg.grace_s)
         return;
     uint64_t quiet = now - s->rx_last_ns;

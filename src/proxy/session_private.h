@@ -217,6 +217,8 @@ struct session {
     uint64_t outage_longest_ns;   /* the longest outage so far */
     struct link_candidate cand[MAX_CANDIDATES];
     int exit_status, peer_exit_status; /* the app side's command's, told in GOODBYE; -1: none */
+    bool notice_shown;            /* display side: the outage notice is on the screen (notice.c) */
+    uint64_t notice_ns;           /* ... last drawn */
 };
 
 /* Whether a channel may read its X peer: not while the session holds more than its high

@@ -41,6 +41,9 @@ for t in a p; do
     xl_bg_connected "$t" "$s" xterm -geometry 40x10+680+20 -title typed -e cat && xl_wait_window "$s" '^typed$'
     pids[$t.term]=$XL_LAST
 done
+# An xclock ticking through the outages: off the screen's edge, so that the screens stay
+# comparable (its time is not the direct run's).
+xl_bg p xclock -update 1 -geometry 100x100+1100+100; pids[p.clock]=$XL_LAST
 # Keys go to the real displays (XTEST), into the window under the pointer.
 type_on() { xl_on "$1" xdotool mousemove 760 80 sleep 0.1 type --delay 20 "$2"; }
 for s in a b; do type_on "$s" "before "; done
@@ -57,11 +60,15 @@ kill -KILL "$relay"; wait "$relay" 2>/dev/null
 xl_wait_for 10 grep -q 'link lost' "$XL_TMP/app.log"
 check "That the app side noticed the closed link and kept its clients" grep -q 'link lost.*clients wait' "$XL_TMP/app.log"
 type_on b "during "; type_on a "during "
+notice_shown() { xl_on b xwininfo -root -tree 2>/dev/null | grep -q ' 360x20+8+'; }
+check "That the display side shows the outage on the screen" xl_wait_for 5 notice_shown
 sleep "$OUTAGE_S"
 check "That both halves are alive during the outage" kill -0 "$app" "$disp"
 relay_start
 check "That the link came back after the relay restarted" xl_wait_for 20 grep -q 'link back' "$XL_TMP/app.log"
 type_on b "after "; type_on a "after "
+no_notice() { ! notice_shown; }
+check "That the notice is gone once the link is back" xl_wait_for 5 no_notice
 check "That xdraw's drawing, its 4 MiB image crossing the drop, finished through tincan" \
     xl_wait_for 60 grep -q drawn "$XL_TMP/p.draw.out"
 xl_wait_for 60 grep -q drawn "$XL_TMP/a.draw.out"
@@ -80,7 +87,7 @@ kill -CONT "$old_relay"
 type_on b "end"; type_on a "end"
 
 check "That the round-trip client made all 150 round trips across both outages" xl_wait_for 60 grep -q 'done 150' "$XL_TMP/rt.out"
-for k in logo term draw; do
+for k in logo term draw clock; do
     check "That the $k program through tincan is alive after the outages" kill -0 "${pids[p.$k]}"
 done
 sleep 1
@@ -95,7 +102,7 @@ kill -USR1 "$app"; sleep 0.5
 check "That the app side's statistics count two outages" grep -q 'link outages: 2,' "$XL_TMP/app.log"
 
 # A link lost for longer than the grace period: the session ends cleanly, with its reason.
-for k in logo term draw; do kill "${pids[a.$k]}" "${pids[p.$k]}" 2>/dev/null; done
+for k in logo term draw clock; do kill "${pids[a.$k]}" "${pids[p.$k]}" 2>/dev/null; done
 kill -KILL "$relay"; kill -KILL "$old_relay" 2>/dev/null
 kill -TERM "$app"
 check "That the app side ends when told to during an outage" xl_wait_exit "$app" 15
