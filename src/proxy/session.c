@@ -436,7 +436,7 @@ static void mem_check(struct session *s)
 {
     buf_clear(&s->xc_scratch); /* scratch of one call: its last contents are spent */
     uint64_t held = held_trim(&s->link_rx) + held_trim(&s->link_tx) + held_trim(&s->wire_rx) + held_trim(&s->wire_tx) +
-                    held_trim(&s->xc_scratch);
+                    held_trim(&s->xc_scratch) + held_trim(&s->replay);
     uint64_t partial = 0;
     for (struct channel *ch = s->channels; ch; ch = ch->next) {
         uint64_t in = held_trim(&ch->from_x), rx = held_trim(&ch->from_link) + held_trim(&ch->dec_in);
