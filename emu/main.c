@@ -51,6 +51,7 @@ static void usage(FILE *out)
 "  --stats-file F        as above, with per-direction drops by cause and delay percentiles\n"
 "  --pcap F              write every delivered packet to F (pcap, raw IP)\n"
 "  --ipv6                keep IPv6 on the TUN devices (off by default: no stray traffic)\n"
+"  --no-tcp-timestamps   net.ipv4.tcp_timestamps=0 in the namespaces (a stack of RFC 1144's era)\n"
 "\n"
 "Common: -v (verbose), -h/--help, --list-profiles\n"
 "Signals: SIGTERM/SIGINT stop (report, clean up); SIGUSR1 writes the report.\n");
@@ -83,6 +84,7 @@ static int o_host_b(struct cli *c, const char *v) { c->packet.host_b = 1; return
 static int o_info(struct cli *c, const char *v) { c->packet.info_file = v; return 0; }
 static int o_pcap(struct cli *c, const char *v) { c->packet.pcap_file = v; return 0; }
 static int o_ipv6(struct cli *c, const char *v) { c->packet.keep_ipv6 = 1; return 0; }
+static int o_no_ts(struct cli *c, const char *v) { c->packet.no_tcp_timestamps = 1; return 0; }
 static int o_verbose(struct cli *c, const char *v) { c->stream.verbose = c->packet.verbose = 1; return 0; }
 
 struct mode_opt { const char *name; const char *mode; int flag; opt_fn fn; };
@@ -99,6 +101,7 @@ static const struct mode_opt mode_opts[] = {
     { "--info-file", "packet", 0, o_info },
     { "--pcap", "packet", 0, o_pcap },
     { "--ipv6", "packet", 1, o_ipv6 },
+    { "--no-tcp-timestamps", "packet", 1, o_no_ts },
     { "-v", NULL, 1, o_verbose },
     { "--verbose", NULL, 1, o_verbose },
     { NULL, NULL, 0, NULL },
