@@ -134,7 +134,7 @@ int emu_cell_option(struct emu_cell_opts *o, const char *name, const char *v)
         return 0;
     }
     if (strcmp(name, "--mtu") == 0) {
-        if (emu_parse_u64(v, &u) || u < 576 || u > 9000) return -EINVAL;
+        if (emu_parse_u64(v, &u) || u < 68 || u > 9000) return -EINVAL;
         o->mtu = (uint32_t)u;
         return 0;
     }
