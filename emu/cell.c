@@ -21,16 +21,25 @@
 #include "netns.h"
 #include "params.h"
 #include "stats.h"
+#include "vj.h"
 
 #define N EMU_MEDIUM_STATIONS
 #define PKT_BUF_BYTES 65536
 #define READ_BATCH 32
 enum { TAG_BASE = 0, TAG_STA = 1, TAG_SIGNAL = 2 };
 
-/* A packet in the cell: the medium's frame carries a pointer to it. */
-struct cpkt { int64_t in_ns; uint32_t len; uint8_t data[]; };
+/* A packet in the cell: the medium's frame carries a pointer to it. With VJ, data holds the
+ * compressed form (len bytes, type vj) and then the packet as sent (orig_len), to count desyncs. */
+struct cpkt { int64_t in_ns; uint32_t len, orig_len; int vj_type; uint8_t data[]; };
 
-struct cdir { uint64_t pkts_in, pkts, bytes, drops; struct emu_hist one_way; };
+/* One direction of one station: [0] station -> base, [1] base -> station. */
+struct cdir {
+    uint64_t pkts_in, pkts, bytes, drops;
+    struct emu_hist one_way;
+    struct emu_vj_comp vjc;           /* at the sender */
+    struct emu_vj_decomp vjd;         /* at the receiver */
+    struct emu_vj_counters vj;
+};
 
 struct cmode {
     const struct emu_cell_opts *o;
@@ -42,7 +51,8 @@ struct cmode {
     struct in_addr addr[N];
     struct cdir dir[2][N];                    /* [0] up: station i -> base, [1] down */
     uint64_t write_errors, malformed;
-    uint8_t rbuf[PKT_BUF_BYTES];
+    uint8_t rbuf[PKT_BUF_BYTES], cbuf[PKT_BUF_BYTES], dbuf[PKT_BUF_BYTES];
+    uint32_t sched_done;              /* bit k: --leave/--join entry k has happened */
 };
 
 /* --- options --- */
@@ -80,7 +90,7 @@ static int apply_profile(struct emu_cell_opts *o, const char *name)
 
 int emu_cell_option_is_flag(const char *name)
 {
-    return strcmp(name, "-v") == 0 || strcmp(name, "--verbose") == 0;
+    return strcmp(name, "-v") == 0 || strcmp(name, "--verbose") == 0 || strcmp(name, "--vj") == 0;
 }
 
 int emu_cell_option(struct emu_cell_opts *o, const char *name, const char *v)
@@ -89,6 +99,7 @@ int emu_cell_option(struct emu_cell_opts *o, const char *name, const char *v)
     uint32_t ppm;
     const char *rest;
     int i;
+    if (strcmp(name, "--vj") == 0) { o->vj = 1; return 0; }
     if (emu_cell_option_is_flag(name)) { o->verbose = 1; return 0; }
     if (!v) return -EINVAL;
     if (strcmp(name, "--profile") == 0) return apply_profile(o, v);
@@ -148,6 +159,17 @@ int emu_cell_option(struct emu_cell_opts *o, const char *name, const char *v)
         o->rts_threshold_bytes = (uint32_t)u;
         return 0;
     }
+    if (strcmp(name, "--leave") == 0 || strcmp(name, "--join") == 0) {
+        char *end;
+        long st = strtol(v, &end, 10);
+        int64_t t;
+        if (end == v || *end != '@' || st < 1 || st >= N || o->n_sched >= 16 || emu_parse_time_ns(end + 1, &t))
+            return -EINVAL;
+        o->sched[o->n_sched].st = (int)st;
+        o->sched[o->n_sched].at_ns = t;
+        o->sched[o->n_sched++].join = name[2] == 'j';
+        return 0;
+    }
     if (strcmp(name, "--seed") == 0) return emu_parse_u64(v, &o->seed) ? -EINVAL : 0;
     if (strcmp(name, "--info-file") == 0) { o->info_file = v; return 0; }
     if (strcmp(name, "--stats-file") == 0) { o->stats_file = v; return 0; }
@@ -167,25 +189,38 @@ void emu_cell_help(FILE *out)
 "  --queue N             packets in each station's queue and each of the base's (default 50)\n"
 "  --mtu N               of every TUN device (default 1500)\n"
 "  --preamble long|short, --rts-threshold B     (dcf)\n"
+"  --vj                  header compression per station and direction; the compressor\n"
+"                        forgets when the MAC drops a packet\n"
+"  --leave I@T, --join I@T   station I leaves or (re)joins T after the start (e.g. 5s)\n"
 "  --seed N, --info-file F, --stats-file F, -v\n");
 }
 
 /* --- the medium's hooks --- */
 
-static void write_pkt(struct cmode *c, int fd, struct cdir *d, const struct cpkt *k, int64_t now_ns)
+static struct cdir *dir_of(struct cmode *c, const struct emu_mframe *f)
 {
-    if (write(fd, k->data, k->len) != (ssize_t)k->len) { c->write_errors++; return; }
-    d->pkts++;
-    d->bytes += k->len;
-    emu_hist_add(&d->one_way, now_ns - k->in_ns);
+    return &c->dir[f->src == EMU_MEDIUM_BASE][emu_mframe_peer(f)];
 }
 
 static void on_delivered(void *arg, const struct emu_mframe *f, int64_t now_ns)
 {
     struct cmode *c = arg;
     const struct cpkt *k = f->user;
-    if (f->dst == EMU_MEDIUM_BASE) write_pkt(c, c->tun_base[f->src], &c->dir[0][f->src], k, now_ns);
-    else write_pkt(c, c->tun_sta[f->dst], &c->dir[1][f->dst], k, now_ns);
+    struct cdir *d = dir_of(c, f);
+    const uint8_t *out = k->data;
+    size_t len = k->len;
+    if (c->o->vj) {
+        long n = emu_vj_decompress(&d->vjd, (enum emu_vj_type)k->vj_type, k->data, k->len, c->dbuf, sizeof c->dbuf);
+        if (n < 0) { d->vj.tossed++; d->drops++; return; }
+        out = c->dbuf;
+        len = (size_t)n;
+        if (len != k->orig_len || memcmp(out, k->data + k->len, len) != 0) d->vj.desync++;
+    }
+    int fd = f->dst == EMU_MEDIUM_BASE ? c->tun_base[f->src] : c->tun_sta[f->dst];
+    if (write(fd, out, len) != (ssize_t)len) { c->write_errors++; return; }
+    d->pkts++;
+    d->bytes += len;
+    emu_hist_add(&d->one_way, now_ns - k->in_ns);
 }
 
 /* The sender's queue lets go of a frame only here or in on_dropped: the packet is freed then. */
@@ -195,12 +230,16 @@ static void on_acked(void *arg, const struct emu_mframe *f, int64_t now_ns)
     free(f->user);
 }
 
+/* A packet the compressor saw will never arrive: the compressor forgets, so the next packet
+ * of each connection goes uncompressed and the decompressor never applies a delta to a header
+ * it did not get. (One that was delivered but whose ACK never came costs only that.) */
 static void on_dropped(void *arg, const struct emu_mframe *f, int why, int64_t now_ns)
 {
     struct cmode *c = arg;
+    struct cdir *d = dir_of(c, f);
     (void)why; (void)now_ns;
-    int peer = emu_mframe_peer(f);
-    c->dir[f->src == EMU_MEDIUM_BASE][peer].drops++;
+    d->drops++;
+    if (c->o->vj) { emu_vj_comp_lost(&d->vjc); d->vj.comp_resets++; }
     free(f->user);
 }
 
@@ -210,17 +249,38 @@ static void on_packet(struct cmode *c, int from_base, int i, const uint8_t *pkt,
 {
     struct emu_ip_info ip;
     struct cdir *d = &c->dir[from_base][i];
+    int src = from_base ? EMU_MEDIUM_BASE : i, dst = from_base ? i : EMU_MEDIUM_BASE;
     d->pkts_in++;
     if (emu_ip_parse(pkt, len, &ip) < 0 || ip.total_len != len) { c->malformed++; return; }
-    struct cpkt *k = malloc(sizeof *k + len);
-    if (!k) { d->drops++; return; }
-    k->in_ns = emu_now_ns() - c->t0_ns;
-    k->len = (uint32_t)len;
-    memcpy(k->data, pkt, len);
-    emu_medium_run(&c->med, k->in_ns);
-    int rc = from_base ? emu_medium_send(&c->med, EMU_MEDIUM_BASE, i, (uint32_t)len, k)
-                       : emu_medium_send(&c->med, i, EMU_MEDIUM_BASE, (uint32_t)len, k);
-    if (rc < 0) { d->drops++; free(k); }
+    emu_medium_run(&c->med, emu_now_ns() - c->t0_ns);
+    if (emu_medium_would_drop(&c->med, src, dst)) { d->drops++; return; }   /* before compressing */
+    const uint8_t *data = pkt;
+    size_t n = len, orig = 0;
+    int type = EMU_VJ_TYPE_IP;
+    if (c->o->vj) {
+        enum emu_vj_type t = EMU_VJ_TYPE_IP;
+        unsigned h_in = 0, h_out = 0;
+        long r = ip.version == 4 ? emu_vj_compress(&d->vjc, pkt, len, &t, c->cbuf, sizeof c->cbuf, &h_in, &h_out) : -1;
+        if (r >= 0) { data = c->cbuf; n = (size_t)r; type = (int)t; }
+        if (h_in) {
+            d->vj.tcp_pkts++;
+            d->vj.compressed += t == EMU_VJ_TYPE_COMPRESSED;
+            d->vj.uncompressed += t == EMU_VJ_TYPE_UNCOMPRESSED;
+            d->vj.hdr_bytes_in += h_in;
+            d->vj.hdr_bytes_out += h_out;
+        }
+        orig = len;
+    }
+    struct cpkt *k = malloc(sizeof *k + n + orig);
+    if (!k) { d->drops++; if (c->o->vj) emu_vj_comp_lost(&d->vjc); return; }
+    *k = (struct cpkt){ emu_now_ns() - c->t0_ns, (uint32_t)n, (uint32_t)orig, type };
+    memcpy(k->data, data, n);
+    if (orig) memcpy(k->data + n, pkt, orig);
+    if (emu_medium_send(&c->med, src, dst, (uint32_t)n, k) < 0) {
+        d->drops++;
+        if (c->o->vj) emu_vj_comp_lost(&d->vjc);
+        free(k);
+    }
 }
 
 static void on_readable(struct cmode *c, int tag, int i)
@@ -243,6 +303,13 @@ static void print_dir(FILE *out, const char *pfx, const struct cdir *d)
     fprintf(out, "%s_one_way_p50_us=%lld\n%s_one_way_p99_us=%lld\n", pfx,
             (long long)(emu_hist_quantile_ns(&d->one_way, 0.5) / 1000), pfx,
             (long long)(emu_hist_quantile_ns(&d->one_way, 0.99) / 1000));
+    if (d->vj.tcp_pkts)
+        fprintf(out, "%s_vj_compressed=%llu\n%s_vj_uncompressed=%llu\n%s_vj_tossed=%llu\n%s_vj_desync=%llu\n"
+                "%s_vj_comp_resets=%llu\n%s_vj_hdr_bytes_in=%llu\n%s_vj_hdr_bytes_out=%llu\n",
+                pfx, (unsigned long long)d->vj.compressed, pfx, (unsigned long long)d->vj.uncompressed,
+                pfx, (unsigned long long)d->vj.tossed, pfx, (unsigned long long)d->vj.desync,
+                pfx, (unsigned long long)d->vj.comp_resets, pfx, (unsigned long long)d->vj.hdr_bytes_in,
+                pfx, (unsigned long long)d->vj.hdr_bytes_out);
 }
 
 static void report(FILE *out, void *arg)
@@ -318,6 +385,11 @@ static int medium_setup(struct cmode *c)
     }
     if (rc < 0) return rc;
     c->med_ready = 1;
+    for (int i = 0; i < N; i++)
+        for (int k = 0; k < 2; k++) {
+            emu_vj_comp_init(&c->dir[k][i].vjc);
+            emu_vj_decomp_init(&c->dir[k][i].vjd);
+        }
     uint64_t dflt = strcmp(o->mac, "maca") == 0 ? 256000 : 11000000;
     struct emu_station_params bp = { 0, 0, o->queue_pkts };
     emu_medium_join(&c->med, EMU_MEDIUM_BASE, &bp);
@@ -396,6 +468,28 @@ static int on_signal(struct cmode *c)
     return stop;
 }
 
+/* Stations leaving and joining as --leave/--join asked; returns the next such time. A station
+ * that left keeps its namespace; what it sends meanwhile is dropped (staI_up_drops). */
+static int64_t run_schedule(struct cmode *c, int64_t now_ns)
+{
+    int64_t next = INT64_MAX;
+    for (int k = 0; k < c->o->n_sched; k++) {
+        int st = c->o->sched[k].st;
+        if (st > c->o->n_stations) continue;
+        if (c->sched_done & (1u << k)) continue;
+        if (c->o->sched[k].at_ns > now_ns) { if (c->o->sched[k].at_ns < next) next = c->o->sched[k].at_ns; continue; }
+        c->sched_done |= 1u << k;
+        if (c->o->sched[k].join) {
+            struct emu_station_params p = c->med.st[st].p;
+            emu_medium_join(&c->med, st, &p);
+        } else {
+            emu_medium_leave(&c->med, st);
+        }
+        if (c->o->verbose) fprintf(stderr, "tincan-link: station %d %s\n", st, c->o->sched[k].join ? "joined" : "left");
+    }
+    return next;
+}
+
 int emu_cell_run(const struct emu_cell_opts *o, int sig_fd)
 {
     struct cmode *c = calloc(1, sizeof *c);
@@ -418,7 +512,8 @@ int emu_cell_run(const struct emu_cell_opts *o, int sig_fd)
     for (int stop = rc < 0; !stop;) {
         int64_t now = emu_now_ns() - c->t0_ns;
         emu_medium_run(&c->med, now + EMU_EARLY_NS);
-        int64_t next = emu_medium_next_ns(&c->med);
+        int64_t next = run_schedule(c, now);
+        if (emu_medium_next_ns(&c->med) < next) next = emu_medium_next_ns(&c->med);
         struct timespec ts = emu_ns_to_timespec(next == INT64_MAX ? EMU_NS_PER_S : next - now - EMU_EARLY_NS);
         int n = epoll_pwait2(c->ep, evs, 16, &ts, NULL);
         if (n < 0 && errno != EINTR) { rc = -errno; break; }

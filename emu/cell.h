@@ -18,6 +18,9 @@ struct emu_cell_opts {
     uint32_t mtu;
     int short_preamble;               /* dcf: 96 us PLCP instead of 192 us */
     uint32_t rts_threshold_bytes;     /* dcf: RTS/CTS above this; 0 never */
+    int vj;                           /* RFC 1144 (+ timestamps) per stream, reset on a MAC drop */
+    struct { int st; int64_t at_ns; int join; } sched[16];   /* --leave I@T, --join I@T */
+    int n_sched;
     uint64_t seed;
     const char *info_file, *stats_file;
     int verbose;

@@ -136,6 +136,14 @@ int emu_medium_leave(struct emu_medium *m, int i)
     return 0;
 }
 
+int emu_medium_would_drop(struct emu_medium *m, int src, int dst)
+{
+    if (src < 0 || dst < 0 || src >= EMU_MEDIUM_STATIONS || dst >= EMU_MEDIUM_STATIONS ||
+        !m->st[src].present || !m->st[dst].present)
+        return 1;
+    return emu_medium_queue(m, src, dst)->len >= m->st[src].p.queue_pkts;
+}
+
 int emu_medium_send(struct emu_medium *m, int src, int dst, uint32_t bytes, void *user)
 {
     if (src < 0 || dst < 0 || src >= EMU_MEDIUM_STATIONS || dst >= EMU_MEDIUM_STATIONS || src == dst ||

@@ -105,6 +105,10 @@ int emu_medium_leave(struct emu_medium *m, int i);
  * dst is the base. 0, -ENOBUFS (queue full: counted and dropped, no hook), -EINVAL. */
 int emu_medium_send(struct emu_medium *m, int src, int dst, uint32_t bytes, void *user);
 
+/* Would a packet from src to dst find its queue full (or a station absent)? Lets a caller
+ * decide before work it cannot undo (header compression). */
+int emu_medium_would_drop(struct emu_medium *m, int src, int dst);
+
 /* Time of the next event, or INT64_MAX. */
 int64_t emu_medium_next_ns(const struct emu_medium *m);
 /* Runs every event due by until_ns, then sets the clock to until_ns. */
