@@ -97,6 +97,54 @@ pens() {
     printf '| %s | `%s` | %d of %d | %s | %s |\n' "$desc" "$*" "$ev" $((npads * 400)) "${p50# }" "${p99# }"
 }
 
+# streams DESC NCLI CELL-OPTIONS...: the base streams 528 kbit/s to each of NCLI stations for
+# 10 s; each client's received rate over the last 7 s
+streams() {
+    local desc=$1 ncli=$2; shift 2
+    start --stations "$ncli" "$@"
+    local pids=
+    for i in $(seq "$ncli"); do
+        in_ns base timeout 40 python3 "$here/stream.py" serve 10.78.0.1 $((7500 + i)) 528000 10 & pids="$pids $!"
+    done
+    sleep 0.3
+    for i in $(seq "$ncli"); do
+        in_ns "$i" timeout 40 python3 "$here/stream.py" watch 10.78.0.1 $((7500 + i)) 10 3 >"$tmp/s$i" &
+        pids="$pids $!"
+    done
+    wait $pids
+    stop
+    local per="" ok=0
+    for i in $(seq "$ncli"); do
+        local r; r=$(val rate_bps "$tmp/s$i")
+        per="$per $(python3 -c "print('%.0f' % ($r / 1e3))")"
+        ok=$((ok + $(python3 -c "print(1 if $r >= 0.95 * 528000 else 0)")))
+    done
+    printf '| %s | `%s` | %s | %d of %d |\n' "$desc" "$*" "${per# }" "$ok" "$ncli"
+}
+
+# http DESC NCLI SIZE CELL-OPTIONS...: NCLI stations fetch SIZE bytes from the base over and
+# over for 8 s, a TCP connection per request
+http() {
+    local desc=$1 ncli=$2 size=$3; shift 3
+    start --stations "$ncli" "$@"
+    nsenter --net="$(val ns_base "$tmp/info")" python3 "$here/http.py" serve 10.78.0.1 8080 &
+    local srv=$!                              # nsenter execs python: this is the server's pid
+    sleep 0.3
+    local pids=
+    for i in $(seq "$ncli"); do
+        in_ns "$i" timeout 40 python3 "$here/http.py" fetch 10.78.0.1 8080 "$size" 8 >"$tmp/h$i" & pids="$pids $!"
+    done
+    wait $pids
+    kill $srv 2>/dev/null; wait $srv 2>/dev/null
+    stop
+    local req=0 bytes=0 p50=""
+    for i in $(seq "$ncli"); do
+        req=$((req + $(val requests "$tmp/h$i"))); bytes=$((bytes + $(val bytes "$tmp/h$i"))); p50="$p50 $(val resp_p50_ms "$tmp/h$i")"
+    done
+    printf '| %s | `%s` | %d B | %.1f | %.0f | %s |\n' "$desc" "$*" "$size" "$(python3 -c "print($req / 8)")" \
+        "$(python3 -c "print($bytes * 8 / 8 / 1e3)")" "${p50# }"
+}
+
 echo "# tincan-link cell mode, $(date -u +%F), $(nproc) cores, kernel $(uname -r), TCP $(sysctl -n net.ipv4.tcp_congestion_control)"
 echo
 echo "| run | cell options | goodput per station, kbit/s | all stations, kbit/s | collisions / attempts |"
@@ -120,3 +168,14 @@ echo "| --- | --- | --- | --- | --- |"
 pens "1 pad, a datagram per event" 1 plain --profile mpad
 pens "4 pads, a datagram per event" 4 plain --profile mpad
 pens "4 pads, coalesced (one datagram in flight)" 4 coalesce --profile mpad
+echo
+echo "| 528 kbit/s streams from the base | cell options | received per client, kbit/s | clients served (>= 95%) |"
+echo "| --- | --- | --- | --- |"
+streams "8 clients at 11 Mbit/s" 8 --profile dot11b
+streams "8 clients, client 1 at 1 Mbit/s (bad apple)" 8 --profile dot11b --station-rate 1=1M
+streams "8 clients, client 1 at 1 Mbit/s with 10% frame loss" 8 --profile dot11b --station-rate 1=1M --station-loss 1=10%
+echo
+echo "| HTTP/1.0 fetches for 8 s | cell options | size | requests/s, all clients | kbit/s | response p50 per client, ms |"
+echo "| --- | --- | --- | --- | --- | --- |"
+for size in 1000 10000 100000; do http "4 clients" 4 $size --profile dot11b; done
+http "4 clients, client 1 at 1 Mbit/s" 4 10000 --profile dot11b --station-rate 1=1M
