@@ -8,6 +8,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 
+#include "cell.h"
 #include "packet.h"
 #include "params.h"
 #include "stream.h"
@@ -17,6 +18,7 @@ static void usage(FILE *out)
     fprintf(out,
 "usage: tincan-link stream --listen ADDR --connect ADDR [--profile NAME] [LINK OPTIONS]\n"
 "       tincan-link packet [--profile NAME] [LINK OPTIONS] [PACKET OPTIONS]   (root)\n"
+"       tincan-link cell [CELL OPTIONS]                                       (root)\n"
 "       tincan-link --list-profiles\n"
 "\n"
 "An emulated bad link for tests, benchmarks and demos.\n"
@@ -28,6 +30,9 @@ static void usage(FILE *out)
 "          real IP packets between them through the emulated link. Run programs inside\n"
 "          with: nsenter --net=/proc/PID/fd/N (paths in --info-file and on stderr).\n"
 "          Namespaces and devices vanish with the process, even on SIGKILL.\n"
+"  cell    creates a shared radio cell: a base namespace and N station namespaces whose\n"
+"          packets share one medium under an 802.11b DCF or a MACA model (10.78.0.1 is\n"
+"          the base, 10.78.0.1+I station I; the base forwards between stations).\n"
 "  \"up\" is the direction listen -> connect (stream) or A -> B (packet); \"down\" the other.\n"
 "\n"
 "ADDR: HOST:PORT, [V6ADDR]:PORT, unix:PATH, unix:@ABSTRACT\n"
@@ -51,6 +56,11 @@ static void usage(FILE *out)
 "  --stats-file F        as above, with per-direction drops by cause and delay percentiles\n"
 "  --pcap F              write every delivered packet to F (pcap, raw IP)\n"
 "  --ipv6                keep IPv6 on the TUN devices (off by default: no stray traffic)\n"
+"  --no-tcp-timestamps   net.ipv4.tcp_timestamps=0 in the namespaces (a stack of RFC 1144's era)\n"
+"\n"
+"\n");
+    emu_cell_help(out);
+    fprintf(out,
 "\n"
 "Common: -v (verbose), -h/--help, --list-profiles\n"
 "Signals: SIGTERM/SIGINT stop (report, clean up); SIGUSR1 writes the report.\n");
@@ -83,6 +93,7 @@ static int o_host_b(struct cli *c, const char *v) { c->packet.host_b = 1; return
 static int o_info(struct cli *c, const char *v) { c->packet.info_file = v; return 0; }
 static int o_pcap(struct cli *c, const char *v) { c->packet.pcap_file = v; return 0; }
 static int o_ipv6(struct cli *c, const char *v) { c->packet.keep_ipv6 = 1; return 0; }
+static int o_no_ts(struct cli *c, const char *v) { c->packet.no_tcp_timestamps = 1; return 0; }
 static int o_verbose(struct cli *c, const char *v) { c->stream.verbose = c->packet.verbose = 1; return 0; }
 
 struct mode_opt { const char *name; const char *mode; int flag; opt_fn fn; };
@@ -99,6 +110,7 @@ static const struct mode_opt mode_opts[] = {
     { "--info-file", "packet", 0, o_info },
     { "--pcap", "packet", 0, o_pcap },
     { "--ipv6", "packet", 1, o_ipv6 },
+    { "--no-tcp-timestamps", "packet", 1, o_no_ts },
     { "-v", NULL, 1, o_verbose },
     { "--verbose", NULL, 1, o_verbose },
     { NULL, NULL, 0, NULL },
@@ -163,6 +175,28 @@ static int parse_args(struct cli *c, int argc, char **argv)
     return 0;
 }
 
+/* Cell mode has its own options (cell.c); same NAME VALUE / NAME=VALUE forms. */
+static int parse_cell_args(struct emu_cell_opts *o, int argc, char **argv)
+{
+    for (int i = 2; i < argc; i++) {
+        char name[64];
+        const char *arg = argv[i], *eq = strchr(arg, '='), *value = NULL;
+        size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+        if (n >= sizeof name) n = sizeof name - 1;
+        memcpy(name, arg, n);
+        name[n] = 0;
+        if (eq) value = eq + 1;
+        else if (!emu_cell_option_is_flag(name)) {
+            if (i + 1 >= argc) { fprintf(stderr, "tincan-link: %s needs a value\n", name); return -EINVAL; }
+            value = argv[++i];
+        }
+        int rc = emu_cell_option(o, name, value);
+        if (rc == -ENOENT) { fprintf(stderr, "tincan-link: unknown cell option '%s' (see --help)\n", arg); return rc; }
+        if (rc < 0) { fprintf(stderr, "tincan-link: bad value '%s' for %s\n", value, name); return rc; }
+    }
+    return 0;
+}
+
 static int open_signals(void)
 {
     sigset_t set;
@@ -189,12 +223,21 @@ int main(int argc, char **argv)
     }
     static struct cli c;
     c.mode = argv[1];
-    if (strcmp(c.mode, "stream") != 0 && strcmp(c.mode, "packet") != 0) {
-        fprintf(stderr, "tincan-link: unknown mode '%s': use stream or packet (see --help)\n", c.mode);
+    if (strcmp(c.mode, "stream") != 0 && strcmp(c.mode, "packet") != 0 && strcmp(c.mode, "cell") != 0) {
+        fprintf(stderr, "tincan-link: unknown mode '%s': use stream, packet or cell (see --help)\n", c.mode);
         return 2;
     }
     for (int i = 2; i < argc; i++)
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) { usage(stdout); return 0; }
+    if (strcmp(c.mode, "cell") == 0) {
+        static struct emu_cell_opts co;
+        emu_cell_opts_default(&co);
+        if (parse_cell_args(&co, argc, argv) < 0) return 2;
+        prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+        int fd = open_signals();
+        if (fd < 0) { fprintf(stderr, "tincan-link: signalfd: %s\n", strerror(-fd)); return 1; }
+        return emu_cell_run(&co, fd) < 0 ? 1 : 0;
+    }
     emu_params_default(&c.params);
     c.stream.handshake_delay = true;
     if (parse_args(&c, argc, argv) < 0) return 2;

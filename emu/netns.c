@@ -116,6 +116,10 @@ static int configure(const struct emu_tun_cfg *cfg)
         rc = add_default_route(sock, cfg->name);
         if (!rc && cfg->no_tcp_timestamps) rc = write_sysctl("/proc/sys/net/ipv4/tcp_timestamps", "0");
     }
+    if (!rc && cfg->forward) {
+        link_up(sock, "lo");
+        rc = write_sysctl("/proc/sys/net/ipv4/ip_forward", "1");
+    }
     close(sock);
     return rc;
 }

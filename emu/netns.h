@@ -15,7 +15,8 @@ struct emu_tun_cfg {
     uint32_t mtu;
     int default_route;                /* add a default route through the device (new namespaces only) */
     int keep_ipv6;
-    int no_tcp_timestamps;            /* new namespaces only: RFC 1144 cannot compress changing options */
+    int no_tcp_timestamps;            /* new namespaces only: a stack of RFC 1144's era */
+    int forward;                      /* new namespaces only: loopback up, IPv4 forwarding on (a cell's base) */
 };
 
 /* Creates a new, unnamed network namespace and returns an fd to it (or -errno). The calling

@@ -30,11 +30,12 @@
 #define STORED_MAX_BYTES  (256u << 20)                /* per direction, packets in the link */
 enum { SIDE_A = 0, SIDE_B = 1, TAG_SIGNAL = 2 };
 
-/* A packet in the link, as it travels: a PPP frame, a VJ form, or the IP packet itself. */
+/* A packet in the link, as it travels: a PPP frame, a VJ form, or the IP packet itself.
+ * With --vj the packet as sent follows (orig_len bytes), to count decompressor desyncs. */
 struct pkt {
     int64_t arrive_ns, deliver_ns;
     uint64_t seq;
-    uint32_t len;
+    uint32_t len, orig_len;
     uint16_t proto;                   /* PPP protocol number of what data holds */
     uint8_t lost;                     /* lost on the line: only tells the decompressor */
     uint8_t data[];
@@ -63,7 +64,7 @@ struct pmode {
     struct emu_pcap pcap;
     uint8_t rbuf[PKT_BUF_BYTES], cbuf[PKT_BUF_BYTES], dbuf[PKT_BUF_BYTES];
     uint8_t fbuf[FRAME_BUF_BYTES];
-    _Alignas(16) uint8_t sbuf[sizeof(struct pkt) + FRAME_BUF_BYTES];   /* a packet delivered at once */
+    _Alignas(16) uint8_t sbuf[sizeof(struct pkt) + FRAME_BUF_BYTES + PKT_BUF_BYTES];   /* delivered at once */
 };
 
 /* --- the delivery heap --- */
@@ -145,18 +146,40 @@ static const uint8_t *compress(struct pmode *m, struct pdir *pd, const uint8_t *
     return m->cbuf;
 }
 
-static int store(struct pdir *pd, const struct emu_sched *sc, const uint8_t *data, size_t len, uint16_t proto, int lost)
+/* What the line carries (data, len) and, with VJ, the packet as sent (orig, orig_len). */
+struct carried { const uint8_t *data, *orig; size_t len, orig_len; uint16_t proto; };
+
+static void fill(struct pkt *k, struct pdir *pd, const struct emu_sched *sc, const struct carried *c, int lost)
 {
-    if (pd->stored_bytes + len > STORED_MAX_BYTES) return -ENOBUFS;
-    struct pkt *k = malloc(sizeof *k + len);
+    *k = (struct pkt){ sc->arrive_ns, sc->deliver_ns, pd->seq++, (uint32_t)c->len, (uint32_t)c->orig_len,
+                       c->proto, (uint8_t)lost };
+    if (c->len) memcpy(k->data, c->data, c->len);
+    if (c->orig_len) memcpy(k->data + c->len, c->orig, c->orig_len);
+}
+
+static int store(struct pdir *pd, const struct emu_sched *sc, const struct carried *c, int lost)
+{
+    size_t bytes = c->len + c->orig_len;
+    if (pd->stored_bytes + bytes > STORED_MAX_BYTES) return -ENOBUFS;
+    struct pkt *k = malloc(sizeof *k + bytes);
     if (!k) return -ENOMEM;
-    *k = (struct pkt){ sc->arrive_ns, sc->deliver_ns, pd->seq++, (uint32_t)len, proto, (uint8_t)lost };
-    if (len) memcpy(k->data, data, len);
+    fill(k, pd, sc, c, lost);
     if (heap_push(pd, k) < 0) { free(k); return -ENOMEM; }
-    pd->stored_bytes += len;
+    pd->stored_bytes += bytes;
     return 0;
 }
 
+/* A packet the compressor saw will not reach the decompressor: the compressor must forget. */
+static void drop_compressed(struct pmode *m, struct pdir *pd, enum emu_drop_cause c)
+{
+    drop(pd, c);
+    if (m->p->vj) { emu_vj_comp_lost(&pd->vjc); pd->st.vj.comp_resets++; }
+}
+
+/* Order matters for header compression: the queue decides first, with the uncompressed size,
+ * and only an admitted packet is compressed. In this one FIFO an admitted packet always goes
+ * onto the line, in admission order, so compressing at admission is compressing as it goes
+ * onto the line: no queue drop can desynchronise the decompressor (vj_desync counts it). */
 static void on_packet(struct pmode *m, int d, const uint8_t *pkt, size_t len, int64_t now)
 {
     struct pdir *pd = &m->dir[d];
@@ -167,33 +190,38 @@ static void on_packet(struct pmode *m, int d, const uint8_t *pkt, size_t len, in
     if (len > m->p->mtu) { drop(pd, EMU_DC_MTU); return; }
     uint16_t proto = ip.version == 6 ? EMU_PPP_PROTO_IPV6 : EMU_PPP_PROTO_IP;
     if (emu_shaper_would_drop(&pd->sh, now, wire_len(m, proto, pkt, len))) { drop(pd, EMU_DC_QUEUE); return; }
-    const uint8_t *payload = pkt;
-    if (m->p->vj && ip.version == 4) payload = compress(m, pd, pkt, &len, &proto);
-    if (m->p->framing == EMU_FRAMING_PPP) {
-        long n = emu_ppp_frame(proto, payload, len, EMU_PPP_ACCM_ALL, m->fbuf, sizeof m->fbuf);
-        if (n < 0) { drop(pd, EMU_DC_MEMORY); return; }
-        payload = m->fbuf;
-        len = (size_t)n;
+    struct carried c = { pkt, NULL, len, 0, proto };
+    if (m->p->vj) {
+        c.orig = pkt;
+        c.orig_len = len;
+        if (ip.version == 4) c.data = compress(m, pd, pkt, &c.len, &c.proto);
     }
-    uint32_t wire = (uint32_t)len + m->p->overhead_bytes;
+    if (m->p->framing == EMU_FRAMING_PPP) {
+        long n = emu_ppp_frame(c.proto, c.data, c.len, EMU_PPP_ACCM_ALL, m->fbuf, sizeof m->fbuf);
+        if (n < 0) { drop_compressed(m, pd, EMU_DC_MEMORY); return; }
+        c.data = m->fbuf;
+        c.len = (size_t)n;
+    }
+    uint32_t wire = (uint32_t)c.len + m->p->overhead_bytes;
     struct emu_sched sc;
     enum emu_verdict v = emu_shaper_offer(&pd->sh, now, wire, &sc);
-    if (v == EMU_DROP_QUEUE) { drop(pd, EMU_DC_QUEUE); return; }
+    if (v == EMU_DROP_QUEUE) { drop_compressed(m, pd, EMU_DC_QUEUE); return; }
     pd->st.wire_bytes += wire;
     emu_hist_add(&pd->st.queue_delay, sc.start_ns - now);
     if (v != EMU_PASS) {
         drop(pd, v == EMU_DROP_LOSS ? EMU_DC_LOSS : EMU_DC_PATTERN);
-        if (m->p->vj) store(pd, &sc, NULL, 0, proto, 1);       /* the receiver notices the gap */
+        struct carried none = { NULL, NULL, 0, 0, c.proto };
+        if (m->p->vj && store(pd, &sc, &none, 1) < 0)          /* the receiver notices the gap */
+            drop_compressed(m, pd, EMU_DC_MEMORY);
         return;
     }
     if (sc.deliver_ns <= now && pd->n == 0) {                 /* due already: skip the heap */
-        struct { struct pkt k; uint8_t room[FRAME_BUF_BYTES]; } *tmp = (void *)m->sbuf;
-        tmp->k = (struct pkt){ sc.arrive_ns, sc.deliver_ns, pd->seq++, (uint32_t)len, proto, 0 };
-        memcpy(tmp->k.data, payload, len);
-        deliver(m, d, &tmp->k);
+        struct pkt *k = (struct pkt *)m->sbuf;
+        fill(k, pd, &sc, &c, 0);
+        deliver(m, d, k);
         return;
     }
-    if (store(pd, &sc, payload, len, proto, 0) < 0) drop(pd, EMU_DC_MEMORY);
+    if (store(pd, &sc, &c, 0) < 0) drop_compressed(m, pd, EMU_DC_MEMORY);
 }
 
 /* --- receiving side --- */
@@ -220,6 +248,9 @@ static void deliver(struct pmode *m, int d, const struct pkt *k)
         out = m->dbuf;
         len = (size_t)n;
     }
+    /* A desynchronised decompressor delivers a wrong packet, as a real one would (the far
+     * TCP's checksum refuses it); counted, since it must never happen. */
+    if (k->orig_len && (len != k->orig_len || memcmp(out, k->data + k->len, len) != 0)) pd->st.vj.desync++;
     int64_t done = emu_now_ns();        /* the far kernel's work in write() is the link's, not ours */
     if (write(m->tun[1 - d], out, len) != (ssize_t)len) { drop(pd, EMU_DC_MEMORY); return; }
     pd->st.pkts_out++;
@@ -241,7 +272,7 @@ static int64_t deliver_due(struct pmode *m, int64_t now)
         struct pdir *pd = &m->dir[d];
         while (pd->n && pd->heap[0]->deliver_ns <= now + EMU_EARLY_NS) {
             struct pkt *k = heap_pop(pd);
-            pd->stored_bytes -= k->len;
+            pd->stored_bytes -= k->len + k->orig_len;
             deliver(m, d, k);
             free(k);
         }
@@ -312,7 +343,7 @@ static int make_side(struct pmode *m, int side)
         if (m->ns[side] < 0) return m->ns[side];
     }
     struct emu_tun_cfg cfg = { m->dev[side], m->addr[side], m->addr[1 - side], m->p->mtu, !host,
-                               m->o->keep_ipv6, m->p->vj };
+                               m->o->keep_ipv6, m->o->no_tcp_timestamps };
     m->tun[side] = emu_tun_create(m->ns[side], &cfg);
     return m->tun[side] < 0 ? m->tun[side] : 0;
 }

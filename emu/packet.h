@@ -12,6 +12,7 @@ struct emu_packet_opts {
     const char *stats_file;           /* key=value report on SIGUSR1 and at exit */
     const char *pcap_file;            /* every delivered packet, LINKTYPE_RAW */
     int keep_ipv6;                    /* leave IPv6 on the TUN devices */
+    int no_tcp_timestamps;            /* net.ipv4.tcp_timestamps=0 in the new namespaces */
     int verbose;
 };
 

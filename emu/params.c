@@ -20,10 +20,10 @@ static const struct emu_profile profiles[] = {
     { "serial38400", "38400 bit/s async serial line, PPP (RFC 1662) framing, 10 bits per byte",
       "--rate 38400 --bits-per-byte 10 --framing ppp --mtu 576 --delay 1ms --queue 8p "
       "--segment-overhead 48" },
-    { "radio256", "256 kbit/s shared in-building packet radio, half duplex, 1% loss",
+    { "radio256", "point-to-point stand-in for the 256 kbit/s radio, half duplex, 1% loss (a cell: cell --profile mpad)",
       "--rate 256k --half-duplex --delay 3ms --jitter 1ms --loss 1% --overhead 30 "
       "--per-packet 2ms --mtu 1500 --queue 32p --segment-overhead 70" },
-    { "wifi11", "11 Mbit/s 802.11b cell: DCF access time per packet, half duplex",
+    { "wifi11", "point-to-point stand-in for 802.11b: mean DCF access time per packet (a cell: cell --profile dot11b)",
       "--rate 11M --half-duplex --delay 1ms --jitter 500us --overhead 34 --per-packet 760us "
       "--mtu 1500 --queue 100p --segment-overhead 74" },
     { "wifi11-lossy", "11 Mbit/s 802.11b cell at the edge: 3% loss in bursts (Gilbert-Elliott)",

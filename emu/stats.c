@@ -92,6 +92,8 @@ void emu_dir_stats_print(FILE *out, const char *prefix, const struct emu_dir_sta
         fprintf(out, "%s_vj_hdr_bytes_in=%llu\n%s_vj_hdr_bytes_out=%llu\n%s_vj_tossed=%llu\n",
                 prefix, (unsigned long long)v->hdr_bytes_in, prefix, (unsigned long long)v->hdr_bytes_out,
                 prefix, (unsigned long long)v->tossed);
+        fprintf(out, "%s_vj_desync=%llu\n%s_vj_comp_resets=%llu\n",
+                prefix, (unsigned long long)v->desync, prefix, (unsigned long long)v->comp_resets);
     }
 }
 

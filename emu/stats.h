@@ -33,6 +33,8 @@ struct emu_vj_counters {
     uint64_t hdr_bytes_in;            /* TCP/IP header bytes before compression */
     uint64_t hdr_bytes_out;           /* header bytes after (compressed or not) */
     uint64_t tossed;                  /* packets the decompressor threw away */
+    uint64_t desync;                  /* delivered packets that differ from what was sent */
+    uint64_t comp_resets;             /* compressor state dropped after a loss it was told of */
 };
 
 struct emu_dir_stats {

@@ -1,5 +1,6 @@
 /* vj.c -- RFC 1144 header compression and decompression, written from the RFC's text and
- * appendix A's algorithm. Must not read past any buffer: every input is length-checked.
+ * appendix A's algorithm, plus one extension of ours: TCP timestamp deltas (change bit 0x80).
+ * Must not read past any buffer: every input is length-checked.
  * Workload: every TCP/IPv4 packet of a --vj link (serial rates: a few hundred per second). */
 #include "vj.h"
 
@@ -11,6 +12,7 @@
 
 /* Change-mask bits of a COMPRESSED_TCP header (RFC 1144 3.2.2). */
 enum {
+    NEW_T = 0x80,                     /* ours, not RFC 1144: TSval and TSecr deltas follow NEW_I's */
     NEW_C = 0x40, NEW_I = 0x20, PUSH = 0x10, NEW_S = 0x08, NEW_A = 0x04, NEW_W = 0x02, NEW_U = 0x01,
     SPECIAL_I = NEW_S | NEW_W | NEW_U,       /* echoed interactive traffic */
     SPECIAL_D = NEW_S | NEW_A | NEW_W | NEW_U, /* unidirectional data */
@@ -38,6 +40,12 @@ void emu_vj_decomp_init(struct emu_vj_decomp *d)
 }
 
 void emu_vj_decomp_error(struct emu_vj_decomp *d) { d->toss = 1; }
+
+void emu_vj_comp_lost(struct emu_vj_comp *c)
+{
+    for (int i = 0; i < EMU_VJ_SLOTS; i++) c->slot[i].hdr_len = 0;
+    c->last_sent = -1;
+}
 
 /* --- compressor --- */
 
@@ -67,7 +75,24 @@ static int find_slot(struct emu_vj_comp *c, const uint8_t *pkt, int *fresh)
     return lru;
 }
 
-/* Fields the compressed form assumes unchanged (RFC 1144 3.2.3). */
+/* Offset from the TCP header t (thl bytes) of the timestamp option's TSval, or 0 if it has
+ * none. Walks the options as RFC 793 lays them out; a malformed list has no timestamp. */
+static unsigned ts_offset(const uint8_t *t, unsigned thl)
+{
+    unsigned i = 20;
+    while (i < thl && t[i] != 0) {                            /* 0: end of option list */
+        if (t[i] == 1) { i++; continue; }                     /* no-operation */
+        if (i + 1 >= thl || t[i + 1] < 2 || i + t[i + 1] > thl) return 0;
+        if (t[i] == 8 && t[i + 1] == 10) return i + 2;
+        i += t[i + 1];
+    }
+    return 0;
+}
+
+/* Fields the compressed form assumes unchanged (RFC 1144 3.2.3). TCP options must be the same
+ * bytes, except TSval and TSecr of a timestamp option at the same place: their deltas travel
+ * with NEW_T. RFC 1144 sends every such packet uncompressed, which made stacks of its era run
+ * without timestamps; a stack without them mistakes a deep queue for loss (see EMULATOR.md). */
 static int constant_fields_changed(const uint8_t *old, const uint8_t *pkt, unsigned ihl, unsigned thl)
 {
     const uint8_t *ot = old + IHL(old), *t = pkt + ihl;
@@ -75,8 +100,29 @@ static int constant_fields_changed(const uint8_t *old, const uint8_t *pkt, unsig
     if (memcmp(old, pkt, 2) != 0) return 1;                   /* version, IHL, TOS */
     if (memcmp(old + 6, pkt + 6, 4) != 0) return 1;           /* fragment field, TTL, protocol */
     if (ihl > 20 && memcmp(old + 20, pkt + 20, ihl - 20) != 0) return 1;
-    if (thl > 20 && memcmp(ot + 20, t + 20, thl - 20) != 0) return 1;
+    if (thl > 20 && memcmp(ot + 20, t + 20, thl - 20) != 0) {
+        unsigned ts = ts_offset(t, thl);
+        if (!ts || ts != ts_offset(ot, thl)) return 1;
+        if (memcmp(ot + 20, t + 20, ts - 20) != 0 || memcmp(ot + ts + 8, t + ts + 8, thl - ts - 8) != 0) return 1;
+    }
     return 0;
+}
+
+/* Appends the timestamp deltas to cp if they changed; returns the end, or NULL when a delta
+ * does not fit 16 bits (sent uncompressed then). Zero is encoded in the long form, since
+ * either of the two may be zero and a lone 0 byte means "16 bits follow". */
+static uint8_t *encode_ts(const uint8_t *ot, const uint8_t *t, uint8_t *cp, int *changes)
+{
+    unsigned ts = ts_offset(t, TCP_OFF(t));
+    if (!ts) return cp;
+    uint32_t dv = emu_get_be32(t + ts) - emu_get_be32(ot + ts);
+    uint32_t de = emu_get_be32(t + ts + 4) - emu_get_be32(ot + ts + 4);
+    if (!dv && !de) return cp;
+    if (dv > 0xffff || de > 0xffff) return NULL;
+    cp = encode(cp, dv, 1);
+    cp = encode(cp, de, 1);
+    *changes |= NEW_T;
+    return cp;
 }
 
 /* Builds the change mask and deltas into buf; returns the end, or NULL to send uncompressed. */
@@ -110,6 +156,8 @@ static uint8_t *encode_deltas(const uint8_t *old, const uint8_t *pkt, unsigned h
     }
     uint16_t di = (uint16_t)(IP_ID(pkt) - IP_ID(old));
     if (di != 1) { cp = encode(cp, di, 1); ch |= NEW_I; }
+    cp = encode_ts(ot, t, cp, &ch);
+    if (!cp) return NULL;
     if (t[13] & TH_PUSH) ch |= PUSH;
     *changes = ch;
     return cp;
@@ -139,7 +187,7 @@ long emu_vj_compress(struct emu_vj_comp *c, const uint8_t *pkt, size_t len, enum
     int id = find_slot(c, pkt, &fresh);
     struct emu_vj_slot *s = &c->slot[id];
     s->last_use = ++c->clock;
-    uint8_t deltas[32], *end = NULL;
+    uint8_t deltas[40], *end = NULL;
     if (!fresh && !constant_fields_changed(s->hdr, pkt, ip.ip_hdr_len, ip.tcp_hdr_len))
         end = encode_deltas(s->hdr, pkt, hlen, deltas, &changes);
     memcpy(s->hdr, pkt, hlen);
@@ -243,6 +291,13 @@ static int apply_deltas(uint8_t *h, unsigned hlen, int changes, struct emu_rd *r
         emu_put_be16(h + 4, (uint16_t)(IP_ID(h) + v));
     } else {
         emu_put_be16(h + 4, (uint16_t)(IP_ID(h) + 1));
+    }
+    if (changes & NEW_T) {
+        unsigned ts = ts_offset(t, hlen - IHL(h));
+        uint32_t dv, de;
+        if (!ts || decode(r, &dv) < 0 || decode(r, &de) < 0) return -EBADMSG;
+        emu_put_be32(t + ts, emu_get_be32(t + ts) + dv);
+        emu_put_be32(t + ts + 4, emu_get_be32(t + ts + 4) + de);
     }
     return 0;
 }

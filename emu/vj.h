@@ -49,6 +49,11 @@ long emu_vj_compress(struct emu_vj_comp *c, const uint8_t *pkt, size_t len, enum
 long emu_vj_decompress(struct emu_vj_decomp *d, enum emu_vj_type type, const uint8_t *in, size_t len,
                        uint8_t *out, size_t cap);
 
+/* The link reports that a packet the compressor saw never reached the line (or was lost on
+ * it): forget every slot, so the next packet of each connection goes UNCOMPRESSED and the
+ * decompressor can never apply a delta to a header it did not get. */
+void emu_vj_comp_lost(struct emu_vj_comp *c);
+
 /* The link lost or damaged a frame: toss COMPRESSED packets until resync (RFC 1144 4.3). */
 void emu_vj_decomp_error(struct emu_vj_decomp *d);
 

@@ -15,13 +15,15 @@ struct seg {
     uint32_t seq, ack;
     uint8_t flags;
     unsigned data_len;
+    int has_ts;                                    /* NOP NOP TIMESTAMP, as Linux sends it */
+    uint32_t tsval, tsecr;
 };
 
-/* Builds an IPv4/TCP packet (20 + 20 bytes of headers) into p; returns its length. */
+/* Builds an IPv4/TCP packet (20 + 20 or 32 bytes of headers) into p; returns its length. */
 static size_t build(uint8_t *p, const struct seg *s)
 {
-    size_t len = 40 + s->data_len;
-    memset(p, 0, 40);
+    size_t hlen = s->has_ts ? 52 : 40, len = hlen + s->data_len;
+    memset(p, 0, hlen);
     p[0] = 0x45;
     emu_put_be16(p + 2, (uint16_t)len);
     emu_put_be16(p + 4, s->id);
@@ -36,12 +38,17 @@ static size_t build(uint8_t *p, const struct seg *s)
     emu_put_be16(t + 2, s->dport);
     emu_put_be32(t + 4, s->seq);
     emu_put_be32(t + 8, s->ack);
-    t[12] = 5 << 4;
+    t[12] = (uint8_t)((hlen - 20) / 4) << 4;
     t[13] = s->flags;
+    if (s->has_ts) {
+        t[20] = 1; t[21] = 1; t[22] = 8; t[23] = 10;
+        emu_put_be32(t + 24, s->tsval);
+        emu_put_be32(t + 28, s->tsecr);
+    }
     emu_put_be16(t + 14, s->win);
     emu_put_be16(t + 16, (uint16_t)(s->seq * 7 + s->ack));   /* any checksum: it travels as is */
     emu_put_be16(t + 18, s->urg);
-    for (unsigned i = 0; i < s->data_len; i++) p[40 + i] = (uint8_t)(s->seq + i);
+    for (unsigned i = 0; i < s->data_len; i++) p[hlen + i] = (uint8_t)(s->seq + i);
     return len;
 }
 
@@ -243,6 +250,67 @@ int main(void)
             ok &= n <= (long)sizeof out;
         }
         CHECK(ok);
+    }
+    TEST("That bulk data with moving TCP timestamps goes compressed and round-trips exactly") {
+        pair_init(&pr);
+        struct seg s = base;
+        s.data_len = 1448; s.has_ts = 1; s.tsval = 4000000000u; s.tsecr = 77;
+        CHECK(round_trip(&pr, &s, &type, &hdr));
+        CHECK(type == EMU_VJ_TYPE_UNCOMPRESSED);
+        int ok = 1, small = 1;
+        for (int i = 0; i < 60; i++) {
+            s.seq += s.data_len; s.id++;
+            s.tsval += (uint32_t)(i % 4) * 100;          /* wraps past 2^32: deltas are modular */
+            if (i % 3 == 0) s.tsecr += 40;
+            ok &= round_trip(&pr, &s, &type, &hdr);
+            small &= type == EMU_VJ_TYPE_COMPRESSED && hdr <= 3 + 6;
+        }
+        CHECK(ok);
+        CHECK(small);
+    }
+    TEST("That acks with timestamps compress, and a timestamp jump of 2^16 goes uncompressed") {
+        pair_init(&pr);
+        struct seg s = base;
+        s.has_ts = 1; s.tsval = 1000; s.tsecr = 2000;
+        CHECK(round_trip(&pr, &s, &type, NULL));
+        s.ack += 1448; s.id++; s.tsval += 5;
+        CHECK(round_trip(&pr, &s, &type, &hdr));
+        CHECK(type == EMU_VJ_TYPE_COMPRESSED);
+        s.ack += 1448; s.id++; s.tsval += 70000;
+        CHECK(round_trip(&pr, &s, &type, &hdr));
+        CHECK(type == EMU_VJ_TYPE_UNCOMPRESSED);
+    }
+    TEST("That a changed option other than the timestamp values sends the packet uncompressed") {
+        pair_init(&pr);
+        struct seg s = base;
+        s.has_ts = 1; s.data_len = 100;
+        uint8_t pkt[2000], mid[2000], back[2000];
+        CHECK(round_trip(&pr, &s, &type, NULL));
+        s.seq += 100; s.id++;
+        size_t len = build(pkt, &s);
+        pkt[20 + 21] = 0;                              /* NOP becomes end-of-options */
+        long n = emu_vj_compress(&pr.c, pkt, len, &type, mid, sizeof mid, NULL, NULL);
+        CHECK(type == EMU_VJ_TYPE_UNCOMPRESSED);
+        long m = emu_vj_decompress(&pr.d, type, mid, (size_t)n, back, sizeof back);
+        CHECK(m == (long)len && memcmp(back, pkt, len) == 0);
+    }
+    TEST("That after the link reports a loss to the compressor the next packet goes uncompressed") {
+        pair_init(&pr);
+        struct seg s = base;
+        s.data_len = 100;
+        CHECK(round_trip(&pr, &s, &type, NULL));
+        uint8_t pkt[2000], mid[2000];
+        s.seq += 100; s.id++;
+        size_t len = build(pkt, &s);
+        emu_vj_compress(&pr.c, pkt, len, &type, mid, sizeof mid, NULL, NULL);   /* never reached the line */
+        CHECK(type == EMU_VJ_TYPE_COMPRESSED);
+        emu_vj_comp_lost(&pr.c);
+        s.seq += 100; s.id++;
+        CHECK(round_trip(&pr, &s, &type, NULL));          /* no toss needed at the decompressor */
+        CHECK(type == EMU_VJ_TYPE_UNCOMPRESSED);
+        s.seq += 100; s.id++;
+        CHECK(round_trip(&pr, &s, &type, NULL));
+        CHECK(type == EMU_VJ_TYPE_COMPRESSED);
     }
     return test_summary();
 }

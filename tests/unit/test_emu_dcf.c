@@ -1,0 +1,266 @@
+/* test_emu_dcf.c -- the shared medium (emu/medium.c) under the 802.11b DCF model
+ * (emu/mac_dcf.c) on a virtual clock: frame airtime and exchange timing exactly as the
+ * constants imply, deferring and frozen backoff, collisions, retry limit, leaving stations,
+ * saturated throughput, TCP-like goodput of one station and the performance anomaly. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "mac_dcf.h"
+#include "medium.h"
+#include "test.h"
+
+#define US 1000LL
+#define MS 1000000LL
+
+struct log {
+    int n_deliv, n_acked, n_drop, last_drop_why;
+    int64_t deliv_ns[64], acked_ns[64];
+    int deliv_src[64];
+};
+
+static void on_deliv(void *arg, const struct emu_mframe *f, int64_t now)
+{
+    struct log *l = arg;
+    if (l->n_deliv < 64) { l->deliv_src[l->n_deliv] = f->src; l->deliv_ns[l->n_deliv] = now; }
+    l->n_deliv++;
+}
+static void on_acked(void *arg, const struct emu_mframe *f, int64_t now)
+{
+    struct log *l = arg;
+    (void)f;
+    if (l->n_acked < 64) l->acked_ns[l->n_acked] = now;
+    l->n_acked++;
+}
+static void on_drop(void *arg, const struct emu_mframe *f, int why, int64_t now)
+{
+    struct log *l = arg;
+    (void)f; (void)now;
+    l->n_drop++;
+    l->last_drop_why = why;
+}
+
+static void cell(struct emu_medium *m, struct log *l, const struct emu_dcf_cfg *c, int n, const uint64_t *rates)
+{
+    memset(l, 0, sizeof *l);
+    struct emu_medium_hooks h = { on_deliv, on_drop, on_acked, l };
+    emu_medium_init(m, &emu_mac_dcf, c, 1, &h);
+    for (int i = 1; i <= n; i++) {
+        struct emu_station_params p = { rates[i - 1], 0, 1000 };
+        emu_medium_join(m, i, &p);
+    }
+    struct emu_station_params bp = { 0, 0, 1000 };
+    emu_medium_join(m, EMU_MEDIUM_BASE, &bp);
+}
+
+/* --- saturated and TCP-like traffic --- */
+
+struct load {
+    struct emu_medium *m;
+    int tcp;                          /* base answers every second data frame with a 52-byte ack */
+    int n_sta;
+    uint64_t data_deliv[EMU_MEDIUM_STATIONS];
+    uint32_t ip_bytes;
+};
+
+static void load_deliv(void *arg, const struct emu_mframe *f, int64_t now)
+{
+    struct load *ld = arg;
+    (void)now;
+    if (f->src == EMU_MEDIUM_BASE) return;            /* a TCP ack reached its station */
+    ld->data_deliv[f->src]++;
+    if (ld->tcp && ld->data_deliv[f->src] % 2 == 0) emu_medium_send(ld->m, EMU_MEDIUM_BASE, f->src, 52, NULL);
+}
+/* Keeps each station's queue non-empty: a bulk sender with a large window. */
+static void load_acked(void *arg, const struct emu_mframe *f, int64_t now)
+{
+    struct load *ld = arg;
+    (void)now;
+    if (f->src != EMU_MEDIUM_BASE) emu_medium_send(ld->m, f->src, EMU_MEDIUM_BASE, ld->ip_bytes, NULL);
+}
+static void load_drop(void *arg, const struct emu_mframe *f, int why, int64_t now)
+{
+    load_acked(arg, f, now);
+    (void)why;
+}
+
+/* Runs n stations at rates for secs of virtual time; fills bps[i] with data goodput per
+ * station counting payload_bytes per delivered frame. */
+static void run_load(const struct emu_dcf_cfg *c, int n, const uint64_t *rates, int tcp, uint32_t ip_bytes,
+                     uint32_t payload_bytes, double secs, double *bps, uint64_t seed)
+{
+    struct emu_medium m;
+    struct load ld = { &m, tcp, n, { 0 }, ip_bytes };
+    struct emu_medium_hooks h = { load_deliv, load_drop, load_acked, &ld };
+    emu_medium_init(&m, &emu_mac_dcf, c, seed, &h);
+    for (int i = 1; i <= n; i++) {
+        struct emu_station_params p = { rates[i - 1], 0, 100 };
+        emu_medium_join(&m, i, &p);
+        for (int k = 0; k < 4; k++) emu_medium_send(&m, i, EMU_MEDIUM_BASE, ip_bytes, NULL);
+    }
+    emu_medium_run(&m, (int64_t)(secs * 1e9));
+    for (int i = 1; i <= n; i++) bps[i] = (double)ld.data_deliv[i] * payload_bytes * 8 / secs;
+    emu_medium_free(&m);
+}
+
+int main(void)
+{
+    struct emu_dcf_cfg c;
+    emu_dcf_default(&c);
+    struct emu_medium m;
+    struct log l;
+    const uint64_t r11[2] = { 11000000, 11000000 };
+
+    TEST("That a 1500-byte packet's frame at 11 Mbit/s takes 192 us of PLCP plus 1536 bytes of bits") {
+        CHECK_EQ(emu_dcf_frame_ns(&c, 1536, 11000000), 192000 + 1117091);   /* 12288 bits / 11 Mbit/s, rounded up */
+        CHECK_EQ(emu_dcf_frame_ns(&c, 1536, 1000000), 192000 + 12288000);
+        CHECK_EQ(emu_dcf_frame_ns(&c, 14, 2000000), 192000 + 56000);        /* the ACK at 2 Mbit/s */
+        CHECK_EQ(emu_dcf_ctrl_rate(&c, 11000000), 2000000);
+        CHECK_EQ(emu_dcf_ctrl_rate(&c, 1000000), 1000000);
+        CHECK_EQ(emu_dcf_exchange_ns(&c, 1500, 11000000), 1309091 + 10000 + 248000);
+        CHECK_EQ(emu_dcf_exchange_ns(&c, 1500, 1000000), 12480000 + 10000 + 304000);
+        struct emu_dcf_cfg s = c;
+        s.plcp_ns = 96000;
+        CHECK_EQ(emu_dcf_exchange_ns(&s, 1500, 11000000), 96000 + 1117091 + 10000 + 96000 + 56000);
+        s = c;
+        s.rts_threshold_bytes = 500;                  /* RTS 20 B and CTS 14 B at 2 Mbit/s first */
+        CHECK_EQ(emu_dcf_exchange_ns(&s, 1500, 11000000), 272000 + 10000 + 248000 + 10000 + 1567091);
+        CHECK_EQ(emu_dcf_exchange_ns(&s, 100, 11000000), emu_dcf_exchange_ns(&c, 100, 11000000));
+    }
+    TEST("That a frame offered to a cell idle for DIFS goes at once and is acked an exchange later") {
+        cell(&m, &l, &c, 1, r11);
+        emu_medium_run(&m, 1 * MS);
+        CHECK_EQ(emu_medium_send(&m, 1, 0, 1500, NULL), 0);
+        emu_medium_run(&m, 10 * MS);
+        CHECK_EQ(l.n_deliv, 1);
+        CHECK_EQ(l.deliv_ns[0], 1 * MS + 1309091);
+        CHECK_EQ(l.acked_ns[0], 1 * MS + 1567091);
+        CHECK_EQ(m.st[1].c.airtime_ns, 1567091);
+        emu_medium_free(&m);
+    }
+    TEST("That a station whose frame arrives while the medium is busy waits DIFS and its backoff after it") {
+        cell(&m, &l, &c, 2, r11);
+        emu_medium_run(&m, 1 * MS);
+        emu_medium_send(&m, 1, 0, 1500, NULL);
+        emu_medium_run(&m, 1 * MS + 100 * US);
+        emu_medium_send(&m, 2, 0, 1500, NULL);
+        emu_dcf_set_backoff(&m, 2, 3);
+        emu_medium_run(&m, 20 * MS);
+        CHECK_EQ(l.n_deliv, 2);
+        CHECK_EQ(l.deliv_src[1], 2);
+        CHECK_EQ(l.deliv_ns[1], 1 * MS + 1567091 + 50 * US + 3 * 20 * US + 1309091);
+        emu_medium_free(&m);
+    }
+    TEST("That backoff counters freeze while another station transmits and resume after DIFS") {
+        cell(&m, &l, &c, 2, r11);
+        emu_dcf_set_backoff(&m, 1, 3);
+        emu_dcf_set_backoff(&m, 2, 5);
+        emu_medium_send(&m, 1, 0, 1500, NULL);
+        emu_medium_send(&m, 2, 0, 1500, NULL);
+        emu_medium_run(&m, 20 * MS);
+        CHECK_EQ(l.n_deliv, 2);
+        int64_t t1 = 50 * US + 3 * 20 * US;                      /* DIFS after time 0, then 3 slots */
+        CHECK_EQ(l.deliv_ns[0], t1 + 1309091);
+        CHECK_EQ(l.deliv_ns[1], t1 + 1567091 + 50 * US + 2 * 20 * US + 1309091);   /* 5 - 3 slots left */
+        CHECK_EQ(m.st[1].c.collisions + m.st[2].c.collisions, 0);
+        emu_medium_free(&m);
+    }
+    TEST("That counters reaching zero in the same slot collide, double the window and retransmit") {
+        cell(&m, &l, &c, 2, r11);
+        emu_dcf_set_backoff(&m, 1, 4);
+        emu_dcf_set_backoff(&m, 2, 4);
+        emu_medium_send(&m, 1, 0, 1500, NULL);
+        emu_medium_send(&m, 2, 0, 1500, NULL);
+        emu_medium_run(&m, 130 * US + 1567091);                  /* the collided attempt ends here */
+        CHECK_EQ(l.n_deliv, 0);
+        CHECK_EQ(m.st[1].c.collisions, 1);
+        CHECK_EQ(m.st[2].c.collisions, 1);
+        CHECK_EQ(emu_dcf_cw(&m, 1), 63);
+        CHECK_EQ(emu_dcf_cw(&m, 2), 63);
+        emu_medium_run(&m, 100 * MS);
+        CHECK_EQ(l.n_deliv, 2);
+        CHECK_EQ(emu_dcf_cw(&m, 1), 31);
+        CHECK_EQ(m.st[1].c.attempts + m.st[2].c.attempts, 2 + m.st[1].c.collisions + m.st[2].c.collisions);
+        emu_medium_free(&m);
+    }
+    TEST("That with RTS/CTS a collision costs only the RTS and the CTS wait") {
+        struct emu_dcf_cfg s = c;
+        s.rts_threshold_bytes = 500;
+        cell(&m, &l, &s, 2, r11);
+        emu_dcf_set_backoff(&m, 1, 4);
+        emu_dcf_set_backoff(&m, 2, 4);
+        emu_medium_send(&m, 1, 0, 1500, NULL);
+        emu_medium_send(&m, 2, 0, 1500, NULL);
+        emu_dcf_set_backoff(&m, 1, 4);
+        emu_medium_run(&m, 130 * US + 272000 + 10000 + 248000 - 1);
+        CHECK_EQ(m.st[1].c.airtime_ns, 272000 + 10000 + 248000);
+        emu_medium_free(&m);
+    }
+    TEST("That a frame lost to noise on every try is dropped after the retry limit of 7 transmissions") {
+        cell(&m, &l, &c, 1, r11);
+        m.st[1].p.loss_ppm = 1000000;
+        emu_medium_send(&m, 1, 0, 1500, NULL);
+        emu_medium_run(&m, 1000 * MS);
+        CHECK_EQ(l.n_deliv, 0);
+        CHECK_EQ(l.n_drop, 1);
+        CHECK_EQ(l.last_drop_why, EMU_MDROP_RETRY);
+        CHECK_EQ(m.st[1].c.attempts, 7);
+        CHECK_EQ(m.st[1].c.noise_losses, 7);
+        CHECK_EQ(m.st[1].c.drop_retry, 1);
+        CHECK_EQ(emu_dcf_cw(&m, 1), 31);
+        emu_medium_free(&m);
+    }
+    TEST("That a station leaving drops the frames queued at it and for it at the access point") {
+        cell(&m, &l, &c, 2, r11);
+        for (int i = 0; i < 3; i++) emu_medium_send(&m, 1, 0, 1500, NULL);
+        for (int i = 0; i < 2; i++) emu_medium_send(&m, 0, 1, 1500, NULL);
+        emu_medium_send(&m, 0, 2, 1500, NULL);
+        CHECK_EQ(emu_medium_leave(&m, 1), 0);
+        CHECK_EQ(l.n_drop, 5);
+        CHECK_EQ(emu_medium_send(&m, 1, 0, 100, NULL), -EINVAL);
+        emu_medium_run(&m, 100 * MS);
+        CHECK(l.n_deliv >= 1 && l.deliv_src[l.n_deliv - 1] == 0);   /* the frame for station 2 still goes */
+        struct emu_station_params p = { 11000000, 0, 10 };
+        CHECK_EQ(emu_medium_join(&m, 1, &p), 0);
+        CHECK_EQ(emu_medium_send(&m, 1, 0, 100, NULL), 0);
+        emu_medium_free(&m);
+    }
+    TEST("That a full station queue refuses the packet and counts it") {
+        cell(&m, &l, &c, 1, r11);
+        m.st[1].p.queue_pkts = 2;
+        CHECK_EQ(emu_medium_send(&m, 1, 0, 1500, NULL), 0);    /* goes onto the air at once */
+        CHECK_EQ(emu_medium_send(&m, 1, 0, 1500, NULL), 0);
+        CHECK_EQ(emu_medium_send(&m, 1, 0, 1500, NULL), -ENOBUFS);
+        CHECK_EQ(m.st[1].c.drop_queue, 1);
+        emu_medium_free(&m);
+    }
+    double bps[EMU_MEDIUM_STATIONS];
+    TEST("That one saturated station at 11 Mbit/s gets 1500 B per DIFS + mean backoff + exchange") {
+        run_load(&c, 1, r11, 0, 1500, 1500, 20.0, bps, 1);
+        double expect = 1500 * 8 / ((50 + 15.5 * 20) * 1e-6 + 1567091e-9);
+        printf("  saturated UDP, 1 station, 11 Mbit/s: %.3f Mbit/s (expected %.3f)\n", bps[1] / 1e6, expect / 1e6);
+        CHECK(bps[1] > expect * 0.99 && bps[1] < expect * 1.01);
+    }
+    TEST("That TCP-like bulk traffic of one 11 Mbit/s station gets 5.65 Mbit/s within 5% (short preamble)") {
+        struct emu_dcf_cfg s = c;
+        s.plcp_ns = 96000;
+        run_load(&s, 1, r11, 1, 1500, 1448, 20.0, bps, 1);
+        double short_bps = bps[1];
+        run_load(&c, 1, r11, 1, 1500, 1448, 20.0, bps, 1);
+        printf("  TCP-like, 1 station, 11 Mbit/s, 1448 B payload, ack per 2 segments: short preamble %.3f Mbit/s,"
+               " long %.3f Mbit/s\n", short_bps / 1e6, bps[1] / 1e6);
+        CHECK(short_bps > 5.65e6 * 0.95 && short_bps < 5.65e6 * 1.05);
+    }
+    TEST("That a 1 Mbit/s station drags an 11 Mbit/s one down to about its own rate (performance anomaly)") {
+        const uint64_t pair[2] = { 1000000, 11000000 };
+        run_load(&c, 2, pair, 0, 1500, 1500, 20.0, bps, 3);
+        double slow = bps[1], fast = bps[2];
+        run_load(&c, 2, r11, 0, 1500, 1500, 20.0, bps, 3);
+        printf("  saturated UDP, 1 + 11 Mbit/s: %.3f and %.3f Mbit/s; 11 + 11: %.3f and %.3f Mbit/s\n",
+               slow / 1e6, fast / 1e6, bps[1] / 1e6, bps[2] / 1e6);
+        CHECK(fast < 1.0e6);                          /* not 11/12 of the airtime, as a per-time share would give */
+        CHECK(fast > slow * 0.85 && fast < slow * 1.15);   /* equal chances per frame, so equal throughput */
+        CHECK(bps[2] > 2.5e6);
+    }
+    return test_summary();
+}
