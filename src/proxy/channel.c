@@ -630,7 +630,7 @@ static bool request_waits(struct channel *ch, const uint8_t *req, const struct x
     struct session *s = ch->s;
     /* The server keeps what it owes a client until we read it; we read only as fast as the
      * link takes it. Past SERVER_OWED_MAX, what asks for more waits for the replies to be
-     * read (on_server_msg resumes it); one request at a time always goes. */
+     * read (channel_read_more resumes it); one request at a time always goes. */
     if (ch->xs.owed_bytes && ch->xs.owed_bytes + xs_reply_bytes(req, rq, ch->xs.msb) > SERVER_OWED_MAX)
         return true;
     if (!s->observer)
