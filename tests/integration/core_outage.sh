@@ -98,8 +98,16 @@ else
     fail "That the screen after two outages is byte-identical to the direct one (nothing lost, nothing doubled)"
     xl_describe_diff "$XL_TMP/a.xwd" "$XL_TMP/b.xwd"
 fi
-kill -USR1 "$app"; sleep 0.5
+kill -USR1 "$app" "$disp"; sleep 0.5
 check "That the app side's statistics count two outages" grep -q 'link outages: 2,' "$XL_TMP/app.log"
+# What each side held (its buffers and the stream kept to resend) stayed under --max-memory.
+within_bound() { # the buffers at most, plus the compression's reserve, under the bound
+    sed -n 's/^memory: buffers held \([0-9.]*\) MiB.*compression \([0-9.]*\) MiB.*bound \([0-9]*\) MiB.*/\1 \2 \3/p' "$1" |
+        tail -1 | awk '{ exit !(NF == 3 && $1 > 0 && $1 + $2 <= $3) }'
+}
+check "That the app side's buffers stayed within its memory bound" within_bound "$XL_TMP/app.log"
+check "That the display side's buffers stayed within its memory bound" within_bound "$XL_TMP/display.log"
+grep -h '^memory: buffers held' "$XL_TMP/app.log" "$XL_TMP/display.log" | sed 's/^/    /'
 
 # A link lost for longer than the grace period: the session ends cleanly, with its reason.
 for k in logo term draw clock; do kill "${pids[a.$k]}" "${pids[p.$k]}" 2>/dev/null; done
