@@ -1,4 +1,5 @@
-/* fuzz_frame.c -- libFuzzer target for the link: the handshake (banner, nonce, proof),
+/* fuzz_frame.c -- libFuzzer target for the link: the handshake (banner, nonce, proof,
+ * SESSION, and with bit 4 of the first byte a resuming link's SESSION and RESUME),
  * then (with bit 3 of the first byte) the zstd stage, then frame decoding (OPEN, SPARE,
  * HINT and FACT payloads too), on bytes from a peer that may be anyone. */
 #include <stdint.h>
@@ -18,10 +19,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const uint8_t secret[] = "fuzzing-secret-0123456789";
     if (hs_init(&hs, (data[0] & 1) ? ROLE_APP : ROLE_DISPLAY, (data[0] & 2) ? secret : NULL, sizeof secret - 1, 0) < 0)
         return 0;
+    if (data[0] & 16) { /* a link that resumes a session: SESSION must name it, then RESUME */
+        hs.session.resume = true;
+        memset(hs.session.token_self, 7, HS_TOKEN_SIZE);
+        memset(hs.session.token_peer, 9, HS_TOKEN_SIZE);
+        hs.session.generation = 1;
+    }
     struct buf in = { 0 }, out = { 0 };
     buf_append(&in, data + 1, size - 1);
     hs_start(&hs, &out);
     int rc = hs_feed(&hs, &in, &out);
+    if (rc == HS_RESUME_READY) {
+        hs.session.received_self = 1000;
+        rc = hs_feed(&hs, &in, &out);
+    }
     if (rc <= 0 && !(data[0] & 4))
         goto done;
     if (data[0] & 8) { /* the rest is a compressed stream, decompressed in bounded steps */
