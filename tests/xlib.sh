@@ -125,6 +125,36 @@ xl_start_pair() {
     printf -v "${name}_auth" '%s' "$XL_TMP/$name.app.xauth"
 }
 
+# xl_relay_start: (re)starts a tincan-link stream relay from $XL_TMP/l.sock to $XL_TMP/d.sock,
+# with $XL_RELAY_OPTS (default --rate 2M --delay 20ms); its pid in XL_RELAY.
+xl_relay_start() {
+    # shellcheck disable=SC2086 # XL_RELAY_OPTS: options, split on spaces
+    "${TINCAN_LINK:-$XL_ROOT/build/tincan-link}" stream --listen "unix:$XL_TMP/l.sock" --connect "unix:$XL_TMP/d.sock" \
+        ${XL_RELAY_OPTS:---rate 2M --delay 20ms} 2>>"$XL_TMP/relay.log" &
+    XL_RELAY=$!; xl_track "$XL_RELAY"
+    xl_wait_for 10 test -S "$XL_TMP/l.sock"
+}
+
+# xl_start_relayed_pair XVFB SUFFIX OPTIONS...: tincan display beside the Xvfb XVFB, listening
+# on $XL_TMP/d.sock; a relay in front of it (xl_relay_start); tincan app through the relay;
+# both halves given OPTIONS. Logs in $XL_TMP/displaySUFFIX.log and appSUFFIX.log. Sets disp
+# and app (their pids), p_display and p_auth (the app side's display); 1 if it does not start.
+xl_start_relayed_pair() {
+    local x=$1 sfx=$2; shift 2
+    local xd="${x}_display" xa="${x}_auth"
+    rm -f "$XL_TMP/d.sock" "$XL_TMP/l.sock" "$XL_TMP/app$sfx.out"
+    XAUTHORITY=${!xa} "$TINCAN" display --link-listen "unix:$XL_TMP/d.sock" --display "${!xd}" "$@" \
+        2>"$XL_TMP/display$sfx.log" &
+    disp=$!; xl_track "$disp"
+    xl_wait_for 20 grep -q 'waiting for the app side' "$XL_TMP/display$sfx.log" || return 1
+    xl_relay_start || return 1
+    "$TINCAN" app --link-connect "unix:$XL_TMP/l.sock" --xauthority "$XL_TMP/app$sfx.xauth" "$@" \
+        >"$XL_TMP/app$sfx.out" 2>"$XL_TMP/app$sfx.log" &
+    app=$!; xl_track "$app"
+    xl_wait_for 20 grep -q '^DISPLAY=' "$XL_TMP/app$sfx.out" || return 1
+    p_display=$(sed -n 's/^DISPLAY=//p' "$XL_TMP/app$sfx.out") p_auth=$XL_TMP/app$sfx.xauth
+}
+
 # xl_stop_pair NAME: SIGTERM to the app side; both halves should then end by themselves.
 # Sets NAME_app_rc and NAME_disp_rc (-1: had to be killed).
 xl_stop_pair() {

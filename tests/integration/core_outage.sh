@@ -9,29 +9,12 @@
 # Then a link lost for longer than --grace ends the session cleanly, with its reason.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../xlib.sh"
-LINK=${TINCAN_LINK:-$XL_ROOT/build/tincan-link}
 OUTAGE_S=${OUTAGE_S:-2}
 
 xl_build_clients || { fail "That the test clients build"; summary; exit 1; }
 xl_start_xvfb a && xl_start_xvfb b || { fail "That two Xvfbs start"; summary; exit 1; }
 
-relay_start() {
-    "$LINK" stream --listen "unix:$XL_TMP/l.sock" --connect "unix:$XL_TMP/d.sock" --rate 2M --delay 20ms \
-        2>>"$XL_TMP/relay.log" &
-    relay=$!; xl_track "$relay"
-    xl_wait_for 10 test -S "$XL_TMP/l.sock"
-}
-
-XAUTHORITY=$b_auth "$TINCAN" display --link-listen "unix:$XL_TMP/d.sock" --display "$b_display" --stats \
-    --grace 900 2>"$XL_TMP/display.log" &
-disp=$!; xl_track "$disp"
-xl_wait_for 20 grep -q 'waiting for the app side' "$XL_TMP/display.log"
-relay_start
-"$TINCAN" app --link-connect "unix:$XL_TMP/l.sock" --xauthority "$XL_TMP/app.xauth" --stats --grace 900 \
-    >"$XL_TMP/app.out" 2>"$XL_TMP/app.log" &
-app=$!; xl_track "$app"
-xl_wait_for 20 grep -q '^DISPLAY=' "$XL_TMP/app.out" || { fail "That the pair starts"; cat "$XL_TMP"/*.log; summary; exit 1; }
-p_display=$(sed -n 's/^DISPLAY=//p' "$XL_TMP/app.out") p_auth=$XL_TMP/app.xauth
+xl_start_relayed_pair b "" --stats --grace 900 || { fail "That the pair starts"; cat "$XL_TMP"/*.log; summary; exit 1; }
 
 # The same programs on both, in the same order: a directly, p through tincan (shown on b).
 declare -A pids
@@ -56,7 +39,7 @@ xl_bg p "$XL_BIN/xrtloop" 150 >"$XL_TMP/rt.out"; rt=$XL_LAST
 sleep 0.5 # xdraw's 4 MiB image is crossing now
 
 # Outage 1: the relay dies; the link closes.
-kill -KILL "$relay"; wait "$relay" 2>/dev/null
+kill -KILL "$XL_RELAY"; wait "$XL_RELAY" 2>/dev/null
 xl_wait_for 10 grep -q 'link lost' "$XL_TMP/app.log"
 check "That the app side noticed the closed link and kept its clients" grep -q 'link lost.*clients wait' "$XL_TMP/app.log"
 type_on b "during "; type_on a "during "
@@ -64,7 +47,7 @@ notice_shown() { xl_on b xwininfo -root -tree 2>/dev/null | grep -q ' 360x20+8+'
 check "That the display side shows the outage on the screen" xl_wait_for 5 notice_shown
 sleep "$OUTAGE_S"
 check "That both halves are alive during the outage" kill -0 "$app" "$disp"
-relay_start
+xl_relay_start
 check "That the link came back after the relay restarted" xl_wait_for 20 grep -q 'link back' "$XL_TMP/app.log"
 type_on b "after "; type_on a "after "
 no_notice() { ! notice_shown; }
@@ -74,14 +57,14 @@ check "That xdraw's drawing, its 4 MiB image crossing the drop, finished through
 xl_wait_for 60 grep -q drawn "$XL_TMP/a.draw.out"
 
 # Outage 2: the relay freezes: nothing closes, nothing arrives (out of radio range).
-kill -STOP "$relay"
+kill -STOP "$XL_RELAY"
 lost_twice() { [ "$(grep -c 'link lost' "$XL_TMP/app.log")" -ge 2 ]; }
 back_twice() { [ "$(grep -c 'link back' "$XL_TMP/app.log")" -ge 2 ]; }
 check "That a silent link was noticed within 10 s" xl_wait_for 10 lost_twice
 grep 'link lost' "$XL_TMP/app.log" | tail -1 | sed 's/^/    /'
 type_on b "silent "; type_on a "silent "
-old_relay=$relay
-relay_start # a new route; the old one thaws after the new link took over
+old_relay=$XL_RELAY
+xl_relay_start # a new route; the old one thaws after the new link took over
 check "That the link came back on the new relay" xl_wait_for 30 back_twice
 kill -CONT "$old_relay"
 type_on b "end"; type_on a "end"
@@ -111,7 +94,7 @@ grep -h '^memory: buffers held' "$XL_TMP/app.log" "$XL_TMP/display.log" | sed 's
 
 # A link lost for longer than the grace period: the session ends cleanly, with its reason.
 for k in logo term draw clock; do kill "${pids[a.$k]}" "${pids[p.$k]}" 2>/dev/null; done
-kill -KILL "$relay"; kill -KILL "$old_relay" 2>/dev/null
+kill -KILL "$XL_RELAY"; kill -KILL "$old_relay" 2>/dev/null
 kill -TERM "$app"
 check "That the app side ends when told to during an outage" xl_wait_exit "$app" 15
 check "That no sanitizer error or tincan report appeared" xl_sanitizer_clean "$XL_TMP/app.log" "$XL_TMP/display.log"
@@ -119,20 +102,10 @@ kill -TERM "$disp"
 xl_wait_exit "$disp" 15
 
 # Grace: 2 s, then the session ends on both sides, each client disconnected.
-rm -f "$XL_TMP/d.sock" "$XL_TMP/l.sock"
-XAUTHORITY=$b_auth "$TINCAN" display --link-listen "unix:$XL_TMP/d.sock" --display "$b_display" --grace 2 \
-    2>"$XL_TMP/display2.log" &
-disp=$!; xl_track "$disp"
-xl_wait_for 20 grep -q 'waiting for the app side' "$XL_TMP/display2.log"
-relay_start
-"$TINCAN" app --link-connect "unix:$XL_TMP/l.sock" --xauthority "$XL_TMP/app2.xauth" --grace 2 \
-    >"$XL_TMP/app2.out" 2>"$XL_TMP/app2.log" &
-app=$!; xl_track "$app"
-xl_wait_for 20 grep -q '^DISPLAY=' "$XL_TMP/app2.out"
-p_display=$(sed -n 's/^DISPLAY=//p' "$XL_TMP/app2.out") p_auth=$XL_TMP/app2.xauth
+xl_start_relayed_pair b 2 --grace 2 || fail "That the second pair starts"
 xl_bg p xlogo; logo=$XL_LAST
 xl_wait_window b '^xlogo$'
-kill -KILL "$relay"
+kill -KILL "$XL_RELAY"
 check "That the app side ends after the grace period" xl_wait_exit "$app" 20
 check "That the display side ends after the grace period" xl_wait_exit "$disp" 20
 check "That the app side says why it ended" grep -q 'longer than the grace period (2 s)' "$XL_TMP/app2.log"

@@ -7,29 +7,15 @@
 # run directly. OUTAGES (default 12 here; bench/outage runs 100) sets how many.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../xlib.sh"
-LINK=${TINCAN_LINK:-$XL_ROOT/build/tincan-link}
 OUTAGES=${OUTAGES:-12}
 RANDOM=${STORM_SEED:-$$}
 echo "seed ${STORM_SEED:-$$}"
 
 xl_build_clients || { fail "That the test clients build"; summary; exit 1; }
 xl_start_xvfb a && xl_start_xvfb b || { fail "That two Xvfbs start"; summary; exit 1; }
-relay_start() {
-    "$LINK" stream --listen "unix:$XL_TMP/l.sock" --connect "unix:$XL_TMP/d.sock" --rate 4M --delay 5ms \
-        2>>"$XL_TMP/relay.log" &
-    relay=$!; xl_track "$relay"
-    xl_wait_for 10 test -S "$XL_TMP/l.sock"
-}
-XAUTHORITY=$b_auth "$TINCAN" display --link-listen "unix:$XL_TMP/d.sock" --display "$b_display" --stats --grace 120 ${STORM_LOG:-} \
-    2>"$XL_TMP/display.log" &
-disp=$!; xl_track "$disp"
-xl_wait_for 20 grep -q 'waiting for the app side' "$XL_TMP/display.log"
-relay_start
-"$TINCAN" app --link-connect "unix:$XL_TMP/l.sock" --xauthority "$XL_TMP/app.xauth" --stats --grace 120 ${STORM_LOG:-} \
-    >"$XL_TMP/app.out" 2>"$XL_TMP/app.log" &
-app=$!; xl_track "$app"
-xl_wait_for 20 grep -q '^DISPLAY=' "$XL_TMP/app.out" || { fail "That the pair starts"; cat "$XL_TMP"/*.log; summary; exit 1; }
-p_display=$(sed -n 's/^DISPLAY=//p' "$XL_TMP/app.out") p_auth=$XL_TMP/app.xauth
+XL_RELAY_OPTS="--rate 4M --delay 5ms"
+xl_start_relayed_pair b "" --stats --grace 120 ${STORM_LOG:-} ||
+    { fail "That the pair starts"; cat "$XL_TMP"/*.log; summary; exit 1; }
 
 declare -A pids
 for t in a p; do
@@ -51,9 +37,9 @@ for i in $(seq 0 $((OUTAGES - 1))); do
     word="w$i "
     type_on b "$word"; type_on a "$word"
     sleep "$(printf '0.%02d' $((5 + RANDOM % 95)))"
-    kill -KILL "$relay"; wait "$relay" 2>/dev/null
+    kill -KILL "$XL_RELAY"; wait "$XL_RELAY" 2>/dev/null
     sleep "$(printf '0.%02d' $((RANDOM % 30)))"
-    relay_start
+    xl_relay_start
 done
 back() { [ "$(grep -c 'link back' "$XL_TMP/app.log")" -ge 1 ] && session_up; }
 session_up() { xl_on p timeout 20 xdpyinfo -queryExtensions >/dev/null 2>&1; }
