@@ -152,15 +152,22 @@ static int takes_value(const char *name)
     return !emu_params_is_flag(name);
 }
 
+/* An argument NAME or NAME=VALUE: its name into name (cut to 63 bytes); returns the '=' or NULL. */
+static const char *split_option(const char *arg, char name[64])
+{
+    const char *eq = strchr(arg, '=');
+    size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+    if (n > 63) n = 63;
+    memcpy(name, arg, n);
+    name[n] = 0;
+    return eq;
+}
+
 static int parse_args(struct cli *c, int argc, char **argv)
 {
     for (int i = 2; i < argc; i++) {
         char name[64];
-        const char *arg = argv[i], *eq = strchr(arg, '='), *value = NULL;
-        size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
-        if (n >= sizeof name) n = sizeof name - 1;
-        memcpy(name, arg, n);
-        name[n] = 0;
+        const char *arg = argv[i], *eq = split_option(arg, name), *value = NULL;
         if (strcmp(name, "--profile") != 0 && !find_mode_opt(name) && !emu_params_knows(name)) {
             fprintf(stderr, "tincan-link: unknown option '%s' (see --help)\n", arg);
             return -EINVAL;
@@ -180,11 +187,7 @@ static int parse_cell_args(struct emu_cell_opts *o, int argc, char **argv)
 {
     for (int i = 2; i < argc; i++) {
         char name[64];
-        const char *arg = argv[i], *eq = strchr(arg, '='), *value = NULL;
-        size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
-        if (n >= sizeof name) n = sizeof name - 1;
-        memcpy(name, arg, n);
-        name[n] = 0;
+        const char *arg = argv[i], *eq = split_option(arg, name), *value = NULL;
         if (eq) value = eq + 1;
         else if (!emu_cell_option_is_flag(name)) {
             if (i + 1 >= argc) { fprintf(stderr, "tincan-link: %s needs a value\n", name); return -EINVAL; }
