@@ -20,7 +20,7 @@ ALL_BINS += $(BUILD)/tincan-link
 # Unit tests tests/unit/test_emu_*.c link the emulator's archive, not libtincan.a: a static
 # pattern rule wins over the top Makefile's generic $(BUILD)/tests/% rule.
 EMU_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_emu_*.c))
-$(EMU_TESTS): $(BUILD)/tests/test_emu_%: tests/unit/test_emu_%.c $(EMU_LIB) tests/test.h
+$(EMU_TESTS): $(BUILD)/tests/test_emu_%: tests/unit/test_emu_%.c $(EMU_LIB) tests/test.h tests/unit/emu_mac_log.h
 	@mkdir -p $(dir $@)
 	$(CC) $(EMU_CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(EMU_LIB) $(EMU_LDLIBS)
 

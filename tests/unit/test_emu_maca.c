@@ -8,35 +8,10 @@
 
 #include "mac_maca.h"
 #include "medium.h"
+#include "emu_mac_log.h"
 #include "test.h"
 
 #define MS 1000000LL
-
-struct log {
-    int n_deliv, n_acked, n_drop;
-    int64_t deliv_ns[64], acked_ns[64];
-    int deliv_src[64];
-};
-
-static void on_deliv(void *arg, const struct emu_mframe *f, int64_t now)
-{
-    struct log *l = arg;
-    if (l->n_deliv < 64) { l->deliv_src[l->n_deliv] = f->src; l->deliv_ns[l->n_deliv] = now; }
-    l->n_deliv++;
-}
-static void on_acked(void *arg, const struct emu_mframe *f, int64_t now)
-{
-    struct log *l = arg;
-    (void)f;
-    if (l->n_acked < 64) l->acked_ns[l->n_acked] = now;
-    l->n_acked++;
-}
-static void on_drop(void *arg, const struct emu_mframe *f, int why, int64_t now)
-{
-    struct log *l = arg;
-    (void)f; (void)why; (void)now;
-    l->n_drop++;
-}
 
 static void cell(struct emu_medium *m, struct log *l, const struct emu_maca_cfg *c, int n)
 {
