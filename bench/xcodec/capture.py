@@ -21,7 +21,16 @@ def main():
     out.write(MAGIC)
     sel = selectors.DefaultSelector()
     sel.register(ls, selectors.EVENT_READ, None)
+    # Two relays recording one session share a time base: the first writes its start
+    # (CLOCK_MONOTONIC ns) to $CAPTURE_T0_FILE, the others read it (tests/replay/record.sh).
     t0 = time.monotonic_ns()
+    t0_file = os.environ.get("CAPTURE_T0_FILE")
+    if t0_file:
+        try:
+            t0 = int(open(t0_file).read())
+        except (OSError, ValueError):
+            with open(t0_file, "w") as f:
+                f.write(str(t0))
     peers = {}  # socket -> (peer socket, conn id, dir)
     next_id = [1]
     stop = [False]

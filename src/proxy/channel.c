@@ -114,7 +114,7 @@ void channel_update_interest(struct channel *ch)
     unsigned want = 0;
     if (!ch->x_closed && ch->to_link.len < TO_LINK_HIGH && session_may_read(ch))
         want |= LOOP_READ;
-    if (ch->to_x.len)
+    if (ch->to_x.len && !ch->setup_held)
         want |= LOOP_WRITE;
     loop_want(ch->s->loop, &ch->w, want);
 }
@@ -766,7 +766,7 @@ static void channel_read_more(struct channel *ch)
 void channel_write_x(struct channel *ch)
 {
     struct session *s = ch->s;
-    if (ch->fd < 0 || !ch->to_x.len)
+    if (ch->fd < 0 || !ch->to_x.len || ch->setup_held)
         return;
     uint64_t t0 = clock_ns();
     ssize_t n = write(ch->fd, buf_head(&ch->to_x), ch->to_x.len);
@@ -893,6 +893,8 @@ int channel_on_open(struct session *s, const struct frame *f)
      * they give must reach the app side before this client's setup reply. */
     if (!s->observer || !observer_hold_setup(s->observer, ch->id, &o))
         channel_send_setup(ch, &o);
+    else
+        ch->setup_held = true;
     return 0;
 }
 
@@ -909,7 +911,17 @@ void channel_send_setup(struct channel *ch, const struct frame_open *o)
 {
     if (ch->dead || ch->x_closed)
         return;
-    channel_build_upstream_setup(ch->s, &ch->to_x, o);
+    /* A client whose setup the app side answered may have sent requests meanwhile: they
+     * are in to_x, and the setup request goes ahead of them. */
+    struct buf setup = { 0 };
+    if (channel_build_upstream_setup(ch->s, &setup, o) < 0 || buf_append(&setup, buf_head(&ch->to_x), ch->to_x.len) < 0) {
+        buf_free(&setup);
+        channel_drop(ch, "out of memory");
+        return;
+    }
+    buf_free(&ch->to_x);
+    ch->to_x = setup;
+    ch->setup_held = false;
     channel_update_interest(ch);
 }
 

@@ -716,7 +716,7 @@ static void census_poll(struct observer *o)
     if (o->broken || !o->census.next || o->census.polling || o->probe.active)
         return;
     o->census.polling = true;
-    o->census.due_ns = clock_ns() + CENSUS_POLL_NS;
+    o->census.due_ns = o->s->now() + CENSUS_POLL_NS;
     o->census.closes_last = o->census.closes_this;
     o->census.closes_this = o->census.closes;
     uint32_t id = o->census.next;
@@ -825,7 +825,7 @@ static void census_hook(void *data)
     census_mark_unsure(o);
     if (o->broken || !o->census.next)
         return;
-    uint64_t now = clock_ns();
+    uint64_t now = o->s->now();
     if (!o->census.polling && now >= o->census.due_ns)
         census_poll(o);
     loop_wake_by(o->s->loop, o->census.polling ? now + CENSUS_POLL_NS : o->census.due_ns);
@@ -846,7 +846,7 @@ static void probe_finish(struct observer *o)
     if (o->probe.atom_bad && !o->broken) {
         /* Every atom below the first BadAtom has been told. */
         o->census.next = o->census.told = o->probe.atom_bad;
-        o->census.due_ns = clock_ns() + CENSUS_POLL_NS;
+        o->census.due_ns = o->s->now() + CENSUS_POLL_NS;
         struct buf fact = { 0 };
         predict_fact_census(&fact, o->census.next);
         send_session_fact(o, &fact);
@@ -859,7 +859,7 @@ static void probe_finish(struct observer *o)
     log_debug("observer: told the app side %u extensions, %u atoms, %u handshake replies, %u root properties, "
               "%u colour names%s, %u fonts in %.1f ms", o->probe.n_ext, o->probe.n_atoms, o->probe.n_hs,
               o->probe.n_props, o->probe.n_colors, o->probe.colormap && !o->probe.colors_bad ? " (TrueColor checked)" : "",
-              o->probe.n_fonts, (double)(clock_ns() - o->probe.start_ns) / 1e6);
+              o->probe.n_fonts, (double)(o->s->now() - o->probe.start_ns) / 1e6);
     release_held(o);
 }
 
@@ -1070,7 +1070,7 @@ static void probe_answer(struct observer *o, const struct pending *p, const uint
 static void probe_start(struct observer *o)
 {
     o->probe.active = true;
-    o->probe.start_ns = clock_ns();
+    o->probe.start_ns = o->s->now();
     o->probe.atom_next = 1;
     probe_send(o, 99 /* ListExtensions */, 0, NULL, 0, S_LIST, 0);
     probe_atoms(o); /* atoms are numbered from 1 without gaps: ask until the first BadAtom */

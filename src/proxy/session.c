@@ -176,7 +176,7 @@ static int on_ack(struct session *s, const struct frame *f)
      * RESUME that acknowledged more: not news. */
     if (s->generation && acked < s->pacer.acked)
         return 0;
-    int rc = pacer_on_ack(&s->pacer, acked, clock_ns());
+    int rc = pacer_on_ack(&s->pacer, acked, s->now());
     if (!rc)
         relink_acked(s, acked);
     if (!rc && s->observer)
@@ -503,7 +503,7 @@ static int link_write_buf(struct session *s, struct buf *b)
         s->stats.link_writes++;
         s->stats.link_bytes_out += (uint64_t)n;
         if (stream) {
-            pacer_on_send(&s->pacer, (uint64_t)n, clock_ns());
+            pacer_on_send(&s->pacer, (uint64_t)n, s->now());
             relink_sent(s, buf_head(b), (size_t)n);
         }
         buf_consume(b, (size_t)n);
@@ -614,7 +614,7 @@ static void link_write(struct session *s)
     s->hold_since = 0;
     /* The rate moves slowly: a TCP_INFO of the last 100 ms (the scheduler's, most often) will do. */
     struct transport_queue q;
-    uint64_t now = clock_ns();
+    uint64_t now = s->now();
     if (s->link_tx.len && s->link_is_tcp && now - s->link_rate_ns >= LINK_RATE_AGE_NS &&
         transport_queue_info(s->link_out, &q) == 0) {
         s->link_rate_Bps = q.rate_Bps;
@@ -667,7 +667,7 @@ static size_t kernel_budget(struct session *s, size_t wanted)
     s->kq_unsent = q.unsent;
     s->kq_out = s->stats.link_bytes_out;
     s->link_rate_Bps = q.rate_Bps;
-    s->link_rate_ns = clock_ns();
+    s->link_rate_ns = s->now();
     uint64_t target = q.rate_Bps / 200;
     if (target < LINK_TARGET_MIN)
         target = LINK_TARGET_MIN;
@@ -938,7 +938,7 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
         session_free(s);
         return rc;
     }
-    s->handshake_deadline_ns = clock_ns() + (uint64_t)s->cfg.handshake_timeout_ms * 1000000u;
+    s->handshake_deadline_ns = s->now() + (uint64_t)s->cfg.handshake_timeout_ms * 1000000u;
     if ((rc = loop_add_before_sleep(loop, before_sleep, s)) < 0) {
         session_free(s);
         return rc;
@@ -1040,7 +1040,7 @@ void session_goodbye(struct session *s)
 
 void session_tick(struct session *s)
 {
-    if (s->state == SESSION_HANDSHAKE && clock_ns() > s->handshake_deadline_ns) {
+    if (s->state == SESSION_HANDSHAKE && s->now() > s->handshake_deadline_ns) {
         s->refused = true;
         log_error("link: no valid handshake within %u ms: refused", s->cfg.handshake_timeout_ms);
         session_end(s, false, "%s", "link handshake timed out");

@@ -70,6 +70,9 @@ struct channel {
     bool dead;                    /* freed before the next sleep */
     bool font_set_hint;           /* display side: the client's locale makes UTF-8 font sets (hint.h) */
     bool requests_held;           /* display side: from_link holds requests that wait (request_waits) */
+    bool setup_held;              /* display side: its setup request waits for the observer's first
+                                   * probes (observer_hold_setup): nothing of to_x may reach the
+                                   * server before it, though the client's requests may come */
     bool grabbing;                /* both sides: it sent GrabServer and no UngrabServer since: the
                                    * server may serve it alone (DESIGN.md "Server grabs") */
     bool urgent;                  /* to_link holds a message someone waits for (a request owed

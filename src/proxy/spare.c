@@ -161,7 +161,7 @@ void spare_offer(struct session *s)
     }
     sp->offered = sp->any_offered = true;
     if (sp->old_fd >= 0 && !sp->old_until_ns)
-        sp->old_until_ns = clock_ns() + SPARE_OLD_GRACE_NS;
+        sp->old_until_ns = s->now() + SPARE_OLD_GRACE_NS;
     log_debug("spare X connection %u: its setup reply (%zu bytes) goes ahead", sp->id, sp->rx.len);
     /* Most of it is the last one's: a new resource-id base, perhaps new root masks. */
     if (spare_frame_encode_delta(&s->link_tx, sp->id, SPARE_MSB, buf_head(&sp->last), sp->last.len,
@@ -199,7 +199,7 @@ int spare_claim(struct session *s, uint32_t id, int *fd, struct buf *setup)
 void spare_tick(struct session *s)
 {
     struct spare_state *sp = &s->spare;
-    uint64_t now = clock_ns();
+    uint64_t now = s->now();
     if (is_app(s)) {
         if (sp->enabled && !sp->first_seen && sp->wait_until_ns) {
             if (now >= sp->wait_until_ns) { /* none came: clients connect the ordinary way */
@@ -297,13 +297,13 @@ static void release_waiting(struct session *s)
 void spare_expect(struct session *s)
 {
     if (is_app(s) && s->spare.enabled)
-        s->spare.wait_until_ns = clock_ns() + SPARE_FIRST_WAIT_NS;
+        s->spare.wait_until_ns = s->now() + SPARE_FIRST_WAIT_NS;
 }
 
 bool spare_awaited(const struct session *s)
 {
     const struct spare_state *sp = &s->spare;
-    return is_app(s) && sp->enabled && !sp->first_seen && clock_ns() < sp->wait_until_ns;
+    return is_app(s) && sp->enabled && !sp->first_seen && s->now() < sp->wait_until_ns;
 }
 
 int spare_on_frame(struct session *s, const struct frame *f)
