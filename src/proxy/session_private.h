@@ -44,6 +44,11 @@
 #define MEM_BASE (8u << 20)                /* of the bound: the process itself (code, libraries, tables) */
 #define BUF_KEEP (16u * 1024)              /* an idle buffer keeps at most this much allocated */
 #define FLUSH_BYTES (16u * 1024)           /* held link bytes beyond this are written at once */
+enum flush_why { FLUSH_AT_ONCE, FLUSH_URGENT, FLUSH_FULL, FLUSH_DEADLINE }; /* why a link write went */
+#define XC_BUDGET_SHARE 8 /* of --max-memory, for the body models of this side's encoders:
+                           * at 64 MiB, two channels with image models and two with font tables */
+#define REFS_BUDGET_SHARE 8 /* of --max-memory, for the channels' reference stores (the app
+                             * side grants them; the display side holds what it is told) */
 #define LINK_RATE_AGE_NS (100u * 1000000)  /* the link's delivery rate is read at least this often */
 
 enum channel_phase {
@@ -275,6 +280,16 @@ void channel_send_setup(struct channel *ch, const struct frame_open *o);
 void session_end(struct session *s, bool clean, const char *fmt, const char *arg);
 /* Watches the session's link fds (link_in, link_out) for the link's events. 0 or -errno. */
 int session_watch_link(struct session *s);
+/* The link is readable: reads it and handles whole frames (session.c). */
+void session_on_link_readable(struct session *s);
+/* linkwriter.c: one turn of the link's output (scheduler, flush policy, ACKs, memory bound),
+ * before each sleep; the compression window agreed (it sizes the memory marks); the flush
+ * policy's current hold time. */
+void linkwriter_pump(struct session *s);
+/* The pixel cache's share of the body models' budget. */
+static inline size_t pixcache_budget(const struct session *s) { return s->xc_budget.cap / 2; }
+void linkwriter_set_window(struct session *s, int window_log);
+uint64_t linkwriter_flush_delay_ns(const struct session *s);
 
 /* relink.c: the link's life across outages */
 /* The link broke or fell silent: detach (keep every channel) when resumable, else end. */
