@@ -1,0 +1,725 @@
+/* observer_probe.c -- the facts the observer asks for when its connection opens and keeps
+ * current: the server's extensions, atoms (and the atom census, polled every 500 ms and as
+ * clients connect), the handshake replies of extensions, colour arithmetic, fonts, root
+ * properties and the keyboard's mappings; sent as FACT frames on channel 0 (predict.h,
+ * docs/PROTOCOL.md 3.2). Clients' setup requests wait for the first answers (held). */
+#include "proxy/observer_private.h"
+
+/* ---------------------------------------------------------------- probes at start */
+
+/* Handshakes clients commonly open with, in order per extension (the bytes after the
+ * header); each reply is keyed by the requests of that extension up to it. */
+static const struct {
+    const char *ext;
+    uint8_t minor;
+    uint8_t body[24];
+    uint8_t body_len;
+} probes[] = {
+    { "BIG-REQUESTS", 0, { 0 }, 0 },                    /* Enable */
+    { "XKEYBOARD", 0, { 1, 0, 0, 0 }, 4 },              /* UseExtension 1.0 (Xlib) */
+    /* GetMap of the core keyboard's types, symbols and modifier map (Xlib's XkbGetMap, as
+     * xterm asks it); asked again when the keyboard changes (PROBE_GET_MAP) */
+    { "XKEYBOARD", 8, { 0x00, 0x01, 7, 0 }, 24 },
+    { "RENDER", 0, { 0, 0, 0, 0, 11, 0, 0, 0 }, 8 },    /* QueryVersion 0.11 (libXrender, xcb) */
+    { "RENDER", 1, { 0 }, 0 },                          /* QueryPictFormats */
+    { "XFIXES", 0, { 6, 0, 0, 0, 0, 0, 0, 0 }, 8 },     /* QueryVersion 6.0 (libXfixes) */
+    /* GTK 3's start, as it sends them */
+    { "Generic Event Extension", 0, { 1, 0, 0, 0 }, 4 }, /* QueryVersion 1.0 */
+    { "SHAPE", 0, { 0 }, 0 },                           /* QueryVersion */
+    { "RANDR", 0, { 1, 0, 0, 0, 6, 0, 0, 0 }, 8 },      /* QueryVersion 1.6 */
+    { "Composite", 0, { 0, 0, 0, 0, 4, 0, 0, 0 }, 8 },  /* QueryVersion 0.4 */
+    { "DAMAGE", 0, { 1, 0, 0, 0, 1, 0, 0, 0 }, 8 },     /* QueryVersion 1.1 */
+    { "XInputExtension", 1, { 15, 0, 0, 0, 'X', 'I', 'n', 'p', 'u', 't', 'E', 'x', 't', 'e', 'n', 's', 'i', 'o', 'n' },
+      19 },                                             /* GetExtensionVersion, twice (libXi) */
+    { "XInputExtension", 1, { 15, 0, 0, 0, 'X', 'I', 'n', 'p', 'u', 't', 'E', 'x', 't', 'e', 'n', 's', 'i', 'o', 'n' },
+      19 },
+    { "XInputExtension", 47, { 2, 0, 4, 0 }, 4 },      /* XIQueryVersion 2.4 */
+    { "SYNC", 0, { 3, 1, 0, 0 }, 4 },                   /* Initialize 3.1 (libXext, GTK 3's frame clock) */
+};
+#define N_PROBES (sizeof probes / sizeof *probes)
+_Static_assert(N_PROBES == PROBE_SLOTS, "PROBE_SLOTS counts probes[]");
+
+/* Sends a fact on channel 0 and learns it here too, so both sides' predictors agree. */
+void obs_send_session_fact(struct observer *o, struct buf *payload)
+{
+    if (payload->len && predict_on_fact(o->s->predict, buf_head(payload), payload->len) == 0) {
+        frame_encode(&o->s->link_tx, FRAME_FACT, 0, buf_head(payload), payload->len);
+        o->s->stats.link_frames_out++;
+    }
+    buf_clear(payload);
+}
+
+void observer_send_fact(struct observer *o, struct buf *payload)
+{
+    if (o->s->predict)
+        obs_send_session_fact(o, payload);
+    buf_clear(payload);
+}
+
+/* A root property is no longer known: tell the app side (once). */
+void obs_property_changed(struct observer *o, uint32_t property)
+{
+    if (!o->s->predict || !predict_property_known(o->s->predict, o->root, property))
+        return;
+    struct buf fact = { 0 };
+    predict_fact_property(&fact, o->root, property, PROP_UNKNOWN, 0, 0, NULL, 0);
+    obs_send_session_fact(o, &fact);
+    buf_free(&fact);
+    log_debug("observer: root property %u changed: no longer answered at the app side", property);
+}
+
+/* The keyboard's mappings from GetKeyboardMapping's and GetModifierMapping's replies. */
+bool obs_send_keyboard(struct observer *o, const uint8_t *km, uint32_t km_size, const uint8_t *mm, uint32_t mm_size)
+{
+    uint32_t keys = o->max_keycode >= o->min_keycode ? o->max_keycode - o->min_keycode + 1u : 0;
+    if (!km || !mm || !keys || o->min_keycode < 8 || km_size < 32 || mm_size < 32 || !km[1] ||
+        ld32(km + 4, false) != keys * km[1] || km_size != 32 + 4 * keys * km[1] || mm_size < 32 + 8u * mm[1])
+        return false;
+    struct buf fact = { 0 };
+    predict_fact_keyboard(&fact, true, o->min_keycode, o->max_keycode, km[1], km + 32, mm[1], mm + 32);
+    obs_send_session_fact(o, &fact);
+    buf_free(&fact);
+    return true;
+}
+
+/* Sends one request given as bytes after its header. */
+void obs_send_bytes(struct observer *o, uint8_t major, uint8_t minor, const void *body, uint16_t body_len,
+                       struct pending p)
+{
+    uint32_t words[72] = { 0 };
+    if (body_len > sizeof words)
+        return;
+    if (body_len)
+        memcpy(words, body, body_len); /* the bytes as they are: words go out in this order, LSB */
+    for (unsigned i = 0; i < (body_len + 3u) / 4; i++)
+        words[i] = ld32((const uint8_t *)&words[i], false);
+    obs_send_request_minor(o, major, minor, words, (body_len + 3u) / 4, p);
+}
+
+static void probe_send(struct observer *o, uint8_t major, uint8_t minor, const void *body, uint16_t body_len,
+                       enum probe_step step, uint32_t index)
+{
+    o->probe.outstanding++;
+    obs_send_bytes(o, major, minor, body, body_len, (struct pending){ .kind = P_PROBE, .tag = step, .window = index });
+}
+
+static void probe_atoms(struct observer *o)
+{
+    uint32_t first = o->probe.atom_next;
+    for (uint32_t id = first; id < first + PROBE_ATOM_BATCH && id <= PROBE_MAX_ATOMS; id++)
+        probe_send(o, 17 /* GetAtomName */, 0, &(uint8_t[4]){ (uint8_t)id, (uint8_t)(id >> 8), (uint8_t)(id >> 16), 0 },
+                   4, S_ATOM, id);
+    o->probe.atom_next = first + PROBE_ATOM_BATCH;
+}
+
+/* Colour names clients commonly allocate by name (Xt's defaults, xcalc, xclock, ...). */
+static const char *const probe_color_names[] = { "black", "white", "red", "green", "blue", "yellow", "cyan",
+                                                 "magenta", "gray", "grey", "orange", "navy" };
+/* Fonts Xlib and Xt open without asking about them first (cursors; the default font). */
+static const char *const probe_font_names[] = { "cursor", "fixed" };
+
+static void probe_color_request(struct observer *o, uint8_t major, const uint8_t *body, uint16_t body_len)
+{
+    size_t at = o->probe.color_reqs.len;
+    uint8_t *rq = buf_append_space(&o->probe.color_reqs, 4u + body_len);
+    if (!rq) {
+        o->probe.colors_bad = true;
+        return;
+    }
+    rq[0] = major;
+    rq[1] = 0;
+    st16(rq + 2, (uint16_t)((4u + body_len) / 4), false);
+    memcpy(rq + 4, body, body_len);
+    o->probe.colors_left++;
+    probe_send(o, major, 0, body, body_len, S_COLOR, (uint32_t)at);
+}
+
+/* The TrueColor arithmetic (predict.c) checked against the server on its default colormap,
+ * where AllocColor and QueryColors allocate nothing; and the common colour names looked up. */
+static void probe_colors(struct observer *o)
+{
+    uint32_t all = 0, cmap = predict_truecolor_colormap(o->s->predict, &all);
+    if (!cmap)
+        return;
+    o->probe.colormap = cmap;
+    static const uint16_t rgb[][3] = { { 0, 0, 0 }, { 0xffff, 0xffff, 0xffff }, { 0xff00, 0x5300, 0 },
+                                       { 0x1234, 0x8765, 0xfedc }, { 0x7fff, 0x8000, 0x0101 } };
+    uint8_t b[8 + 260];
+    for (size_t i = 0; i < sizeof rgb / sizeof *rgb; i++) {
+        memset(b, 0, 12);
+        st32(b, cmap, false);
+        for (int c = 0; c < 3; c++)
+            st16(b + 4 + 2 * c, rgb[i][c], false);
+        probe_color_request(o, 84 /* AllocColor */, b, 12);
+    }
+    const uint32_t pixels[] = { 0, all, all & 0x55555555u, all & 0x0f0f0f0fu, all & 0xf0f0f0f0u };
+    st32(b, cmap, false);
+    for (size_t i = 0; i < sizeof pixels / sizeof *pixels; i++)
+        st32(b + 4 + 4 * i, pixels[i], false);
+    probe_color_request(o, 91 /* QueryColors */, b, 4 + 4 * sizeof pixels / sizeof *pixels);
+    for (size_t i = 0; i < sizeof probe_color_names / sizeof *probe_color_names; i++) {
+        uint16_t len = (uint16_t)strlen(probe_color_names[i]);
+        memset(b, 0, sizeof b);
+        st32(b, cmap, false);
+        st16(b + 4, len, false);
+        memcpy(b + 8, probe_color_names[i], len);
+        probe_color_request(o, 92 /* LookupColor */, b, (uint16_t)(8 + len + xw_pad4(len)));
+    }
+}
+
+static void probe_color_answer(struct observer *o, const struct pending *p, const uint8_t *msg, uint32_t size,
+                               bool error)
+{
+    const uint8_t *rq = buf_head(&o->probe.color_reqs) + p->window;
+    uint32_t rq_size = 4u * ld16(rq + 2, false);
+    bool lookup = rq[0] == 92;
+    if (error && lookup) {
+        /* the server does not know the name: not told */
+    } else if (error || !predict_color_check(o->s->predict, rq, rq_size, msg, size)) {
+        o->probe.colors_bad = true;
+        log_info("observer: the server's answer to a colour request (%u) is not the TrueColor arithmetic: colours "
+                 "are asked of the server until a real answer matches", rq[0]);
+    } else if (lookup) {
+        const uint16_t exact[3] = { ld16(msg + 8, false), ld16(msg + 10, false), ld16(msg + 12, false) };
+        predict_fact_color_name(&o->probe.colors, (const char *)rq + 12, ld16(rq + 8, false), exact);
+        o->probe.n_colors++;
+    }
+    if (--o->probe.colors_left)
+        return;
+    struct buf fact = { 0 };
+    if (!o->probe.colors_bad && predict_fact_colors(o->s->predict, &fact, o->probe.colormap) == 0 &&
+        buf_append(&fact, buf_head(&o->probe.colors), o->probe.colors.len) == 0)
+        obs_send_session_fact(o, &fact);
+    buf_free(&fact);
+}
+
+/* Fonts opened (and closed) on this connection: OpenFont of them is quiet for clients. */
+static void probe_fonts(struct observer *o)
+{
+    for (uint32_t k = 0; k < sizeof probe_font_names / sizeof *probe_font_names; k++) {
+        uint8_t b[8 + 256] = { 0 };
+        uint32_t fid = o->probe.font_base + 1 + k;
+        uint16_t len = (uint16_t)strlen(probe_font_names[k]);
+        st32(b, fid, false);
+        st16(b + 4, len, false);
+        memcpy(b + 8, probe_font_names[k], len);
+        /* no answer when it opens; an error names it */
+        obs_send_bytes(o, 45 /* OpenFont */, 0, b, (uint16_t)(8 + len + xw_pad4(len)),
+                   (struct pending){ .kind = P_PROBE, .tag = S_FONT, .window = k });
+        if (!strcmp(probe_font_names[k], "fixed")) /* the server's default font: most core-font programs load it */
+            probe_send(o, 47 /* QueryFont */, 0, b, 4, S_FONT_QUERY, k);
+        obs_send_request(o, 46 /* CloseFont */, &fid, 1, (struct pending){ .kind = P_SELECT });
+    }
+    probe_send(o, 43 /* GetInputFocus: after the errors, if any */, 0, NULL, 0, S_FONTS_DONE, 0);
+}
+
+static void probe_fonts_done(struct observer *o)
+{
+    struct buf fact = { 0 };
+    for (uint32_t k = 0; k < sizeof probe_font_names / sizeof *probe_font_names; k++)
+        if (!(o->probe.fonts_bad >> k & 1)) {
+            predict_fact_font(&fact, probe_font_names[k], strlen(probe_font_names[k]));
+            o->probe.n_fonts++;
+        }
+    obs_send_session_fact(o, &fact);
+    buf_free(&fact);
+}
+
+/* The keyboard's GetMap reply is now a fact: keep its key to ask again, and have the server
+ * say when the keyboard changes. Core MappingNotify is not enough: once a connection has
+ * used XKEYBOARD, the server sends it only for the map components the connection selected. */
+static void xkb_watch(struct observer *o, const uint8_t *key, size_t key_len)
+{
+    buf_clear(&o->xkb.key);
+    if (buf_append(&o->xkb.key, key, key_len) < 0)
+        return;
+    /* SelectEvents on the core keyboard: NewKeyboardNotify and MapNotify, every detail */
+    const uint8_t select[12] = { 0x00, 0x01, 3, 0, 0, 0, 3, 0, 0xff, 0, 0xff, 0 };
+    obs_send_bytes(o, o->xkb.major, 1, select, sizeof select, (struct pending){ .kind = P_SELECT });
+}
+
+/* GetMap as probed, again (after a change); an answer older than the latest change is dropped. */
+static void xkb_ask_map(struct observer *o)
+{
+    const uint8_t *key = buf_head(&o->xkb.key);
+    size_t len = o->xkb.key.len;
+    if (!len || !o->s->predict)
+        return;
+    uint32_t at = 4u * ld16(key + 2, false); /* UseExtension first, then GetMap */
+    if (at + 4 > len)
+        return;
+    obs_send_bytes(o, key[at], key[at + 1], key + at + 4, (uint16_t)(len - at - 4),
+               (struct pending){ .kind = P_PROBE, .tag = S_XKB_MAP, .channel = o->xkb.generation });
+}
+
+static void xkb_map_answer(struct observer *o, const struct pending *p, const uint8_t *msg, uint32_t size, bool error)
+{
+    if (error || p->channel != o->xkb.generation)
+        return; /* the keyboard changed again meanwhile: a newer answer comes */
+    struct buf fact = { 0 };
+    predict_fact_exchange(&fact, false, buf_head(&o->xkb.key), o->xkb.key.len, msg, size);
+    obs_send_session_fact(o, &fact);
+    buf_free(&fact);
+}
+
+/* The keyboard changed (core MappingNotify, or XKEYBOARD's MapNotify or NewKeyboardNotify):
+ * what the app side knows of it is forgotten, then asked again. */
+void obs_keyboard_changed(struct observer *o)
+{
+    if (!o->s->predict)
+        return;
+    struct buf fact = { 0 };
+    predict_fact_keyboard(&fact, false, 0, 0, 0, NULL, 0, NULL); /* also forgets GetMap replies */
+    obs_send_session_fact(o, &fact);
+    buf_free(&fact);
+    log_debug("observer: the keyboard mapping changed: asking again");
+    if (!o->kb_fetching) {
+        /* Asked after the change: the answers say the new mappings. */
+        o->kb_fetching = true;
+        uint32_t kb = o->min_keycode | (uint32_t)(o->max_keycode - o->min_keycode + 1) << 8;
+        obs_send_request(o, OP_GET_KEYBOARD_MAPPING, &kb, 1, (struct pending){ .kind = P_KEYMAP });
+        obs_send_request(o, OP_GET_MODIFIER_MAPPING, NULL, 0, (struct pending){ .kind = P_MODMAP });
+    }
+    o->xkb.generation++;
+    xkb_ask_map(o);
+}
+
+/* Clients held back until the facts are told. */
+static void release_held(struct observer *o)
+{
+    uint32_t n = o->n_held;
+    o->n_held = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct channel *ch = channel_find(o->s, o->held[i].channel);
+        if (ch)
+            channel_send_setup(ch, &o->held[i].open);
+    }
+    spare_offer(o->s);
+}
+
+bool observer_probing(const struct observer *o)
+{
+    return o->probe.active && !o->broken;
+}
+
+bool observer_check_root(struct observer *o)
+{
+    if (!o->root || o->broken)
+        return false;
+    obs_send_request(o, OP_GET_WINDOW_ATTRIBUTES, &o->root, 1,
+                 (struct pending){ .kind = P_SPARE_ROOT_ATTRS, .window = o->root });
+    obs_send_request(o, OP_GET_GEOMETRY, &o->root, 1, (struct pending){ .kind = P_SPARE_ROOT_GEOMETRY, .window = o->root });
+    return !o->broken;
+}
+
+/* Looks for atoms made since the last look (by clients outside tincan; atoms made through
+ * tincan are learnt from their replies too): GetAtomName of the next numbers, a round trip
+ * on the display's machine, until BadAtom. */
+static void census_poll(struct observer *o)
+{
+    if (o->broken || !o->census.next || o->census.polling || o->probe.active)
+        return;
+    o->census.polling = true;
+    o->census.due_ns = o->s->now() + CENSUS_POLL_NS;
+    o->census.closes_last = o->census.closes_this;
+    o->census.closes_this = o->census.closes;
+    uint32_t id = o->census.next;
+    obs_send_request(o, 17 /* GetAtomName */, &id, 1, (struct pending){ .kind = P_PROBE, .tag = S_POLL, .window = id });
+}
+
+/* Whether a look may leave atom to the reply that told the display side of it. */
+static bool census_leave_to_reply(struct observer *o, uint32_t atom)
+{
+    if (!predict_atom_known(o->s->predict, atom) || o->census.n_unsure >= CENSUS_MAX_UNSURE ||
+        o->census.closes != o->census.closes_last || o->census.for_setup)
+        return false;
+    if (o->census.n_unsure == o->census.cap_unsure) {
+        uint32_t cap = o->census.cap_unsure ? 2 * o->census.cap_unsure : 64;
+        struct unsure_atom *u = realloc(o->census.unsure, cap * sizeof *u);
+        if (!u)
+            return false;
+        o->census.unsure = u;
+        o->census.cap_unsure = cap;
+    }
+    o->census.unsure[o->census.n_unsure++] = (struct unsure_atom){ atom, 0 };
+    return true;
+}
+
+/* Once nothing waits for the link but compressed bytes, the replies behind the unsure
+ * atoms are within the link's first `until` bytes. */
+static void census_mark_unsure(struct observer *o)
+{
+    struct session *s = o->s;
+    if (!o->census.n_unsure || o->census.unsure[o->census.n_unsure - 1].until || s->link_tx.len)
+        return;
+    for (const struct channel *ch = s->channels; ch; ch = ch->next)
+        if (!ch->dead && ch->to_link.len)
+            return;
+    uint64_t until = s->tx_stream + s->wire_tx.len;
+    for (uint32_t i = o->census.n_unsure; i-- && !o->census.unsure[i].until;)
+        o->census.unsure[i].until = until;
+}
+
+void observer_on_ack(struct observer *o, uint64_t acked)
+{
+    if (!o)
+        return;
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < o->census.n_unsure; i++)
+        if (!o->census.unsure[i].until || o->census.unsure[i].until > acked)
+            o->census.unsure[kept++] = o->census.unsure[i];
+    o->census.n_unsure = kept;
+}
+
+void observer_on_peer_close(struct observer *o)
+{
+    if (o)
+        o->census.closes++;
+    if (!o || !o->census.n_unsure)
+        return;
+    /* The app side may have dropped the reply that was to tell these: tell them here. */
+    struct buf fact = { 0 };
+    for (uint32_t i = 0; i < o->census.n_unsure; i++)
+        predict_fact_known_atom(o->s->predict, &fact, o->census.unsure[i].atom);
+    log_debug("observer: a client went away: %u atoms left to replies told again", o->census.n_unsure);
+    o->census.n_unsure = 0;
+    obs_send_session_fact(o, &fact);
+    buf_free(&fact);
+}
+
+static void census_answer(struct observer *o, const struct pending *p, const uint8_t *msg, uint32_t size, bool error)
+{
+    if (!error && (uint32_t)ld16(msg + 8, false) + 32 <= size && p->window == o->census.next) {
+        /* A client's own atom is told by its reply. Another's by the hash of its name, not the
+         * name: mostly a font's properties, which nobody asks for by name; two bytes keep the
+         * census whole (docs/PROTOCOL.md 3.2). One fact for the whole look. */
+        bool hashed = !census_leave_to_reply(o, p->window);
+        if (hashed && o->census.hashes.len >= CENSUS_FACT_BYTES)
+            obs_send_session_fact(o, &o->census.hashes);
+        if (hashed && o->census.hashes.len && o->census.hash_next != p->window)
+            obs_send_session_fact(o, &o->census.hashes); /* a fact's atoms follow each other */
+        if (hashed) {
+            predict_fact_atom_hash(&o->census.hashes, p->window, (const char *)msg + 32, ld16(msg + 8, false));
+            o->census.hash_next = p->window + 1;
+            o->census.any_hashed = true;
+        }
+        log_debug("observer: atom %u is new: %s", p->window, hashed ? "told by its name's hash" : "its reply tells it");
+        o->census.next = p->window + 1;
+        uint32_t id = o->census.next;
+        obs_send_request(o, 17, &id, 1, (struct pending){ .kind = P_PROBE, .tag = S_POLL, .window = id });
+        return;
+    }
+    o->census.polling = false;
+    obs_send_session_fact(o, &o->census.hashes); /* ahead of the census that counts them */
+    /* Atoms only left to replies: the app side's census grows as it learns them in order. */
+    if (o->census.next != o->census.told && o->census.any_hashed) {
+        struct buf fact = { 0 };
+        predict_fact_census(&fact, o->census.next);
+        obs_send_session_fact(o, &fact);
+        buf_free(&fact);
+        o->census.told = o->census.next;
+    }
+    o->census.any_hashed = o->census.for_setup = false;
+    release_held(o);
+}
+
+void obs_census_hook(void *data)
+{
+    struct observer *o = data;
+    census_mark_unsure(o);
+    if (o->broken || !o->census.next)
+        return;
+    uint64_t now = o->s->now();
+    if (!o->census.polling && now >= o->census.due_ns)
+        census_poll(o);
+    loop_wake_by(o->s->loop, o->census.polling ? now + CENSUS_POLL_NS : o->census.due_ns);
+}
+
+/* Every probe has been answered: the clients held back may have their setup requests go. */
+void obs_probe_finish(struct observer *o)
+{
+    if (!o->probe.active) {
+        if (o->broken)
+            o->census.polling = false;
+        if (!o->census.polling)
+            release_held(o);
+        return;
+    }
+    o->probe.active = false;
+    obs_send_session_fact(o, &o->probe.atoms);
+    if (o->probe.atom_bad && !o->broken) {
+        /* Every atom below the first BadAtom has been told. */
+        o->census.next = o->census.told = o->probe.atom_bad;
+        o->census.due_ns = o->s->now() + CENSUS_POLL_NS;
+        struct buf fact = { 0 };
+        predict_fact_census(&fact, o->census.next);
+        obs_send_session_fact(o, &fact);
+        buf_free(&fact);
+    }
+    buf_free(&o->probe.atoms);
+    buf_free(&o->probe.names);
+    for (size_t k = 0; k < N_PROBES; k++)
+        buf_free(&o->probe.keys[k]);
+    log_debug("observer: told the app side %u extensions, %u atoms, %u handshake replies, %u root properties, "
+              "%u colour names%s, %u fonts in %.1f ms", o->probe.n_ext, o->probe.n_atoms, o->probe.n_hs,
+              o->probe.n_props, o->probe.n_colors, o->probe.colormap && !o->probe.colors_bad ? " (TrueColor checked)" : "",
+              o->probe.n_fonts, (double)(o->s->now() - o->probe.start_ns) / 1e6);
+    release_held(o);
+}
+
+/* The extension names: the server's list, those it lacks that xcb-proto names, and a few more. */
+static void probe_extensions(struct observer *o, const uint8_t *list, uint32_t size)
+{
+    struct rd r = rd_make(list, size, false);
+    struct buf *names = &o->probe.names; /* counted strings */
+    uint8_t len;
+    const uint8_t *name;
+    if (!rd_skip(&r, 32))
+        for (unsigned i = 0; i < list[1] && !rd_u8(&r, &len) && !rd_bytes(&r, &name, len); i++) {
+            uint8_t *slot = buf_append_space(names, 1u + len); /* whole, or not at all */
+            if (slot) {
+                slot[0] = len;
+                memcpy(slot + 1, name, len);
+            }
+        }
+    size_t listed = names->len;
+    static const char *const others[] = { "XFree86-Bigfont" }; /* Xlib asks when it loads a font */
+    for (size_t e = 0; e < xp_n_extensions + sizeof others / sizeof *others; e++) {
+        const char *xname = e < xp_n_extensions ? xp_extensions[e].xname : others[e - xp_n_extensions];
+        size_t n = strlen(xname);
+        bool seen = n > 255;
+        for (size_t at = 0; at < listed && !seen; at += 1u + buf_head(names)[at])
+            seen = buf_head(names)[at] == n && !memcmp(buf_head(names) + at + 1, xname, n);
+        if (!seen) {
+            uint8_t *slot = buf_append_space(names, 1u + n);
+            if (slot) {
+                slot[0] = (uint8_t)n;
+                memcpy(slot + 1, xname, n);
+            }
+        }
+    }
+    for (size_t at = 0; at < names->len; at += 1u + buf_head(names)[at]) {
+        uint8_t body[260] = { 0 };
+        st16(body, buf_head(names)[at], false);
+        memcpy(body + 4, buf_head(names) + at + 1, buf_head(names)[at]);
+        probe_send(o, XW_OP_QUERY_EXTENSION, 0, body, (uint16_t)(4 + buf_head(names)[at]), S_QE, (uint32_t)at);
+        o->probe.qe_left++;
+    }
+}
+
+/* All QueryExtension answers are in: the handshakes of the extensions present. */
+static void probe_handshakes(struct observer *o)
+{
+    for (size_t k = 0; k < N_PROBES; k++) {
+        if (!o->probe.majors[k])
+            continue;
+        size_t f = k; /* the extension's first probe holds its key */
+        while (f > 0 && !strcmp(probes[f - 1].ext, probes[k].ext))
+            f--;
+        uint16_t units = (uint16_t)(1 + (probes[k].body_len + 3) / 4);
+        uint8_t rq[28] = { o->probe.majors[k], probes[k].minor };
+        st16(rq + 2, units, false);
+        memcpy(rq + 4, probes[k].body, probes[k].body_len);
+        buf_append(&o->probe.keys[f], rq, 4u * units); /* the key of probe k: a prefix of this */
+        probe_send(o, o->probe.majors[k], probes[k].minor, probes[k].body, probes[k].body_len, S_HS, (uint32_t)k);
+    }
+}
+
+void obs_probe_answer(struct observer *o, const struct pending *p, const uint8_t *msg, bool error)
+{
+    uint32_t size = error ? 32 : 32 + 4 * ld32(msg + 4, false);
+    struct buf fact = { 0 };
+    switch ((enum probe_step)p->tag) {
+    case S_FONT:                /* an error: the font does not open (not counted as outstanding) */
+        if (error && p->window < 32)
+            o->probe.fonts_bad |= 1u << p->window;
+        return;
+    case S_POLL:                /* not part of the probes at start */
+        census_answer(o, p, msg, size, error);
+        return;
+    case S_XKB_MAP:
+        xkb_map_answer(o, p, msg, size, error);
+        return;
+    case S_COLOR:
+        probe_color_answer(o, p, msg, size, error);
+        break;
+    case S_FONTS_DONE:
+        probe_fonts_done(o);
+        break;
+    case S_FONT_QUERY:          /* as a font learnt in an earlier session (FACT_FONT, learnt.h) */
+        if (!error && p->window < sizeof probe_font_names / sizeof *probe_font_names &&
+            predict_fact_reply(&fact, FACT_FONT, false, (const uint8_t *)probe_font_names[p->window],
+                               strlen(probe_font_names[p->window]), msg, size) == 0)
+            obs_send_session_fact(o, &fact);
+        break;
+    case S_LIST:
+        if (!error)
+            probe_extensions(o, msg, size);
+        break;
+    case S_QE: {
+        const uint8_t *names = buf_head(&o->probe.names);
+        uint8_t len = names[p->window];
+        const char *name = (const char *)names + p->window + 1;
+        if (!error && size == 32) {
+            uint8_t reply[32];
+            memcpy(reply, msg, 32);
+            if (xstream_extension_hidden(name, len))
+                memset(reply + 8, 0, 4); /* as clients see it (xstream.c) */
+            for (size_t k = 0; k < N_PROBES; k++)
+                if (reply[8] && strlen(probes[k].ext) == len && !memcmp(probes[k].ext, name, len))
+                    o->probe.majors[k] = reply[9];
+            if (reply[8] && len == 9 && !memcmp(name, "XKEYBOARD", 9)) {
+                o->xkb.major = reply[9];
+                o->xkb.event = reply[10];
+            }
+            predict_fact_extension(&fact, name, len, reply);
+            obs_send_session_fact(o, &fact);
+            o->probe.n_ext++;
+        }
+        if (!--o->probe.qe_left)
+            probe_handshakes(o);
+        break;
+    }
+    case S_ATOM:
+        if (error && (!o->probe.atom_bad || p->window < o->probe.atom_bad))
+            o->probe.atom_bad = p->window;
+        if (error || o->probe.atoms_end) {
+            o->probe.atoms_end = true; /* BadAtom: past the last atom */
+        } else if ((uint32_t)ld16(msg + 8, false) + 32 <= size) {
+            predict_fact_atom(&o->probe.atoms, p->window, (const char *)msg + 32, ld16(msg + 8, false));
+            o->probe.n_atoms++;
+            if (o->probe.atoms.len >= PROBE_FACT_BYTES)
+                obs_send_session_fact(o, &o->probe.atoms);
+        }
+        if (p->window + 1 == o->probe.atom_next && !o->probe.atoms_end && o->probe.atom_next <= PROBE_MAX_ATOMS)
+            probe_atoms(o); /* the batch is all atoms: there may be more */
+        break;
+    case S_HS: {
+        size_t k = p->window;
+        size_t f = k;
+        while (f > 0 && !strcmp(probes[f - 1].ext, probes[k].ext))
+            f--;
+        if (error)
+            o->probe.hs_dead[f] = true; /* what follows depends on it, and clients will not send it */
+        if (!error && !o->probe.hs_dead[f]) {
+            /* key: this extension's probes up to this one */
+            size_t key_len = 0;
+            for (size_t j = f; j <= k; j++)
+                key_len += 4u * (1 + (probes[j].body_len + 3) / 4);
+            predict_fact_exchange(&fact, false, buf_head(&o->probe.keys[f]), key_len, msg, size);
+            obs_send_session_fact(o, &fact);
+            o->probe.n_hs++;
+            if (!strcmp(probes[k].ext, "XKEYBOARD") && probes[k].minor == 8)
+                xkb_watch(o, buf_head(&o->probe.keys[f]), key_len);
+            uint8_t major, first_event;
+            if ((k + 1 == N_PROBES || strcmp(probes[k + 1].ext, probes[k].ext)) && o->s->predict &&
+                predict_extension(o->s->predict, probes[k].ext, &major, &first_event))
+                statewatch_start(o->s->statewatch, o, probes[k].ext, buf_head(&o->probe.keys[f]), key_len, major,
+                                 first_event, o->root); /* its last handshake: RANDR's and XInput's state */
+        }
+        break;
+    }
+    case S_PROPS: {
+        uint32_t n = error ? 0 : ld16(msg + 8, false);
+        if (error || 32 + 4ull * n > size)
+            break;
+        o->props_watched = true;
+        o->probe.props_left = n;
+        for (uint32_t i = 0; i < n; i++) {
+            /* window, property, type Any, offset 0, length: the largest value kept */
+            uint32_t words[5] = { o->root, ld32(msg + 32 + 4 * i, false), 0, 0, 256u * 1024 / 4 };
+            o->probe.outstanding++;
+            obs_send_request(o, 20 /* GetProperty */, words, 5,
+                         (struct pending){ .kind = P_PROBE, .tag = S_PROP, .window = words[1] });
+        }
+        if (!n)
+            goto props_done;
+        break;
+    }
+    case S_PROP: {
+        uint32_t format = error ? 0 : msg[1], units = error ? 0 : ld32(msg + 16, false);
+        uint64_t bytes = (uint64_t)units * (format / 8);
+        if (error || ld32(msg + 12, false) /* bytes after: too large */ || !format || 32 + bytes > size) {
+            predict_fact_property(&fact, o->root, p->window, PROP_UNKNOWN, 0, 0, NULL, 0);
+        } else {
+            predict_fact_property(&fact, o->root, p->window, PROP_VALUE, ld32(msg + 8, false), (uint8_t)format,
+                                  msg + 32, (size_t)bytes);
+            o->probe.n_props++;
+        }
+        obs_send_session_fact(o, &fact);
+        if (--o->probe.props_left)
+            break;
+    props_done:
+        /* Every other property of the root does not exist (until a PropertyNotify says otherwise). */
+        predict_fact_property(&fact, o->root, 0, PROP_ABSENT, 0, 0, NULL, 0);
+        obs_send_session_fact(o, &fact);
+        o->probe.props_probing = false;
+        if (o->changed_overflow) {
+            predict_fact_property(&fact, o->root, 0, PROP_UNKNOWN, 0, 0, NULL, 0);
+            obs_send_session_fact(o, &fact);
+        }
+        for (uint32_t i = 0; i < o->n_changed; i++)
+            obs_property_changed(o, o->changed[i]);
+        o->n_changed = 0;
+        break;
+    }
+    }
+    buf_free(&fact);
+    if (!--o->probe.outstanding)
+        obs_probe_finish(o);
+}
+
+/* Asks the server what clients ask at start; the answers become FACT frames (channel 0) as
+ * they come, and clients that connect meanwhile send their setup requests only after. */
+void obs_probe_start(struct observer *o)
+{
+    o->probe.active = true;
+    o->probe.start_ns = o->s->now();
+    o->probe.atom_next = 1;
+    probe_send(o, 99 /* ListExtensions */, 0, NULL, 0, S_LIST, 0);
+    probe_atoms(o); /* atoms are numbered from 1 without gaps: ask until the first BadAtom */
+    probe_colors(o);
+    probe_fonts(o);
+    if (loop_add_before_sleep(o->s->loop, obs_census_hook, o) == 0)
+        o->census.hooked = true;
+    if (o->root) {
+        /* Watch the root's properties first, then read them. */
+        uint32_t select[3] = { o->root, 0x800 /* CWEventMask */, PROPERTY_CHANGE_MASK };
+        obs_send_request(o, OP_CHANGE_WINDOW_ATTRIBUTES, select, 3, (struct pending){ .kind = P_SELECT });
+        o->probe.props_probing = true;
+        probe_send(o, 21 /* ListProperties */, 0, &(uint8_t[4]){ (uint8_t)o->root, (uint8_t)(o->root >> 8),
+                   (uint8_t)(o->root >> 16), (uint8_t)(o->root >> 24) }, 4, S_PROPS, 0);
+    }
+    if (o->max_keycode >= o->min_keycode && o->min_keycode >= 8) {
+        /* The keyboard: a MappingNotify (every client gets it) says when it changes. */
+        o->kb_fetching = true;
+        o->probe.keyboard = true;
+        o->probe.outstanding++;
+        uint32_t kb = o->min_keycode | (uint32_t)(o->max_keycode - o->min_keycode + 1) << 8;
+        obs_send_request(o, OP_GET_KEYBOARD_MAPPING, &kb, 1, (struct pending){ .kind = P_KEYMAP });
+        obs_send_request(o, OP_GET_MODIFIER_MAPPING, NULL, 0, (struct pending){ .kind = P_MODMAP });
+    }
+    if (o->s->learnt)
+        learnt_probe(o->s->learnt, o); /* what clients asked in earlier sessions */
+}
+
+bool observer_hold_setup(struct observer *o, uint32_t channel_id, const struct frame_open *open)
+{
+    if (o->broken)
+        return false;
+    if (!o->probe.active) {
+        census_poll(o); /* atoms made since the last look are told before this client's setup reply */
+        if (!o->census.polling)
+            return false;
+        o->census.for_setup = true;
+    }
+    struct held *n = o->n_held == o->cap_held ? realloc(o->held, (o->cap_held * 2 + 4) * sizeof *n) : o->held;
+    if (!n)
+        return false;
+    if (o->n_held == o->cap_held) {
+        o->held = n;
+        o->cap_held = o->cap_held * 2 + 4;
+    }
+    o->held[o->n_held++] = (struct held){ channel_id, *open };
+    return true;
+}
