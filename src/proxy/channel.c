@@ -1,7 +1,10 @@
-/* channel.c -- one X connection carried as a channel: reading and framing what its X
- * peer sends, writing what the other side sent, flow-control credit, local answers, and
- * the channel's part of the link protocol. Never writes to the link socket itself: frames
- * go to the session's link buffer or the channel's queue for the scheduler. */
+/* channel.c -- one X connection carried as a channel, the core both halves share: its
+ * buffers, reading and framing what its X peer sends (with the per-message hooks in a fixed
+ * order: on_request_msg, on_server_msg), writing what the other side sent, flow-control
+ * credit, and the DATA, CLOSE and WINDOW frames. What only one half does is in
+ * channel_app.c (setup, local answers) and channel_display.c (the upstream connection,
+ * holds, answers checked). Never writes to the link socket itself: frames go to the
+ * session's link buffer or the channel's queue for the scheduler (linkwriter.c). */
 #include <errno.h>
 #include <sodium.h>
 #include <stdlib.h>
@@ -25,9 +28,6 @@ struct channel *channel_find(struct session *s, uint32_t id)
     return ch && ch->id == id && !ch->dead ? ch : NULL;
 }
 
-static int frame_input(struct channel *ch, struct buf *in, const uint8_t *p, size_t n, struct buf *out,
-                       bool requests, enum stat_dir dir);
-static long frame_span(struct channel *ch, const uint8_t *p, size_t n, struct buf *out, bool requests, enum stat_dir dir);
 
 /* ---------------------------------------------------------------- channels */
 
@@ -54,7 +54,7 @@ struct channel *channel_new(struct session *s, uint32_t id, int fd)
 }
 
 /* Display side: forgets the oldest reply the app side gave. */
-static void drop_pop(struct channel *ch)
+void channel_drop_pop(struct channel *ch)
 {
     buf_free(&ch->drops.q[ch->drops.head].expected);
     ch->drops.head = (ch->drops.head + 1) % ch->drops.cap;
@@ -75,7 +75,7 @@ static void channel_free(struct channel *ch)
     buf_free(&ch->from_link);
     buf_free(&ch->to_link);
     while (ch->drops.len)
-        drop_pop(ch);
+        channel_drop_pop(ch);
     free(ch->drops.q);
     predict_questions_free(&ch->pq);
     expose_free(&ch->ex);
@@ -143,7 +143,7 @@ void channel_drop(struct channel *ch, const char *why)
 
 /* ---------------------------------------------------------------- X side input */
 
-static const char *errno_text(long rc)
+const char *channel_errno_text(long rc)
 {
     switch (-rc) {
     case EBADMSG: return "malformed message";
@@ -156,21 +156,10 @@ static const char *errno_text(long rc)
 
 /* App side: the client's setup request, checked against our cookie. */
 
-/* App side: the reference store of a new channel's coders, in XC_STORE_UNITs: an eighth
- * of what the session's budget has left for each (at most XC_STORE_MAX), so any number of
- * clients together stay within it, the first ones with the most. */
-static uint8_t refs_grant(const struct session *s)
-{
-    const struct xc_budget *b = &s->refs_budget;
-    size_t left = b->cap > b->used ? b->cap - b->used : 0;
-    size_t units = left / 2 / 8 / XC_STORE_UNIT; /* a unit needs 1 MiB left: its trapezoids fit too */
-    return (uint8_t)(units < FRAME_OPEN_REFS_MAX ? units : FRAME_OPEN_REFS_MAX);
-}
-
 /* The channel's structured encoder (of what it sends on the link: dir) and decoder, the
  * encoder drawing its body models' memory from the session's budget, and both keeping
  * refs units of references. 0 or -ENOMEM. */
-static int channel_codecs(struct channel *ch, enum xc_dir dir, bool msb, uint8_t refs)
+int channel_codecs(struct channel *ch, enum xc_dir dir, bool msb, uint8_t refs)
 {
     enum xc_dir other = dir == XC_REQUESTS ? XC_SERVER : XC_REQUESTS;
     if (xenc_new(&ch->enc, dir, msb) < 0 || xdec_new(&ch->dec, other, msb) < 0)
@@ -188,190 +177,10 @@ static int channel_codecs(struct channel *ch, enum xc_dir dir, bool msb, uint8_t
     ch->s->refs_budget.used += 2 * ch->refs_held;
     return 0;
 }
-/* App side: what this machine says of the client, told before its first request (hint.h). */
-static void send_hint(struct channel *ch)
-{
-    struct session *s = ch->s;
-    struct hint_want want = { .locale = !s->cfg.no_locale_hint, .fonts = !s->cfg.no_font_hint };
-    struct hint h;
-    struct frame_hint f;
-    if (s->cfg.no_local_answers || hint_of_client(ch->fd, &want, &h) < 0)
-        return;
-    hint_to_frame(&h, &f);
-    if (frame_hint_encode(&s->link_tx, ch->id, &f) < 0)
-        return;
-    s->stats.link_frames_out++;
-    log_debug("channel %u: hint: %s locale, %u fonts of its app-defaults", ch->id,
-              h.flags & HINT_FONT_SET ? "a UTF-8" : "another", h.n_fonts);
-}
 
-static int app_accept_setup(struct channel *ch)
-{
-    struct session *s = ch->s;
-    struct xw_setup_request rq;
-    long n = xw_parse_setup_request(buf_head(&ch->from_x), ch->from_x.len, &rq);
-    if (n == -EAGAIN)
-        return ch->from_x.len > 65536 ? -EBADMSG : 0;
-    if (n == -EPROTONOSUPPORT) { /* answer as a server would, then close */
-        s->stats.clients_refused++;
-        log_warn("channel %u: client asked for X protocol version %u: refused", ch->id, rq.major);
-        xw_build_setup_failed(&ch->to_x, rq.msb, "Protocol version mismatch");
-        ch->x_closed = true;
-        loop_want(s->loop, &ch->w, LOOP_WRITE);
-        buf_clear(&ch->from_x);
-        return -EACCES;
-    }
-    if (n < 0) {
-        channel_drop(ch, "garbage instead of an X connection setup");
-        return -EBADMSG;
-    }
-    /* The link's options (its encoding) not agreed yet, or the first spare connection and the
-     * facts ahead of it still on their way: channel_session_up() is called again. */
-    if (s->state != SESSION_UP || spare_awaited(s)) {
-        if (ch->from_x.len > 65536) {
-            channel_drop(ch, "client sent too much before its connection was set up");
-            return -EBADMSG;
-        }
-        return -EAGAIN;
-    }
-    bool ok = rq.auth_name_len == strlen(XAUTH_COOKIE_NAME) &&
-              memcmp(rq.auth_name, XAUTH_COOKIE_NAME, rq.auth_name_len) == 0 &&
-              rq.auth_data_len == XAUTH_COOKIE_SIZE &&
-              sodium_memcmp(rq.auth_data, s->cfg.cookie, XAUTH_COOKIE_SIZE) == 0;
-    if (!ok) {
-        s->stats.clients_refused++;
-        log_warn("channel %u: client did not present this display's MIT-MAGIC-COOKIE-1: refused", ch->id);
-        buf_clear(&ch->to_x);
-        xw_build_setup_failed(&ch->to_x, rq.msb, "Invalid MIT-MAGIC-COOKIE-1 key");
-        ch->x_closed = true; /* write the refusal, then close */
-        loop_want(s->loop, &ch->w, LOOP_WRITE);
-        buf_clear(&ch->from_x);
-        return -EACCES;
-    }
-    struct frame_open o = { .msb = rq.msb, .major = rq.major, .minor = rq.minor,
-                            .refs = s->xcodec ? refs_grant(s) : 0 };
-    if (s->xcodec && channel_codecs(ch, XC_REQUESTS, rq.msb, o.refs) < 0) {
-        channel_drop(ch, "out of memory");
-        return -ENOMEM;
-    }
-    /* A connection the display side set up ahead answers at once (spare.h). */
-    struct buf setup = { 0 };
-    if (!s->cfg.no_local_answers && spare_fits(s, rq.msb, rq.major, rq.minor))
-        o.spare = spare_take(s, &setup);
-    frame_open_encode(&s->link_tx, ch->id, &o);
-    s->stats.link_frames_out++;
-    send_hint(ch);
-    xstream_on_setup_request(&ch->xs, rq.msb);
-    struct msg_class cls = { .kind = MSG_SETUP, .name = "SetupRequest", .query_ext = -1 };
-    stats_count(&s->stats, &cls, STAT_FROM_X, (uint32_t)n);
-    buf_consume(&ch->from_x, (size_t)n);
-    ch->phase = CH_OPEN;
-    ch->on_link = true;
-    if (o.spare) {
-        s->stats.answered_locally++;
-        s->stats.setups_answered++;
-        ch->last_answered = 1; /* the setup's answer did not cross the link */
-        if (ch->dec)
-            xdec_setup_seen(ch->dec);
-        int rc = frame_input(ch, &ch->from_link, buf_head(&setup), setup.len, &ch->to_x, false, STAT_TO_X);
-        buf_free(&setup);
-        if (rc) {
-            channel_drop(ch, "the spare connection's setup reply is unreadable");
-            return rc;
-        }
-        channel_update_interest(ch);
-    }
-    buf_free(&setup);
-    return 0;
-}
-
-/* App side: the client has the answer to its latest request (of class cls, size bytes)
- * from us: PREDICTED tells the display side to drop the server's. */
-static void answered_here(struct channel *ch, const struct msg_class *cls, uint32_t size, bool atom_none)
-{
-    struct session *s = ch->s;
-    struct buf seq = { 0 };
-    buf_put_varint(&seq, ch->xs.seq_sent - ch->seq_floor); /* after the last: a byte, the same most times */
-    if (atom_none) /* the display side cannot tell this answer from its own facts */
-        buf_append(&seq, &(uint8_t){ 1 }, 1);
-    frame_encode(&s->link_tx, FRAME_PREDICTED, ch->id, buf_head(&seq), seq.len);
-    buf_free(&seq);
-    s->stats.link_frames_out++;
-    s->stats.answered_locally++;
-    stats_count(&s->stats, cls, STAT_TO_X, size);
-    ch->seq_floor = ch->xs.seq_sent;
-}
-
-/* App side: answers a request here when its reply is known exactly, and only while every
- * earlier request the server has not yet answered was itself answered here (such requests
- * cause no events or errors), so the client sees a stream a server could have sent. */
-static bool answer_locally(struct channel *ch, const struct msg_class *cls, const uint8_t *msg, uint32_t size)
-{
-    struct session *s = ch->s;
-    if (s->cfg.no_local_answers || ch->last_unpredicted > ch->xs.seq_done)
-        return false;
-    struct buf reply = { 0 };
-    /* During a grab the observer's watch on a window made meanwhile is not yet in place, and
-     * GetWindowAttributes' all-event-masks would name it: that one is asked of the server. */
-    bool own_ok = !(ch->grabbing && !cls->ext && cls->major == XP_OP_GET_WINDOW_ATTRIBUTES);
-    if (!predict_answer(s->predict, &ch->pq, cls, msg, size, (uint16_t)ch->xs.seq_sent, ch->xs.msb, &reply) &&
-        !(own_ok && ownwin_answer(&ch->own, s->predict, cls, msg, size, (uint16_t)ch->xs.seq_sent, ch->xs.msb, false,
-                                  &reply)))
-        return false;
-    /* Through xstream as if from the server, so this side learns from it as the other does.
-     * Usually one reply; ListFontsWithInfo's answer is several: all are framed first. */
-    struct xw_server_msg m;
-    struct msg_class rcls;
-    bool ok = true;
-    for (size_t at = 0; ok && at < reply.len; at += m.size)
-        ok = xstream_next_server_msg(&ch->xs, buf_head(&reply) + at, reply.len - at, &m) > 0;
-    for (size_t at = 0; ok && at < reply.len; at += m.size) {
-        ok = xstream_next_server_msg(&ch->xs, buf_head(&reply) + at, reply.len - at, &m) > 0 &&
-             xstream_on_server_msg(&ch->xs, buf_head(&reply) + at, &m, &ch->to_x, &rcls) == 0;
-        if (ok && at + m.size < reply.len)
-            stats_count(&s->stats, &rcls, STAT_TO_X, m.size);
-    }
-    bool atom_none = ok && predict_is_atom_none(&rcls, buf_head(&reply), reply.len, ch->xs.msb);
-    buf_free(&reply);
-    if (!ok)
-        return false;
-    answered_here(ch, &rcls, m.size, atom_none); /* counts the last reply; the loop, the others */
-    return true;
-}
-
-static bool is_copy(const struct msg_class *cls)
+bool channel_is_copy(const struct msg_class *cls)
 {
     return !cls->ext && (cls->major == XOP_COPY_AREA || cls->major == XOP_COPY_PLANE);
-}
-
-/* App side: answers a CopyArea's NoExpose here when the source is known to be wholly
- * visible (expose.h). No reply may be outstanding, so nothing the server sends for an
- * earlier request can be a reply; its events are renumbered as above. */
-static bool answer_noexpose(struct channel *ch, const struct msg_class *cls, const uint8_t *msg,
-                            const struct xw_request *rq)
-{
-    struct session *s = ch->s;
-    const uint8_t *body = msg + rq->header_size;
-    uint32_t len = rq->size - rq->header_size;
-    if (s->cfg.no_local_answers || xstream_replies_owed(&ch->xs) || !expose_predict(&ch->ex, cls, body, len, ch->xs.msb))
-        return false;
-    uint8_t ev[32];
-    expose_build_noexpose(ev, (uint16_t)ch->xs.seq_sent, ld32(body + 4, ch->xs.msb), cls->major, ch->xs.msb);
-    if (buf_append(&ch->to_x, ev, sizeof ev) < 0)
-        return false;
-    struct msg_class ecls = { .kind = MSG_EVENT, .major = XEV_NO_EXPOSE, .name = "NoExpose", .query_ext = -1 };
-    answered_here(ch, &ecls, sizeof ev, false);
-    return true;
-}
-
-static struct dropped_reply *drop_find(struct channel *ch, uint32_t seq)
-{
-    for (uint32_t i = 0; i < ch->drops.len; i++) {
-        struct dropped_reply *d = &ch->drops.q[(ch->drops.head + i) % ch->drops.cap];
-        if (d->seq == seq)
-            return d;
-    }
-    return NULL;
 }
 
 /* Sending side: replaces the message just appended at out[at..] (bound for the link) by
@@ -413,6 +222,11 @@ static void channel_on_grab(struct channel *ch, bool grab, uint32_t seq)
     log_debug("channel %u: request %u %s the server", ch->id, seq, grab ? "grabs" : "ungrabs");
 }
 
+/* A request framed from the client's stream (app side) or the link (display side). The
+ * hooks, in this order: xstream (sequence numbers, reply kinds), server grabs, the role's
+ * own (channel_app_on_request: local answers; channel_display_on_request: the observer,
+ * questions asked ahead, answers to check), then on both sides what later answers depend
+ * on (predict_track, ownwin_on_request); then the request is appended to out and coded. */
 static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct xw_request *rq, struct buf *out,
                           struct msg_class *cls)
 {
@@ -425,46 +239,10 @@ static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct x
         channel_on_grab(ch, cls->major == XP_OP_GRAB_SERVER, seq);
     /* The request still goes to the server (the display side drops its reply), so the
      * server's state and sequence numbers stay exactly as without tincan. */
-    const uint8_t *body = msg + rq->header_size;
-    uint32_t body_len = rq->size - rq->header_size;
-    if (is_app(s)) {
-        if (!cls->ext && cls->major == 8 /* MapWindow */)
-            log_debug("channel %u: request %u maps a window", ch->id, seq); /* for round-trip counts */
-        expose_on_request(&ch->ex, cls, body, body_len, seq, ch->xs.msb);
-        if (!answer_locally(ch, cls, msg, rq->size)) {
-            if (!predict_quiet(s->predict, &ch->pq, cls, msg, rq->size, ch->xs.msb) ||
-                ownwin_may_fail(&ch->own, cls, msg, rq->size, ch->xs.msb))
-                ch->last_unpredicted = seq;
-            if (!answer_noexpose(ch, cls, msg, rq))
-                predict_ask(&ch->pq, cls, msg, rq->size, seq, ch->xs.msb);
-        }
-    } else {
-        if (s->observer)
-            observer_on_request(s->observer, ch, cls, body, body_len, seq, ch->xs.msb);
-        predict_ask(&ch->pq, cls, msg, rq->size, seq, ch->xs.msb);
-        if (s->learnt)
-            learnt_on_request(s->learnt, &ch->pq, cls, msg, rq->size, ch->xs.msb);
-        struct dropped_reply *d = drop_find(ch, seq);
-        if (d) /* the state may have changed since the app side answered: a miss, not a bug */
-            d->state = predict_is_state_query(cls, msg, rq->size, ch->xs.msb);
-        if (d && is_copy(cls) && body_len >= 8) {
-            d->event = true;
-            uint8_t *ev = buf_append_space(&d->expected, 32);
-            if (ev)
-                expose_build_noexpose(ev, (uint16_t)seq, ld32(body + 4, ch->xs.msb), cls->major, ch->xs.msb);
-        } else if (d && d->atom_none) {
-            predict_atom_none_reply(&d->expected, (uint16_t)seq, ch->xs.msb);
-        } else if (d && !predict_answer(s->predict, &ch->pq, cls, msg, rq->size, (uint16_t)seq, ch->xs.msb, &d->expected) &&
-                   !(d->own_window = ownwin_answer(&ch->own, s->predict, cls, msg, rq->size, (uint16_t)seq, ch->xs.msb,
-                                                   true, &d->expected)) &&
-                   !d->state)
-            log_error("channel %u: request %u was answered at the app side, but this side knows no answer "
-                      "(please report this)", ch->id, seq);
-        /* The client has its answer already and may act on it (BigReqEnable, extension
-         * requests) before the server's reply reaches us: learn from our copy now. */
-        if (d && d->expected.len == 32 && cls->major == XW_OP_QUERY_EXTENSION)
-            xstream_learn_extension(&ch->xs, cls->query_ext, buf_head(&d->expected));
-    }
+    if (is_app(s))
+        channel_app_on_request(ch, cls, msg, rq, seq);
+    else
+        channel_display_on_request(ch, cls, msg, rq, seq);
     /* Both sides, answered or not: later handshakes and QueryFonts depend on it. */
     predict_track(s->predict, &ch->pq, cls, msg, rq->size, ch->xs.msb);
     ownwin_on_request(&ch->own, cls, msg, rq->size, ch->xs.msb);
@@ -475,96 +253,11 @@ static int on_request_msg(struct channel *ch, const uint8_t *msg, const struct x
     return rc ? rc : encode_tail(ch, out, at);
 }
 
-/* Display side: whether this reply was answered at the app side (and is dropped here). */
-static bool predicted_reply(struct channel *ch, const struct xw_server_msg *m, const struct msg_class *cls,
-                            const uint8_t *msg, size_t size)
-{
-    if (m->kind == XW_KIND_EVENT && !m->has_seq)
-        return false;
-    while (ch->drops.len && ch->drops.q[ch->drops.head].seq < ch->xs.seq_done) {
-        if (ch->drops.q[ch->drops.head].event) /* no NoExpose came: the copy failed or exposed */
-            ch->s->stats.noexpose_missed++;
-        drop_pop(ch); /* a reply: should not happen, answered by an error instead */
-    }
-    for (uint32_t i = 0; m->kind == XW_KIND_ERROR && i < ch->drops.len; i++) {
-        const struct dropped_reply *d = &ch->drops.q[(ch->drops.head + i) % ch->drops.cap];
-        if (d->seq != ch->xs.seq_done && !d->event && d->own_window) {
-            /* Likely another client's doing (it destroyed the client's window): a miss, 3.4. */
-            ch->s->stats.ownwin_missed++;
-            log_info("channel %u: the server's error for request %u (%s) came after request %u about the client's "
-                     "own window was answered at the app side", ch->id, ch->xs.seq_done, cls->name ? cls->name : "?", d->seq);
-            break;
-        }
-        if (d->seq != ch->xs.seq_done && !d->event) {
-            /* A quiet request failed after a later one was answered: the client saw them out of order. */
-            log_error("channel %u: the server's error for request %u (%s) came after request %u was answered at "
-                      "the app side (please report this)", ch->id, ch->xs.seq_done, cls->name ? cls->name : "?", d->seq);
-            break;
-        }
-    }
-    if (!ch->drops.len || ch->drops.q[ch->drops.head].seq != ch->xs.seq_done)
-        return false;
-    const struct buf *e = &ch->drops.q[ch->drops.head].expected;
-    if (ch->drops.q[ch->drops.head].event) {
-        if (m->kind == XW_KIND_EVENT && m->code == XEV_NO_EXPOSE && e->len == size && memcmp(buf_head(e), msg, size) == 0) {
-            drop_pop(ch);
-            return true;
-        }
-        /* The server exposed after all (the window changed while the answer was on its
-         * way): the client gets the real events too, and repaints what they name. */
-        if (m->kind != XW_KIND_EVENT || m->code == XEV_GRAPHICS_EXPOSE || m->code == XEV_NO_EXPOSE) {
-            ch->s->stats.noexpose_missed++;
-            log_info("channel %u: request %u (%s) was answered with NoExpose at the app side, but the server sent %s",
-                     ch->id, ch->xs.seq_done, cls->name ? cls->name : "?",
-                     m->kind == XW_KIND_ERROR ? "an error" : m->code == XEV_GRAPHICS_EXPOSE ? "GraphicsExpose" : "another NoExpose");
-            drop_pop(ch);
-        }
-        return false;
-    }
-    if (m->kind == XW_KIND_EVENT)
-        return false;
-    if (m->kind == XW_KIND_REPLY && e->len > size && memcmp(buf_head(e), msg, size) == 0) {
-        /* One of several replies (ListFontsWithInfo): the rest are still to come. */
-        buf_consume(&ch->drops.q[ch->drops.head].expected, size);
-        return true;
-    }
-    if (ch->drops.q[ch->drops.head].own_window && (m->kind != XW_KIND_REPLY || e->len != size ||
-                                                   memcmp(buf_head(e), msg, size) != 0)) {
-        /* Another client changed the window while the answer was on its way (PROTOCOL.md
-         * 3.4): the client keeps the answer it has; the server's is dropped. */
-        ch->s->stats.ownwin_missed++;
-        log_info("channel %u: request %u (%s) about the client's own window was answered at the app side, but "
-                 "the server's %s differs (the window changed meanwhile)", ch->id, ch->xs.seq_done,
-                 cls->name ? cls->name : "?", m->kind == XW_KIND_REPLY ? "reply" : "error");
-        drop_pop(ch);
-        return true;
-    }
-    if (ch->drops.q[ch->drops.head].state && (m->kind != XW_KIND_REPLY || e->len != size ||
-                                               memcmp(buf_head(e), msg, size) != 0)) {
-        /* The state changed, and this side learnt it, while the answer was on its way
-         * (PROTOCOL.md 3.2): the client keeps the answer it has, as if it asked a moment earlier. */
-        ch->s->stats.state_missed++;
-        log_info("channel %u: request %u (%s%s%s) was answered at the app side from state that changed meanwhile",
-                 ch->id, ch->xs.seq_done, cls->ext ? cls->ext : "", cls->ext ? " " : "", cls->name ? cls->name : "?");
-        drop_pop(ch);
-        return true;
-    }
-    if (ch->drops.q[ch->drops.head].atom_none && m->kind == XW_KIND_REPLY && e->len == size &&
-        memcmp(buf_head(e), msg, size) != 0) {
-        /* Another client made the atom while the census crossed the link (docs/PROTOCOL.md 3.2). */
-        ch->s->stats.atom_none_missed++;
-        log_info("channel %u: request %u (InternAtom) was answered None at the app side, but the atom existed "
-                 "(made by another client meanwhile)", ch->id, ch->xs.seq_done);
-    } else if (m->kind != XW_KIND_REPLY || e->len != size || memcmp(buf_head(e), msg, size) != 0)
-        log_error("channel %u: the server's %s to request %u (%s) differs from the answer given at the app side "
-                  "(please report this)", ch->id, m->kind == XW_KIND_REPLY ? "reply" : "error", ch->xs.seq_done,
-                  cls->name ? cls->name : "?");
-    if (m->kind != XW_KIND_REPLY)
-        return false;
-    drop_pop(ch);
-    return true;
-}
-
+/* A server message framed from the server's stream (display side) or the link (app side).
+ * The hooks, in this order: xstream (replies matched to requests, extensions rewritten),
+ * on the display side the check of answers given ahead (channel_display_drops_server_msg),
+ * then on both sides what later answers learn (learnt, predict, ownwin), then on the app
+ * side channel_app_on_server_msg; then the message is coded. */
 static int on_server_msg(struct channel *ch, const uint8_t *msg, const struct xw_server_msg *m, struct buf *out,
                          struct msg_class *cls)
 {
@@ -573,13 +266,10 @@ static int on_server_msg(struct channel *ch, const uint8_t *msg, const struct xw
     int rc = xstream_on_server_msg(&ch->xs, msg, m, out, cls);
     if (rc)
         return rc;
-    /* Compared as the client would see it: after hidden extensions are rewritten. */
-    if (!is_app(s) && predicted_reply(ch, m, cls, out->data + out->off + at, out->len - at)) {
+    if (!is_app(s) && channel_display_drops_server_msg(ch, m, cls, out->data + out->off + at, out->len - at)) {
         out->len = at; /* the client already has it */
         return 0;
     }
-    if (!is_app(s) && s->observer && m->has_seq)
-        observer_on_progress(s->observer, ch);
     if (s->learnt && m->kind == XW_KIND_REPLY) /* before predict_learn: the question is still there */
         learnt_on_reply(s->learnt, &ch->pq, cls, ch->xs.seq_done, out->data + out->off + at, (uint32_t)(out->len - at),
                         ch->xs.msb);
@@ -591,19 +281,8 @@ static int on_server_msg(struct channel *ch, const uint8_t *msg, const struct xw
         predict_learn_connection(&ch->pq, out->data + out->off + at, out->len - at, ch->xs.msb);
         ownwin_learn_setup(&ch->own, out->data + out->off + at, out->len - at, ch->xs.msb);
     }
-    if (is_app(s) && m->has_seq && ch->xs.seq_done < ch->seq_floor) {
-        /* An event from before a locally answered request: only answered requests lie
-         * between, so it may as well have come after them. Keep the numbers rising. */
-        st16(out->data + out->off + at + 2, (uint16_t)ch->seq_floor, ch->xs.msb);
-    }
-    /* An answer to the latest request: a client that needed it has waited a round trip. */
-    if (is_app(s) && (m->kind == XW_KIND_REPLY || m->kind == XW_KIND_ERROR || m->kind == XW_KIND_SETUP) &&
-        ch->xs.seq_done == ch->xs.seq_sent && ch->last_answered != ch->xs.seq_sent + 1) {
-        s->stats.round_trips++;
-        log_debug("channel %u: round trip ended by the %s to request %u (%s%s%s)", ch->id, msg_kind_name(cls->kind),
-                  ch->xs.seq_done, cls->ext ? cls->ext : "", cls->ext ? " " : "", cls->name ? cls->name : "?");
-        ch->last_answered = ch->xs.seq_sent + 1;
-    }
+    if (is_app(s))
+        channel_app_on_server_msg(ch, m, cls, out->data + out->off + at);
     return encode_tail(ch, out, at);
 }
 
@@ -621,33 +300,10 @@ static bool message_urgent(const struct channel *ch, const struct msg_class *cls
     return true;
 }
 
-/* Display side: whether a request waits for one of tincan's own X connections: a window's
- * watch (observer.c), a font set asked ahead (fontset.c). While the client holds the server
- * grabbed, or has asked to, the server serves it alone and those connections not at all: its
- * requests never wait for them, and what the wait would have kept exact is given up instead. */
-static bool request_waits(struct channel *ch, const uint8_t *req, const struct xw_request *rq)
-{
-    struct session *s = ch->s;
-    /* The server keeps what it owes a client until we read it; we read only as fast as the
-     * link takes it. Past SERVER_OWED_MAX, what asks for more waits for the replies to be
-     * read (channel_read_more resumes it); one request at a time always goes. */
-    if (ch->xs.owed_bytes && ch->xs.owed_bytes + xs_reply_bytes(req, rq, ch->xs.msb) > SERVER_OWED_MAX)
-        return true;
-    if (!s->observer)
-        return false;
-    if (ch->grabbing) {
-        observer_pass_unwatched(s->observer, ch, rq->major);
-        return false;
-    }
-    return observer_must_hold(s->observer, ch, rq->major) ||
-           fontset_hold(s->fontset, s->observer, ch, req, rq->size, ch->xs.msb);
-}
-
 /* Frames whole requests (or server messages) out of p[0..n) and appends them to out.
  * Returns the bytes used (a partial message at the end is left), or a negative errno for
  * input that cannot be framed. */
-static void channel_read_more(struct channel *ch);
-static long frame_span(struct channel *ch, const uint8_t *p, size_t n, struct buf *out, bool requests, enum stat_dir dir)
+long channel_frame_span(struct channel *ch, const uint8_t *p, size_t n, struct buf *out, bool requests, enum stat_dir dir)
 {
     struct session *s = ch->s;
     uint64_t t0 = clock_ns();
@@ -662,7 +318,7 @@ static long frame_span(struct channel *ch, const uint8_t *p, size_t n, struct bu
         if (requests) {
             struct xw_request rq;
             if ((size = xstream_next_request(&ch->xs, m_at, n - used, &rq)) >= 0) {
-                if (!is_app(s) && request_waits(ch, m_at, &rq)) {
+                if (!is_app(s) && channel_request_waits(ch, m_at, &rq)) {
                     ch->requests_held = true;
                     break; /* resumed by channel_resume_requests() */
                 }
@@ -691,14 +347,14 @@ static long frame_span(struct channel *ch, const uint8_t *p, size_t n, struct bu
 /* Frames the messages in `in` followed by n new bytes at p, appending them to out and
  * keeping any partial message in `in`. New bytes are copied into `in` only when they
  * complete or continue a partial message. 0 or a negative errno. */
-static int frame_input(struct channel *ch, struct buf *in, const uint8_t *p, size_t n, struct buf *out,
+int channel_frame_input(struct channel *ch, struct buf *in, const uint8_t *p, size_t n, struct buf *out,
                        bool requests, enum stat_dir dir)
 {
     if (in->len && n && buf_append(in, p, n) < 0)
         return -ENOMEM;
     const uint8_t *at = in->len ? buf_head(in) : p;
     size_t len = in->len ? in->len : n;
-    long used = frame_span(ch, at, len, out, requests, dir);
+    long used = channel_frame_span(ch, at, len, out, requests, dir);
     if (used < 0)
         return (int)used;
     if (in->len) {
@@ -732,18 +388,18 @@ static void channel_read_x(struct channel *ch)
         channel_drop(ch, gone ? NULL : why);
         return;
     }
-    if (ch->phase == CH_SETUP && app_accept_setup(ch) != 0)
+    if (ch->phase == CH_SETUP && channel_app_accept_setup(ch) != 0)
         return;
     if (ch->phase == CH_OPEN)
         channel_read_more(ch);
 }
 
 /* Frames what from_x holds and queues it for the link. */
-static void channel_read_more(struct channel *ch)
+void channel_read_more(struct channel *ch)
 {
     struct session *s = ch->s;
     /* App side: requests from the client; display side: the server's messages. */
-    long used = frame_span(ch, buf_head(&ch->from_x), ch->from_x.len, &ch->to_link, is_app(s), STAT_FROM_X);
+    long used = channel_frame_span(ch, buf_head(&ch->from_x), ch->from_x.len, &ch->to_link, is_app(s), STAT_FROM_X);
     int rc = used < 0 ? (int)used : 0;
     if (used > 0)
         buf_consume(&ch->from_x, (size_t)used);
@@ -753,7 +409,7 @@ static void channel_read_more(struct channel *ch)
             snprintf(why, sizeof why, "client asked for more replies than it reads (%u outstanding, %llu MiB)",
                      ch->xs.pending_len, (unsigned long long)(ch->xs.owed_bytes >> 20));
         else
-            snprintf(why, sizeof why, "%s %s", is_app(s) ? "client sent a" : "X server sent a", errno_text(rc));
+            snprintf(why, sizeof why, "%s %s", is_app(s) ? "client sent a" : "X server sent a", channel_errno_text(rc));
         channel_drop(ch, why);
         return;
     }
@@ -787,7 +443,7 @@ void channel_write_x(struct channel *ch)
     }
 }
 
-static void on_x_event(struct watch *w, unsigned events)
+void channel_on_x_event(struct watch *w, unsigned events)
 {
     struct channel *ch = w->data;
     if (events & LOOP_WRITE)
@@ -825,156 +481,6 @@ void channel_grant(struct channel *ch)
 
 /* ---------------------------------------------------------------- link input */
 
-int channel_on_open(struct session *s, const struct frame *f)
-{
-    struct frame_open o;
-    if (is_app(s) || frame_open_parse(f, &o) < 0)
-        return -EBADMSG;
-    if (channel_find(s, f->channel))
-        return -EBADMSG;
-    struct buf setup = { 0 };
-    int fd = -ENOENT;
-    if (o.spare) {
-        /* The client already has this connection's setup reply (spare.h). */
-        if (spare_claim(s, o.spare, &fd, &setup) < 0) {
-            const char *why = "the X connection prepared for this client closed";
-            log_warn("channel %u: %s", f->channel, why);
-            frame_encode(&s->link_tx, FRAME_CLOSE, f->channel, why, strlen(why));
-            s->stats.link_frames_out++;
-            buf_free(&setup);
-            spare_open(s);
-            return 0;
-        }
-    } else {
-        fd = s->cfg.connect_upstream ? s->cfg.connect_upstream(s->cfg.connect_ctx) : xdisplay_connect(&s->cfg.upstream);
-    }
-    struct channel *ch = fd >= 0 ? channel_new(s, f->channel, fd) : NULL;
-    if (!ch) {
-        char reason[128];
-        snprintf(reason, sizeof reason, "cannot connect to the X server: %s", fd < 0 ? strerror((int)-fd) : "too many clients");
-        log_warn("channel %u: %s", f->channel, reason);
-        if (fd >= 0)
-            close(fd);
-        frame_encode(&s->link_tx, FRAME_CLOSE, f->channel, reason, strlen(reason));
-        s->stats.link_frames_out++;
-        return 0;
-    }
-    s->stats.clients_total++;
-    if (s->xcodec && channel_codecs(ch, XC_SERVER, o.msb, o.refs) < 0) {
-        ch->on_link = true; /* the app side knows it: CLOSE tells it the channel is gone */
-        channel_drop(ch, "out of memory");
-        return 0;
-    }
-    ch->on_link = true;
-    ch->phase = CH_OPEN;
-    if (s->observer)
-        observer_on_channel_open(s->observer, ch); /* ahead of the setup reply */
-    net_set_nonblock(fd);
-    xstream_on_setup_request(&ch->xs, o.msb);
-    if (loop_watch(s->loop, &ch->w, fd, LOOP_READ | LOOP_WRITE, on_x_event, ch) < 0) {
-        channel_drop(ch, "cannot watch the X server socket");
-        return 0;
-    }
-    if (o.spare) {
-        /* Through the stream as if just read, so this side learns what the app side did;
-         * its bytes are not sent again. */
-        long used = frame_span(ch, buf_head(&setup), setup.len, &ch->to_link, false, STAT_FROM_X);
-        buf_clear(&ch->to_link);
-        ch->urgent = false;
-        buf_free(&setup);
-        if (used < 0) {
-            channel_drop(ch, "the spare connection's setup reply is unreadable");
-            return 0;
-        }
-        spare_open(s); /* ready for the next client */
-        return 0;
-    }
-    /* While the observer's first probes are unanswered, the setup request waits: the facts
-     * they give must reach the app side before this client's setup reply. */
-    if (!s->observer || !observer_hold_setup(s->observer, ch->id, &o))
-        channel_send_setup(ch, &o);
-    else
-        ch->setup_held = true;
-    return 0;
-}
-
-int channel_build_upstream_setup(const struct session *s, struct buf *out, const struct frame_open *o)
-{
-    uint8_t cookie[256];
-    size_t cookie_len = 0;
-    bool have_cookie = xauth_lookup(&s->cfg.upstream, cookie, &cookie_len, sizeof cookie) == 0;
-    return xw_build_setup_request(out, o->msb, o->major, o->minor, have_cookie ? XAUTH_COOKIE_NAME : "",
-                                  have_cookie ? strlen(XAUTH_COOKIE_NAME) : 0, cookie, have_cookie ? cookie_len : 0);
-}
-
-void channel_send_setup(struct channel *ch, const struct frame_open *o)
-{
-    if (ch->dead || ch->x_closed)
-        return;
-    /* A client whose setup the app side answered may have sent requests meanwhile: they
-     * are in to_x, and the setup request goes ahead of them. */
-    struct buf setup = { 0 };
-    if (channel_build_upstream_setup(ch->s, &setup, o) < 0 || buf_append(&setup, buf_head(&ch->to_x), ch->to_x.len) < 0) {
-        buf_free(&setup);
-        channel_drop(ch, "out of memory");
-        return;
-    }
-    buf_free(&ch->to_x);
-    ch->to_x = setup;
-    ch->setup_held = false;
-    channel_update_interest(ch);
-}
-
-void channel_session_up(struct session *s)
-{
-    for (struct channel *ch = s->channels; ch; ch = ch->next)
-        if (is_app(s) && ch->phase == CH_SETUP && !ch->dead && ch->from_x.len && app_accept_setup(ch) == 0 &&
-            ch->phase == CH_OPEN && ch->from_x.len)
-            channel_read_more(ch);
-}
-
-void channel_resume_requests(struct channel *ch)
-{
-    if (ch->dead || !ch->from_link.len)
-        return;
-    int rc = frame_input(ch, &ch->from_link, NULL, 0, &ch->to_x, true, STAT_TO_X);
-    if (rc) {
-        char why[96];
-        snprintf(why, sizeof why, "the link carried a %s for this client", errno_text(rc));
-        channel_drop(ch, why);
-        return;
-    }
-    channel_update_interest(ch);
-}
-
-int channel_on_fact(struct session *s, const struct frame *f)
-{
-    if (f->channel == 0) /* session-wide facts (docs/PROTOCOL.md 3.2) */
-        return !is_app(s) ? -EBADMSG : s->predict ? predict_on_fact(s->predict, f->payload, f->len) : 0;
-    struct channel *ch = channel_find(s, f->channel);
-    if (is_app(s) && ownwin_is_fact(f->payload, f->len)) /* the client's own windows (3.4) */
-        return ownwin_on_fact(ch ? &ch->own : NULL, f->payload, f->len);
-    struct frame_fact_window w;
-    if (!is_app(s) || frame_fact_window_parse(f, &w) < 0)
-        return -EBADMSG;
-    if (ch)
-        expose_on_fact(&ch->ex, w.window, w.clean, w.width, w.height, w.as_of);
-    return 0;
-}
-
-int channel_on_hint(struct session *s, const struct frame *f)
-{
-    struct frame_hint h;
-    if (is_app(s) || frame_hint_parse(f, &h) < 0)
-        return -EBADMSG;
-    struct channel *ch = channel_find(s, f->channel);
-    if (!ch)
-        return 0; /* it could not connect: CLOSE is on its way */
-    ch->font_set_hint = (h.flags & HINT_FONT_SET) != 0;
-    fontset_ask_fonts(s->fontset, s->observer, &h);
-    return 0;
-}
-
 int channel_on_data(struct session *s, const struct frame *f)
 {
     struct channel *ch = channel_find(s, f->channel);
@@ -1010,10 +516,10 @@ int channel_on_data(struct session *s, const struct frame *f)
     }
     /* App side: the server's messages for our client; display side: the client's requests. */
     if (n)
-        rc = frame_input(ch, &ch->from_link, p, n, &ch->to_x, !is_app(s), STAT_TO_X);
+        rc = channel_frame_input(ch, &ch->from_link, p, n, &ch->to_x, !is_app(s), STAT_TO_X);
     if (rc) {
         char why[96];
-        snprintf(why, sizeof why, "the link carried a %s for this client", errno_text(rc));
+        snprintf(why, sizeof why, "the link carried a %s for this client", channel_errno_text(rc));
         channel_drop(ch, why);
     }
     return 0;
@@ -1056,42 +562,3 @@ int channel_on_window(struct session *s, const struct frame *f)
     return 0;
 }
 
-int channel_on_predicted(struct session *s, const struct frame *f)
-{
-    struct rd r = rd_make(f->payload, f->len, false);
-    uint64_t step;
-    uint8_t note = 0;
-    if (is_app(s) || rd_varint(&r, &step) < 0 || (rd_left(&r) && rd_u8(&r, &note) < 0) || rd_left(&r) ||
-        step > UINT32_MAX || note > 1)
-        return -EBADMSG;
-    struct channel *ch = channel_find(s, f->channel);
-    if (!ch)
-        return 0;
-    uint32_t seq = ch->seq_floor + (uint32_t)step;
-    ch->seq_floor = seq;
-    if (ch->drops.len == ch->drops.cap) {
-        uint32_t cap = ch->drops.cap ? ch->drops.cap * 2 : 16;
-        struct dropped_reply *n = cap <= XS_MAX_PENDING ? malloc(cap * sizeof *n) : NULL;
-        if (!n)
-            return -EBADMSG;
-        for (uint32_t i = 0; i < ch->drops.len; i++)
-            n[i] = ch->drops.q[(ch->drops.head + i) % ch->drops.cap];
-        free(ch->drops.q);
-        ch->drops.q = n;
-        ch->drops.head = 0;
-        ch->drops.cap = cap;
-    }
-    ch->drops.q[(ch->drops.head + ch->drops.len++) % ch->drops.cap] =
-        (struct dropped_reply){ .seq = seq, .atom_none = note == 1 };
-    return 0;
-}
-
-
-int channel_start_client(struct channel *ch)
-{
-    ch->phase = CH_SETUP;
-    int rc = net_set_nonblock(ch->fd);
-    if (!rc)
-        rc = loop_watch(ch->s->loop, &ch->w, ch->fd, LOOP_READ, on_x_event, ch);
-    return rc;
-}

@@ -255,6 +255,33 @@ struct channel *channel_find(struct session *s, uint32_t id);
 /* App side: a client has connected; watch it for its setup request. 0 or -errno. */
 int channel_start_client(struct channel *ch);
 void channel_drop(struct channel *ch, const char *why);
+/* channel.c's core, for the roles' files (channel_app.c, channel_display.c): framing whole
+ * messages of p[0..n) into out (the bytes used, or -errno) and of `in` plus new bytes; the
+ * channel's coders; what the X socket's events do; what from_x holds, framed and queued. */
+long channel_frame_span(struct channel *ch, const uint8_t *p, size_t n, struct buf *out, bool requests, enum stat_dir dir);
+int channel_frame_input(struct channel *ch, struct buf *in, const uint8_t *p, size_t n, struct buf *out, bool requests,
+                        enum stat_dir dir);
+int channel_codecs(struct channel *ch, enum xc_dir dir, bool msb, uint8_t refs);
+void channel_on_x_event(struct watch *w, unsigned events);
+void channel_read_more(struct channel *ch);
+const char *channel_errno_text(long rc);
+bool channel_is_copy(const struct msg_class *cls);
+/* The oldest answer the app side gave ahead is done with (display side). */
+void channel_drop_pop(struct channel *ch);
+/* channel_app.c: a client's setup request (0, or -errno: refused); a request on its way to
+ * the link; a server message on its way to the client (msg: as the client gets it). */
+int channel_app_accept_setup(struct channel *ch);
+void channel_app_on_request(struct channel *ch, const struct msg_class *cls, const uint8_t *msg,
+                            const struct xw_request *rq, uint32_t seq);
+void channel_app_on_server_msg(struct channel *ch, const struct xw_server_msg *m, const struct msg_class *cls,
+                               uint8_t *msg);
+/* channel_display.c: a request on its way to the server; whether a server message is an
+ * answer the app side gave already (dropped); whether a request must wait. */
+void channel_display_on_request(struct channel *ch, const struct msg_class *cls, const uint8_t *msg,
+                                const struct xw_request *rq, uint32_t seq);
+bool channel_display_drops_server_msg(struct channel *ch, const struct xw_server_msg *m, const struct msg_class *cls,
+                                      const uint8_t *msg, size_t len);
+bool channel_request_waits(struct channel *ch, const uint8_t *req, const struct xw_request *rq);
 void channel_update_interest(struct channel *ch);
 /* Display side: appends the setup request for a new upstream connection (the user's cookie). */
 int channel_build_upstream_setup(const struct session *s, struct buf *out, const struct frame_open *o);
