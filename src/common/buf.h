@@ -8,6 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Results a caller must look at (a lost append, a frame half made): -Wunused-result. */
+#define MUST_USE __attribute__((warn_unused_result))
+
 /* A byte queue. Bytes live in data[off, off+len). Owns data; free with buf_free(). */
 struct buf {
     uint8_t *data;
@@ -15,8 +18,8 @@ struct buf {
 };
 
 static inline const uint8_t *buf_head(const struct buf *b) { return b->data ? b->data + b->off : NULL; }
-int buf_reserve(struct buf *b, size_t extra);          /* 0 or -ENOMEM */
-int buf_append(struct buf *b, const void *p, size_t n); /* 0 or -ENOMEM */
+MUST_USE int buf_reserve(struct buf *b, size_t extra);          /* 0 or -ENOMEM */
+MUST_USE int buf_append(struct buf *b, const void *p, size_t n); /* 0 or -ENOMEM */
 uint8_t *buf_append_space(struct buf *b, size_t n);     /* n writable bytes at the tail, or NULL */
 void buf_consume(struct buf *b, size_t n);              /* drop n bytes from the head */
 void buf_clear(struct buf *b);
@@ -26,7 +29,7 @@ void buf_free(struct buf *b);
 void buf_trim(struct buf *b, size_t keep);
 
 /* Appends a LEB128 unsigned varint (at most 10 bytes). */
-int buf_put_varint(struct buf *b, uint64_t v);
+MUST_USE int buf_put_varint(struct buf *b, uint64_t v);
 
 /* A reader over bytes it does not own. Getters return 0, or -EAGAIN when the input ends
  * before the value does (more bytes may come), and never read past end. */

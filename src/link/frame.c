@@ -140,13 +140,9 @@ int frame_fact_window_encode(struct buf *out, uint32_t channel, const struct fra
     uint8_t p[24];
     struct buf b = { .data = p, .cap = sizeof p }; /* at most 1 + 5 + 1 + 3 + 3 + 5 bytes: never grows */
     uint8_t kind = FACT_WINDOW, clean = w->clean;
-    buf_append(&b, &kind, 1);
-    buf_put_varint(&b, w->window);
-    buf_append(&b, &clean, 1);
-    buf_put_varint(&b, w->width);
-    buf_put_varint(&b, w->height);
-    buf_put_varint(&b, w->as_of);
-    return frame_encode(out, FRAME_FACT, channel, p, b.len);
+    int rc = buf_append(&b, &kind, 1) | buf_put_varint(&b, w->window) | buf_append(&b, &clean, 1) |
+             buf_put_varint(&b, w->width) | buf_put_varint(&b, w->height) | buf_put_varint(&b, w->as_of);
+    return rc ? -EINVAL : frame_encode(out, FRAME_FACT, channel, p, b.len);
 }
 
 int frame_open_encode(struct buf *out, uint32_t channel, const struct frame_open *o)
@@ -155,7 +151,6 @@ int frame_open_encode(struct buf *out, uint32_t channel, const struct frame_open
     struct buf b = { .data = p, .cap = sizeof p, .len = 5 }; /* at most 5 + 5 + 1 bytes: never grows */
     st16(p + 1, o->major, false);
     st16(p + 3, o->minor, false);
-    buf_put_varint(&b, o->spare);
-    buf_append(&b, &o->refs, 1);
-    return frame_encode(out, FRAME_OPEN, channel, p, b.len);
+    int rc = buf_put_varint(&b, o->spare) | buf_append(&b, &o->refs, 1);
+    return rc ? -EINVAL : frame_encode(out, FRAME_OPEN, channel, p, b.len);
 }

@@ -62,9 +62,9 @@ struct frame {
 
 /* Returns the size of the complete frame at p, -EAGAIN if incomplete, -EBADMSG if corrupt. */
 long frame_decode(const uint8_t *p, size_t n, struct frame *f);
-int frame_encode(struct buf *out, uint8_t type, uint32_t channel, const void *payload, size_t len);
+MUST_USE int frame_encode(struct buf *out, uint8_t type, uint32_t channel, const void *payload, size_t len);
 /* Only the header, for a payload the caller appends itself. */
-int frame_encode_header(struct buf *out, uint8_t type, uint32_t channel, size_t len);
+MUST_USE int frame_encode_header(struct buf *out, uint8_t type, uint32_t channel, size_t len);
 const char *frame_type_name(uint8_t type);
 
 /* FRAME_OPEN's payload. */
@@ -77,7 +77,7 @@ struct frame_open {
 #define FRAME_OPEN_SIZE 7    /* with no spare */
 #define FRAME_OPEN_REFS_MAX 64
 int frame_open_parse(const struct frame *f, struct frame_open *o);
-int frame_open_encode(struct buf *out, uint32_t channel, const struct frame_open *o);
+MUST_USE int frame_open_encode(struct buf *out, uint32_t channel, const struct frame_open *o);
 
 /* FRAME_HINT's payload: flags, then the font names of the client's app-defaults. */
 #define HINT_FONT_SET 0x1    /* the client's locale makes font sets of libX11's UTF-8 charsets */
@@ -91,7 +91,7 @@ struct frame_hint {
 /* Any flag but HINT_FONT_SET, an empty or unprintable name, or more than HINT_MAX_FONTS
  * names: -EBADMSG. */
 int frame_hint_parse(const struct frame *f, struct frame_hint *h);
-int frame_hint_encode(struct buf *out, uint32_t channel, const struct frame_hint *h);
+MUST_USE int frame_hint_encode(struct buf *out, uint32_t channel, const struct frame_hint *h);
 
 /* FRAME_FACT's payload, kind FACT_WINDOW (the session-wide kinds are parsed by predict.c). */
 struct frame_fact_window {
@@ -100,6 +100,6 @@ struct frame_fact_window {
     bool clean;
 };
 int frame_fact_window_parse(const struct frame *f, struct frame_fact_window *w);
-int frame_fact_window_encode(struct buf *out, uint32_t channel, const struct frame_fact_window *w);
+MUST_USE int frame_fact_window_encode(struct buf *out, uint32_t channel, const struct frame_fact_window *w);
 
 #endif

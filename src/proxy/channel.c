@@ -471,10 +471,11 @@ void channel_grant(struct channel *ch)
     uint64_t consumed = ch->link_received > buffered ? ch->link_received - buffered : 0;
     if (consumed > ch->link_granted && consumed - ch->link_granted >= FRAME_CHANNEL_WINDOW / 4) {
         struct buf tmp = { 0 };
-        buf_put_varint(&tmp, consumed - ch->link_granted);
-        frame_encode(&ch->s->link_tx, FRAME_WINDOW, ch->id, buf_head(&tmp), tmp.len);
-        ch->s->stats.link_frames_out++;
+        int rc = buf_put_varint(&tmp, consumed - ch->link_granted);
+        rc = rc < 0 ? rc : link_send(ch->s, FRAME_WINDOW, ch->id, buf_head(&tmp), tmp.len);
         buf_free(&tmp);
+        if (rc < 0)
+            return;
         ch->link_granted = consumed;
     }
 }

@@ -35,9 +35,12 @@ static void send_hint(struct channel *ch)
     if (s->cfg.no_local_answers || hint_of_client(ch->fd, &want, &h) < 0)
         return;
     hint_to_frame(&h, &f);
-    if (frame_hint_encode(&s->link_tx, ch->id, &f) < 0)
+    struct buf frame = { 0 };
+    int rc = frame_hint_encode(&frame, ch->id, &f); /* one that cannot be made is not sent */
+    rc = rc < 0 ? rc : link_send_frames(s, &frame);
+    buf_free(&frame);
+    if (rc < 0)
         return;
-    s->stats.link_frames_out++;
     log_debug("channel %u: hint: %s locale, %u fonts of its app-defaults", ch->id,
               h.flags & HINT_FONT_SET ? "a UTF-8" : "another", h.n_fonts);
 }
@@ -95,8 +98,14 @@ int channel_app_accept_setup(struct channel *ch)
     struct buf setup = { 0 };
     if (!s->cfg.no_local_answers && spare_fits(s, rq.msb, rq.major, rq.minor))
         o.spare = spare_take(s, &setup);
-    frame_open_encode(&s->link_tx, ch->id, &o);
-    s->stats.link_frames_out++;
+    struct buf frame = { 0 };
+    int rc = frame_open_encode(&frame, ch->id, &o);
+    rc = rc < 0 ? rc : link_send_frames(s, &frame);
+    buf_free(&frame);
+    if (rc < 0) {
+        buf_free(&setup);
+        return rc;
+    }
     send_hint(ch);
     xstream_on_setup_request(&ch->xs, rq.msb);
     struct msg_class cls = { .kind = MSG_SETUP, .name = "SetupRequest", .query_ext = -1 };
@@ -110,7 +119,7 @@ int channel_app_accept_setup(struct channel *ch)
         ch->last_answered = 1; /* the setup's answer did not cross the link */
         if (ch->dec)
             xdec_setup_seen(ch->dec);
-        int rc = channel_frame_input(ch, &ch->from_link, buf_head(&setup), setup.len, &ch->to_x, false, STAT_TO_X);
+        rc = channel_frame_input(ch, &ch->from_link, buf_head(&setup), setup.len, &ch->to_x, false, STAT_TO_X);
         buf_free(&setup);
         if (rc) {
             channel_drop(ch, "the spare connection's setup reply is unreadable");
@@ -128,12 +137,13 @@ static void answered_here(struct channel *ch, const struct msg_class *cls, uint3
 {
     struct session *s = ch->s;
     struct buf seq = { 0 };
-    buf_put_varint(&seq, ch->xs.seq_sent - ch->seq_floor); /* after the last: a byte, the same most times */
-    if (atom_none) /* the display side cannot tell this answer from its own facts */
-        buf_append(&seq, &(uint8_t){ 1 }, 1);
-    frame_encode(&s->link_tx, FRAME_PREDICTED, ch->id, buf_head(&seq), seq.len);
+    int rc = buf_put_varint(&seq, ch->xs.seq_sent - ch->seq_floor); /* after the last: a byte, the same most times */
+    if (!rc && atom_none) /* the display side cannot tell this answer from its own facts */
+        rc = buf_append(&seq, &(uint8_t){ 1 }, 1);
+    rc = rc < 0 ? rc : link_send(s, FRAME_PREDICTED, ch->id, buf_head(&seq), seq.len);
     buf_free(&seq);
-    s->stats.link_frames_out++;
+    if (rc < 0)
+        return;
     s->stats.answered_locally++;
     stats_count(&s->stats, cls, STAT_TO_X, size);
     ch->seq_floor = ch->xs.seq_sent;

@@ -203,9 +203,9 @@ int channel_on_open(struct session *s, const struct frame *f)
         if (spare_claim(s, o.spare, &fd, &setup) < 0) {
             const char *why = "the X connection prepared for this client closed";
             log_warn("channel %u: %s", f->channel, why);
-            frame_encode(&s->link_tx, FRAME_CLOSE, f->channel, why, strlen(why));
-            s->stats.link_frames_out++;
             buf_free(&setup);
+            if (link_send(s, FRAME_CLOSE, f->channel, why, strlen(why)) < 0)
+                return 0;
             spare_open(s);
             return 0;
         }
@@ -219,8 +219,7 @@ int channel_on_open(struct session *s, const struct frame *f)
         log_warn("channel %u: %s", f->channel, reason);
         if (fd >= 0)
             close(fd);
-        frame_encode(&s->link_tx, FRAME_CLOSE, f->channel, reason, strlen(reason));
-        s->stats.link_frames_out++;
+        (void)!link_send(s, FRAME_CLOSE, f->channel, reason, strlen(reason)); /* on failure the session ends */
         return 0;
     }
     s->stats.clients_total++;

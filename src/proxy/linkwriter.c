@@ -154,21 +154,50 @@ static bool channels_waiting(const struct session *s)
 }
 
 
-/* Frames added to link_tx outside the scheduler are control frames (OPEN, WINDOW, FACT,
- * CLOSE, GOODBYE): the peer acts on them, so they go at once. Not PREDICTED: the client
- * has its answer already, and the display side needs it only before the request it
- * precedes, which the scheduler queues behind it. ACK is urgent: the pacer's round trip
- * and rate come from its timing. */
-static void tx_classify(struct session *s)
+/* ---------------------------------------------------------------- the one way onto the link
+ * Every frame of the link's stream is appended to link_tx here: the scheduler's DATA and
+ * CLOSE, and the control frames of others (link_send, link_frame_begin/end). Here they are
+ * counted, and here a failure is handled: what was half appended is taken back and the
+ * session ends (a lost control frame would leave the halves disagreeing).
+ * Control frames (OPEN, WINDOW, FACT, CLOSE, SPARE, GOODBYE, PING, ACK) make the next write
+ * go at once: the peer acts on them; the ACK because the pacer's round trip and rate come
+ * from its timing. Not PREDICTED: the client has its answer already, and the display side
+ * needs it only before the request it precedes, which the scheduler queues behind it. */
+
+static struct buf *link_frame_begin(struct session *s)
 {
-    for (size_t at = s->tx_plain; at < s->link_tx.len && !s->tx_urgent;) {
+    s->tx_begin = s->link_tx.len;
+    return &s->link_tx;
+}
+
+static int link_frame_end(struct session *s, int rc)
+{
+    if (rc < 0) {
+        s->link_tx.len = s->tx_begin;
+        session_end(s, false, "cannot queue a frame for the link: %s", strerror(-rc));
+        return rc;
+    }
+    for (size_t at = s->tx_begin; at < s->link_tx.len;) {
         struct frame f;
         long n = frame_decode(buf_head(&s->link_tx) + at, s->link_tx.len - at, &f);
         if (n <= 0 || f.type != FRAME_PREDICTED)
             s->tx_urgent = true;
-        at += n > 0 ? (size_t)n : 0;
+        if (n <= 0)
+            break;
+        s->stats.link_frames_out++;
+        at += (size_t)n;
     }
-    s->tx_plain = s->link_tx.len;
+    return 0;
+}
+
+int link_send(struct session *s, uint8_t type, uint32_t channel, const void *payload, size_t len)
+{
+    return link_frame_end(s, frame_encode(link_frame_begin(s), type, channel, payload, len));
+}
+
+int link_send_frames(struct session *s, const struct buf *frames)
+{
+    return link_frame_end(s, buf_append(link_frame_begin(s), buf_head(frames), frames->len));
 }
 
 /* Whether link_tx waits for more: only DATA nobody waits for, less than FLUSH_BYTES, for at
@@ -182,7 +211,6 @@ static bool link_hold(struct session *s)
         s->flushes[FLUSH_AT_ONCE]++;
         return false;
     }
-    tx_classify(s);
     if (s->tx_urgent) {
         s->flushes[FLUSH_URGENT]++;
         return false;
@@ -227,7 +255,6 @@ static void link_write(struct session *s)
         link_write_buf(s, &s->wire_tx);
         return;
     }
-    s->tx_plain = 0;
     s->tx_urgent = false;
     s->hold_since = 0;
     /* The rate moves slowly: a TCP_INFO of the last 100 ms (the scheduler's, most often) will do. */
@@ -338,11 +365,13 @@ static void schedule_channels(struct session *s)
             if (n > ch->send_credit)
                 n = (size_t)ch->send_credit;
             if (n) {
-                frame_encode(&s->link_tx, FRAME_DATA, ch->id, buf_head(&ch->to_link), n);
+                bool urgent = s->tx_urgent;
+                if (link_send(s, FRAME_DATA, ch->id, buf_head(&ch->to_link), n) < 0)
+                    return;
+                s->tx_urgent = urgent; /* DATA goes at once only if a peer waits for it: */
                 buf_consume(&ch->to_link, n);
                 ch->link_out += n;
                 ch->send_credit -= n;
-                s->stats.link_frames_out++;
                 progress = true;
                 if (ch->urgent) /* some of it may be what a peer waits for */
                     s->tx_urgent = true;
@@ -350,9 +379,8 @@ static void schedule_channels(struct session *s)
                     ch->urgent = false;
             }
             if (ch->x_closed && !ch->to_link.len && !ch->peer_closed) {
-                s->tx_urgent = true;
-                frame_encode(&s->link_tx, FRAME_CLOSE, ch->id, NULL, 0);
-                s->stats.link_frames_out++;
+                if (link_send(s, FRAME_CLOSE, ch->id, NULL, 0) < 0)
+                    return;
                 ch->dead = true;
             }
         }
@@ -400,10 +428,11 @@ static void send_ack(struct session *s)
     s->ack_first_ns = 0;
     s->ack_worthy = s->ack_now = false;
     struct buf v = { 0 };
-    buf_put_varint(&v, s->rx_stream);
-    frame_encode(&s->link_tx, FRAME_ACK, 0, buf_head(&v), v.len);
+    int rc = buf_put_varint(&v, s->rx_stream);
+    rc = rc < 0 ? rc : link_send(s, FRAME_ACK, 0, buf_head(&v), v.len);
     buf_free(&v);
-    s->stats.link_frames_out++;
+    if (rc < 0)
+        return;
     s->ack_sent = s->rx_stream;
     s->ack_sent_ns = now;
 }
@@ -418,9 +447,7 @@ void linkwriter_pump(struct session *s)
                     channel_grant(ch);
             }
     if (s->state == SESSION_UP) {
-        tx_classify(s);
         schedule_channels(s);
-        s->tx_plain = s->link_tx.len;
         send_ack(s);
     }
     if (s->mem_reader && s->mem_reader->dead)

@@ -43,8 +43,7 @@ _Static_assert(N_PROBES == PROBE_SLOTS, "PROBE_SLOTS counts probes[]");
 void obs_send_session_fact(struct observer *o, struct buf *payload)
 {
     if (payload->len && predict_on_fact(o->s->predict, buf_head(payload), payload->len) == 0) {
-        frame_encode(&o->s->link_tx, FRAME_FACT, 0, buf_head(payload), payload->len);
-        o->s->stats.link_frames_out++;
+        (void)!link_send(o->s, FRAME_FACT, 0, buf_head(payload), payload->len); /* on failure the session ends */
     }
     buf_clear(payload);
 }
@@ -520,7 +519,8 @@ static void probe_handshakes(struct observer *o)
         uint8_t rq[28] = { o->probe.majors[k], probes[k].minor };
         st16(rq + 2, units, false);
         memcpy(rq + 4, probes[k].body, probes[k].body_len);
-        buf_append(&o->probe.keys[f], rq, 4u * units); /* the key of probe k: a prefix of this */
+        if (buf_append(&o->probe.keys[f], rq, 4u * units) < 0) /* the key of probe k: a prefix of this */
+            continue;
         probe_send(o, o->probe.majors[k], probes[k].minor, probes[k].body, probes[k].body_len, S_HS, (uint32_t)k);
     }
 }

@@ -24,8 +24,7 @@ static void send_own_fact(struct observer *o, struct channel *ch, const struct b
 {
     if (!ch || !ch->on_link || ch->x_closed || ch->peer_closed || !payload->len)
         return;
-    frame_encode(&o->s->link_tx, FRAME_FACT, ch->id, buf_head(payload), payload->len);
-    o->s->stats.link_frames_out++;
+    (void)!link_send(o->s, FRAME_FACT, ch->id, buf_head(payload), payload->len); /* on failure the session ends */
 }
 
 /* Tells ch what the observer selects on its windows and whether the root is redirected. */
@@ -171,8 +170,12 @@ void obs_send_fact(struct observer *o, struct owin *w, bool gone, bool force)
     struct frame_fact_window fact = { w->id, ch->struct_confirmed, w->width, w->height, clean };
     log_debug("observer: window 0x%x of channel %u: %s, %ux%u, as of request %u", w->id, ch->id,
               clean ? "wholly visible" : "not wholly visible", w->width, w->height, ch->struct_confirmed);
-    frame_fact_window_encode(&o->s->link_tx, ch->id, &fact);
-    o->s->stats.link_frames_out++;
+    struct buf frame = { 0 };
+    int rc = frame_fact_window_encode(&frame, ch->id, &fact);
+    rc = rc < 0 ? rc : link_send_frames(o->s, &frame);
+    buf_free(&frame);
+    if (rc < 0)
+        return;
     w->sent = true;
     w->sent_clean = clean;
     w->sent_w = w->width;

@@ -160,7 +160,10 @@ static void adopt(struct session *s, struct link_candidate *c)
     s->stats.bytes_replayed += again;
     /* What came after the peer's RESUME is its stream. */
     struct buf *in = s->codec ? &s->wire_rx : &s->link_rx;
-    buf_append(in, buf_head(&c->rx), c->rx.len);
+    if (buf_append(in, buf_head(&c->rx), c->rx.len) < 0) {
+        session_end(s, false, "out of memory resuming the link", NULL);
+        return;
+    }
     s->rx_stream += c->rx.len;
     loop_unwatch(s->loop, &c->w_in);
     loop_unwatch(s->loop, &c->w_out);
@@ -357,8 +360,8 @@ void relink_tick(struct session *s)
         return;
     }
     if (quiet > ping_after_ns(s) && (!s->ping_ns || now - s->ping_ns > ping_after_ns(s))) {
-        frame_encode(&s->link_tx, FRAME_PING, 0, NULL, 0);
-        s->stats.link_frames_out++;
+        if (link_send(s, FRAME_PING, 0, NULL, 0) < 0)
+            return;
         s->ping_ns = now;
     }
     loop_wake_by(s->loop, clock_ns() + ping_after_ns(s) / 2);

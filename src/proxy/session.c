@@ -281,7 +281,10 @@ static void link_process_input(struct session *s)
         if ((s->hs.caps & CAP_ZSTD) &&
             codec_new_window(&s->codec, s->cfg.compress_level, s->cfg.link_speed, s->hs.window_log) == 0) {
             /* What follows the handshake is compressed. */
-            buf_append(&s->wire_rx, buf_head(&s->link_rx), s->link_rx.len);
+            if (buf_append(&s->wire_rx, buf_head(&s->link_rx), s->link_rx.len) < 0) {
+                session_end(s, false, "out of memory starting the link", NULL);
+                return;
+            }
             buf_clear(&s->link_rx);
             if ((s->hs.caps & CAP_SMALL) && codec_use_small(s->codec) < 0) {
                 session_end(s, false, "%s", "out of memory");
@@ -553,11 +556,13 @@ void session_goodbye(struct session *s)
         /* GOODBYE says how much of the peer's stream we received: both sides then save
          * the same bytes of each direction for the next session. */
         struct buf got = { 0 };
-        buf_put_varint(&got, s->codec ? codec_total(s->codec, CODEC_RX) : 0);
-        if (is_app(s) && s->exit_status >= 0)
-            buf_append(&got, &(uint8_t){ (uint8_t)s->exit_status }, 1);
-        frame_encode(&s->link_tx, FRAME_GOODBYE, 0, buf_head(&got), got.len);
+        int rc = buf_put_varint(&got, s->codec ? codec_total(s->codec, CODEC_RX) : 0);
+        if (!rc && is_app(s) && s->exit_status >= 0)
+            rc = buf_append(&got, &(uint8_t){ (uint8_t)s->exit_status }, 1);
+        rc = rc < 0 ? rc : link_send(s, FRAME_GOODBYE, 0, buf_head(&got), got.len);
         buf_free(&got);
+        if (rc < 0)
+            return;
         if (s->codec) {
             s->dict_cut[CODEC_TX] = codec_total(s->codec, CODEC_TX) + s->link_tx.len;
             s->dict_cut[CODEC_RX] = codec_total(s->codec, CODEC_RX);

@@ -201,7 +201,7 @@ struct session {
     /* Flush policy (DESIGN.md "Fewer, larger link writes"): link_tx is held briefly on a
      * slow link to gather more frames into one compressed block. */
     uint64_t (*now)(void);        /* clock_ns, or a test's clock */
-    size_t tx_plain;              /* bytes of link_tx that are DATA nobody waits for */
+    size_t tx_begin;              /* where the frames being queued (link_frame_begin) start */
     bool tx_urgent;               /* link_tx holds something a peer waits for */
     uint64_t hold_since;          /* when link_tx began to be held; 0: not held */
     uint64_t link_rate_Bps;       /* the TCP link's measured delivery rate; 0: unknown */
@@ -317,6 +317,14 @@ void linkwriter_pump(struct session *s);
 static inline size_t pixcache_budget(const struct session *s) { return s->xc_budget.cap / 2; }
 void linkwriter_set_window(struct session *s, int window_log);
 uint64_t linkwriter_flush_delay_ns(const struct session *s);
+/* The one way a frame goes onto the link (linkwriter.c): link_send queues one frame;
+ * link_send_frames whole frames made by an encoder of their own (frame_open_encode,
+ * spare_frame_encode, ...). Frames are counted, control frames make the next write go at
+ * once, and a failure takes back what was half appended and ends the session: 0 or
+ * -errno, and on -errno the caller stops what it was doing. */
+__attribute__((warn_unused_result)) int link_send(struct session *s, uint8_t type, uint32_t channel,
+                                                  const void *payload, size_t len);
+__attribute__((warn_unused_result)) int link_send_frames(struct session *s, const struct buf *frames);
 
 /* relink.c: the link's life across outages */
 /* The link broke or fell silent: detach (keep every channel) when resumable, else end. */

@@ -22,6 +22,16 @@
                                          * is offered: an OPEN naming it may be on the link (10 s: a
                                          * satellite link's round trip, many times over) */
 
+/* A SPARE frame: the setup reply of spare id, or (empty) the spare withdrawn. */
+static void spare_send(struct session *s, uint32_t id, const uint8_t *setup, size_t len)
+{
+    struct buf frame = { 0 };
+    int rc = spare_frame_encode(&frame, id, SPARE_MSB, setup, len);
+    if (rc == 0)
+        (void)!link_send_frames(s, &frame); /* on failure the session ends */
+    buf_free(&frame);
+}
+
 /* No spare could be made before any was offered: an empty SPARE tells the app side not to
  * hold clients for one. */
 static void spare_none(struct session *s)
@@ -30,8 +40,7 @@ static void spare_none(struct session *s)
     if (sp->any_offered)
         return;
     sp->any_offered = true;
-    spare_frame_encode(&s->link_tx, ++sp->next_id, SPARE_MSB, NULL, 0);
-    s->stats.link_frames_out++;
+    spare_send(s, ++sp->next_id, NULL, 0);
 }
 
 static void old_close(struct session *s)
@@ -63,10 +72,8 @@ static void spare_lost(struct session *s, const char *why)
     uint32_t id = sp->id;
     spare_close(s);
     log_info("spare X connection %u lost: %s", id, why);
-    if (offered) {
-        spare_frame_encode(&s->link_tx, id, SPARE_MSB, NULL, 0);
-        s->stats.link_frames_out++;
-    }
+    if (offered)
+        spare_send(s, id, NULL, 0);
     if (++sp->failures < SPARE_MAX_FAILURES)
         spare_open(s);
 }
@@ -164,14 +171,20 @@ void spare_offer(struct session *s)
         sp->old_until_ns = s->now() + SPARE_OLD_GRACE_NS;
     log_debug("spare X connection %u: its setup reply (%zu bytes) goes ahead", sp->id, sp->rx.len);
     /* Most of it is the last one's: a new resource-id base, perhaps new root masks. */
-    if (spare_frame_encode_delta(&s->link_tx, sp->id, SPARE_MSB, buf_head(&sp->last), sp->last.len,
-                                 buf_head(&sp->rx), sp->rx.len) < 0)
-        spare_frame_encode(&s->link_tx, sp->id, SPARE_MSB, buf_head(&sp->rx), sp->rx.len);
+    struct buf frame = { 0 };
+    int rc = spare_frame_encode_delta(&frame, sp->id, SPARE_MSB, buf_head(&sp->last), sp->last.len, buf_head(&sp->rx),
+                                      sp->rx.len);
+    if (rc < 0) {
+        buf_clear(&frame);
+        rc = spare_frame_encode(&frame, sp->id, SPARE_MSB, buf_head(&sp->rx), sp->rx.len);
+    }
+    rc = rc < 0 ? rc : link_send_frames(s, &frame);
+    buf_free(&frame);
+    if (rc < 0)
+        return;
     buf_clear(&sp->last);
     if (buf_append(&sp->last, buf_head(&sp->rx), sp->rx.len) < 0)
         buf_free(&sp->last); /* the next one goes whole */
-    s->stats.link_frames_out++;
-    s->tx_urgent = true;
 }
 
 int spare_claim(struct session *s, uint32_t id, int *fd, struct buf *setup)
