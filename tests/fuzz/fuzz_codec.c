@@ -6,6 +6,7 @@
  * round trip's receiver the link a byte at a time (a chunk cut anywhere waits for the rest);
  * bit 3 makes the round trip's sender use level 9, where text-like writes of more than 256
  * bytes go through the text coder (text chunks). */
+#include <stdlib.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -28,7 +29,8 @@ static void decode_any(const uint8_t *p, size_t n)
         (with_builtin && codec_set_builtin(c, CODEC_RX, dict_builtin_up, dict_builtin_up_len) < 0))
         goto done;
     struct buf in = { 0 }, out = { 0 };
-    buf_append(&in, p, n);
+    if (buf_append(&in, p, n) < 0)
+        abort(); /* out of memory: not what is fuzzed */
     int more, steps = 0;
     do {
         more = codec_decompress(c, &in, &out, 4096);
@@ -69,7 +71,8 @@ static void round_trip(const uint8_t *p, size_t n)
             goto done;
         while (wire.len) { /* all at once, or as the transport may: a byte at a time */
             size_t give = byte_at_a_time ? 1 : wire.len;
-            buf_append(&part, buf_head(&wire), give);
+            if (buf_append(&part, buf_head(&wire), give) < 0)
+                abort(); /* out of memory: not what is fuzzed */
             buf_consume(&wire, give);
             int rc;
             do

@@ -2,6 +2,7 @@
  * (dict_parse), a DICT_OFFER payload from the peer (dict_offer_parse, with the choice both
  * sides make), and the handshake's offer exchange, on bytes that may be anything.
  * The first byte selects which. */
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -44,7 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (hs_init(&hs, (data[0] & 4) ? ROLE_APP : ROLE_DISPLAY, NULL, 0, CAP_ZSTD | CAP_DICT) < 0)
             return 0;
         struct buf in = { 0 }, out = { 0 };
-        buf_append(&in, p, n);
+        if (buf_append(&in, p, n) < 0)
+            abort(); /* out of memory: not what is fuzzed */
         hs_start(&hs, &out);
         int rc = hs_feed(&hs, &in, &out);
         if (rc == 1 && (hs.caps & CAP_DICT) && (!hs.got_offer || hs.offer_peer.n > DICT_OFFER_MAX))

@@ -2,6 +2,7 @@
  * SESSION, and with bit 4 of the first byte a resuming link's SESSION and RESUME),
  * then (with bit 3 of the first byte) the zstd stage, then frame decoding (OPEN, SPARE,
  * HINT and FACT payloads too), on bytes from a peer that may be anyone. */
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -26,7 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         hs.session.generation = 1;
     }
     struct buf in = { 0 }, out = { 0 };
-    buf_append(&in, data + 1, size - 1);
+    if (buf_append(&in, data + 1, size - 1) < 0)
+        abort(); /* out of memory: not what is fuzzed */
     hs_start(&hs, &out);
     int rc = hs_feed(&hs, &in, &out);
     if (rc == HS_RESUME_READY) {
@@ -90,7 +92,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             struct frame_fact_window w;
             if (frame_fact_window_parse(&f, &w) == 0) { /* what parses must encode and parse the same */
                 struct buf again = { 0 };
-                frame_fact_window_encode(&again, f.channel, &w);
+                if (frame_fact_window_encode(&again, f.channel, &w) < 0)
+                    abort(); /* out of memory: not what is fuzzed */
                 struct frame g;
                 struct frame_fact_window w2;
                 if (frame_decode(buf_head(&again), again.len, &g) < 0 || frame_fact_window_parse(&g, &w2) < 0 ||

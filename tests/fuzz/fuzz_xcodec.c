@@ -47,7 +47,8 @@ static void hostile(enum xc_dir dir, bool msb, bool pix, const uint8_t *p, size_
         return;
     xdec_set_pixcache(d, c);
     for (size_t at = 0; at < n; at += 3) {
-        buf_append(&pend, p + at, n - at < 3 ? n - at : 3);
+        if (buf_append(&pend, p + at, n - at < 3 ? n - at : 3) < 0)
+            abort(); /* out of memory: not what is fuzzed */
         long used = xdec_feed(d, buf_head(&pend), pend.len, &out);
         if (used < 0)
             break;
@@ -102,7 +103,8 @@ static void round_trip(enum xc_dir dir, bool msb, bool pix, const uint8_t *p, si
                 len = 32;
         }
         first = false;
-        buf_append(&msgs, m, len);
+        if (buf_append(&msgs, m, len) < 0)
+            abort(); /* out of memory: not what is fuzzed */
         int rc = xenc_message(e, m, len, &enc);
         free(m);
         if (rc < 0)
