@@ -450,3 +450,14 @@ bool fontset_hold(struct fontset *f, struct observer *o, struct channel *ch, con
     }
     return hold_channel(f, ch);
 }
+
+static void listen_broken(void *ctx, struct observer *o)
+{
+    (void)o;
+    fontset_give_up(ctx);
+}
+
+void fontset_listen(struct fontset *f, struct observer_listener *out)
+{
+    *out = (struct observer_listener){ .ctx = f, .on_broken = listen_broken };
+}

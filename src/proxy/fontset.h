@@ -40,6 +40,9 @@ bool fontset_hold(struct fontset *f, struct observer *o, struct channel *ch, con
 void fontset_ask_fonts(struct fontset *f, struct observer *o, const struct frame_hint *h);
 /* The observer can no longer answer: whatever waits goes on without the answers. */
 void fontset_give_up(struct fontset *f);
+/* How the observer tells it that it can no longer answer (observer.h). */
+struct observer_listener;
+void fontset_listen(struct fontset *f, struct observer_listener *out);
 
 /* The pattern's charset (its last two XLFD fields) as an index of the known charsets, and
  * the length of what comes before it ("-*-*-*-R-*-*-*-120-*-*-*-*"); -1 if it has no known

@@ -38,6 +38,7 @@ struct asked {                /* a question put to the server at this observer's
 };
 
 struct learnt {
+    const struct xdisplay_addr *display; /* the server's name, for its identity (learnt_listen) */
     char dir[512];            /* empty: memory only */
     char file[64];            /* this server's file name; empty until its identity is known */
     uint8_t id[LEARNT_ID_SIZE];
@@ -522,4 +523,19 @@ void learnt_probe(struct learnt *l, struct observer *o)
     }
     if (l->asked_left)
         log_debug("learnt questions: asking the server %u remembered from earlier sessions", l->asked_left);
+}
+
+static void listen_setup(void *ctx, struct observer *o, const uint8_t *reply, size_t size)
+{
+    (void)o;
+    struct learnt *l = ctx;
+    learnt_on_setup(l, l->display, reply, size);
+}
+
+static void listen_probes_sent(void *ctx, struct observer *o) { learnt_probe(ctx, o); }
+
+void learnt_listen(struct learnt *l, const struct xdisplay_addr *display, struct observer_listener *out)
+{
+    l->display = display;
+    *out = (struct observer_listener){ .ctx = l, .on_setup = listen_setup, .on_probes_sent = listen_probes_sent };
 }

@@ -83,5 +83,9 @@ void learnt_on_reply(struct learnt *l, const struct predict_questions *pq, const
 /* At the observer's start: asks the server every question remembered; the answers become
  * FACT frames (observer_ask), and clients' setup replies wait for them. */
 void learnt_probe(struct learnt *l, struct observer *o);
+/* How the observer tells it of those (observer.h): its setup reply (the server's identity,
+ * with display's name) and the start of its probes. */
+struct observer_listener;
+void learnt_listen(struct learnt *l, const struct xdisplay_addr *display, struct observer_listener *out);
 
 #endif

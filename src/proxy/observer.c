@@ -10,7 +10,7 @@
 #include <poll.h>
 
 static void observer_event(struct watch *w, unsigned events);
-static void ask_answer(struct observer *o, const struct pending *p, const uint8_t *msg, bool error);
+static void ask_answer(struct observer *o, const struct pending *p, const uint8_t *msg, size_t size, bool error);
 static bool ask_more(const struct pending *p, const uint8_t *msg, bool error);
 
 /* ---------------------------------------------------------------- connection */
@@ -55,11 +55,16 @@ static int read_setup_reply(int fd, struct buf *in, uint64_t deadline_ns)
     }
 }
 
-int observer_start(struct session *s, struct observer **out)
+int observer_start(struct session *s, const struct observer_listener *listeners, size_t n_listeners,
+                   struct observer **out)
 {
+    if (n_listeners > OBSERVER_MAX_LISTENERS)
+        return -EINVAL;
     struct observer *o = calloc(1, sizeof *o);
     if (!o)
         return -ENOMEM;
+    memcpy(o->listeners, listeners, n_listeners * sizeof *listeners);
+    o->n_listeners = n_listeners;
     o->s = s;
     o->root_redirect = OWNWIN_REDIRECT_UNKNOWN;
     idmap_init(&o->by_id, OBSERVER_MAX_WINDOWS);
@@ -94,8 +99,7 @@ int observer_start(struct session *s, struct observer **out)
             if (s->predict) /* the same server as the clients': its TrueColor maps, checked by the probes */
                 predict_learn_setup(s->predict, buf_head(&o->rx), (size_t)n, false);
             o->probe.font_base = ld32(buf_head(&o->rx) + 12, false);
-            if (s->learnt)
-                learnt_on_setup(s->learnt, &s->cfg.upstream, buf_head(&o->rx), (size_t)n);
+            OBS_TELL(o, on_setup, o, buf_head(&o->rx), (size_t)n);
             buf_consume(&o->rx, (size_t)n);
         }
     }
@@ -250,10 +254,10 @@ static void kid_set(struct owin *w, uint32_t kid, bool mapped)
         w->kids[w->n_kids++] = kid;
 }
 
-static void on_event(struct observer *o, const uint8_t *ev)
+static void on_event(struct observer *o, const uint8_t *ev, size_t size)
 {
     uint8_t code = ev[0] & 0x7f;
-    statewatch_on_event(o->s->statewatch, o, ev, 32);
+    OBS_TELL(o, on_event, o, ev, size);
     uint32_t event = ld32(ev + 4, false), window = ld32(ev + 8, false);
     if (code == EV_PROPERTY && event == o->root) {
         if (!o->probe.props_probing)
@@ -313,40 +317,39 @@ static void on_event(struct observer *o, const uint8_t *ev)
     obs_send_fact(o, w, false, false);
 }
 
-static void on_answer(struct observer *o, const struct pending *p, const uint8_t *msg, bool error)
+static void on_answer(struct observer *o, const struct pending *p, const uint8_t *msg, size_t size, bool error)
 {
     struct owin *w = p->kind == P_SYNC || p->kind == P_KEYMAP || p->kind == P_MODMAP || p->kind == P_PROBE ||
                              p->kind >= P_ROOT_ATTRS ? NULL : obs_win_find(o, p->window);
     switch (p->kind) {
     case P_ASK:
-        ask_answer(o, p, msg, error);
+        ask_answer(o, p, msg, size, error);
         break;
     case P_ROOT_ATTRS:
-        obs_on_root_attributes(o, msg, error);
+        obs_on_root_attributes(o, msg, size, error);
         break;
-    case P_SPARE_ROOT_ATTRS:
-        o->root_masks = error ? 0 : ld32(msg + 32, false);
+    case P_SPARE_ROOT_ATTRS: /* GetWindowAttributes: all-event-masks at 32 */
+        o->root_masks = error || size < 36 ? 0 : ld32(msg + 32, false);
         break;
-    case P_SPARE_ROOT_GEOMETRY:
-        spare_check_root(o->s, p->window, error ? 0 : o->root_masks, error ? 0 : ld16(msg + 16, false),
-                         error ? 0 : ld16(msg + 18, false));
+    case P_SPARE_ROOT_GEOMETRY: /* GetGeometry: width and height at 16 and 18 (of 32) */
+        OBS_TELL(o, on_root, p->window, error ? 0 : o->root_masks, error ? 0 : ld16(msg + 16, false),
+                 error ? 0 : ld16(msg + 18, false));
         break;
     case P_PROBE:
-        obs_probe_answer(o, p, msg, error);
+        obs_probe_answer(o, p, msg, size, error);
         break;
     case P_KEYMAP:
         free(o->kb_keymap);
         o->kb_keymap = NULL;
-        uint32_t size = error ? 0 : 32 + 4 * ld32(msg + 4, false);
-        if (size && (o->kb_keymap = malloc(size))) {
+        if (!error && (o->kb_keymap = malloc(size))) {
             memcpy(o->kb_keymap, msg, size);
-            o->kb_keymap_size = size;
+            o->kb_keymap_size = (uint32_t)size;
         }
         break;
     case P_MODMAP:
         o->kb_fetching = false;
         if (!error)
-            obs_send_keyboard(o, o->kb_keymap, o->kb_keymap_size, msg, 32 + 4 * ld32(msg + 4, false));
+            obs_send_keyboard(o, o->kb_keymap, o->kb_keymap_size, msg, (uint32_t)size);
         free(o->kb_keymap);
         o->kb_keymap = NULL;
         if (o->probe.keyboard) {
@@ -439,7 +442,7 @@ static void observer_read(struct observer *o)
         buf_free(&scratch);
         const uint8_t *msg = buf_head(&o->rx);
         if (m.kind == XW_KIND_EVENT) {
-            on_event(o, msg);
+            on_event(o, msg, (size_t)size);
         } else {
             /* Requests before this one without an answer of their own are done. */
             while (o->q_len && o->q[o->q_head].seq != o->xs.seq_done &&
@@ -453,7 +456,7 @@ static void observer_read(struct observer *o)
                     o->q_head = (o->q_head + 1) % o->q_cap;
                     o->q_len--;
                 }
-                on_answer(o, &p, msg, m.kind == XW_KIND_ERROR);
+                on_answer(o, &p, msg, (size_t)size, m.kind == XW_KIND_ERROR);
             }
         }
         buf_consume(&o->rx, (size_t)size);
@@ -470,7 +473,7 @@ static void observer_event(struct watch *w, unsigned events)
     if (o->broken) {
         obs_probe_finish(o); /* no more answers: the clients held back go on without them */
         obs_own_unwatch_all(o);
-        fontset_give_up(o->s->fontset);
+        OBS_TELL(o, on_broken, o);
     }
 }
 
@@ -526,11 +529,11 @@ static bool ask_more(const struct pending *p, const uint8_t *msg, bool error)
     return p->kind == P_ASK && p->multi && !error && msg[1] != 0;
 }
 
-static void ask_answer(struct observer *o, const struct pending *p, const uint8_t *msg, bool error)
+static void ask_answer(struct observer *o, const struct pending *p, const uint8_t *msg, size_t size, bool error)
 {
     struct buf fact = { 0 };
     if (p->fn)
-        p->fn(p->ctx, p->tag, msg, error ? 32 : 32 + 4 * ld32(msg + 4, false), error, &fact);
+        p->fn(p->ctx, p->tag, msg, (uint32_t)size, error, &fact);
     if (o->s->predict)
         obs_send_session_fact(o, &fact);
     buf_free(&fact);

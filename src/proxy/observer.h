@@ -20,8 +20,33 @@ struct session;
 struct channel;
 struct observer;
 
-/* Connects (blocking, bounded by a timeout), starts its probes and watches for events. 0 or -errno. */
-int observer_start(struct session *s, struct observer **out);
+/* Others that use the observer's connection (learnt.h, fontset.h, statewatch.h, spare.h)
+ * are told of what happens on it through these, and the observer knows none of them by
+ * name. Any hook may be NULL; listeners are called in the order given. */
+struct observer_listener {
+    void *ctx;
+    /* The connection is set up: the server's setup reply, size bytes. */
+    void (*on_setup)(void *ctx, struct observer *o, const uint8_t *reply, size_t size);
+    /* The start probes are sent: what a listener asks at start goes behind them. */
+    void (*on_probes_sent)(void *ctx, struct observer *o);
+    /* An extension's handshakes are probed (key: the requests and replies, key_len bytes);
+     * its major opcode and first event; screen 0's root. */
+    void (*on_extension)(void *ctx, struct observer *o, const char *ext, const uint8_t *key, size_t key_len,
+                         uint8_t major, uint8_t first_event, uint32_t root);
+    /* An event on the connection, size bytes. */
+    void (*on_event)(void *ctx, struct observer *o, const uint8_t *ev, size_t size);
+    /* The first probes are answered: the clients' setups held for them go on. */
+    void (*on_probes_done)(void *ctx, struct observer *o);
+    /* observer_check_root's answer: the root, its all-event-masks, its size (0 0: unknown). */
+    void (*on_root)(void *ctx, uint32_t root, uint32_t masks, uint16_t width, uint16_t height);
+    /* The connection is lost or unreadable: nothing that waits on it will be answered. */
+    void (*on_broken)(void *ctx, struct observer *o);
+};
+#define OBSERVER_MAX_LISTENERS 8
+
+/* Connects (blocking, bounded by a timeout), starts its probes and watches for events,
+ * telling the n listeners (copied) of what happens. 0 or -errno. */
+int observer_start(struct session *s, const struct observer_listener *listeners, size_t n, struct observer **out);
 void observer_free(struct observer *o);
 
 /* While the first probes are unanswered: keeps a new client's setup request back (the
@@ -30,7 +55,7 @@ void observer_free(struct observer *o);
 bool observer_hold_setup(struct observer *o, uint32_t channel_id, const struct frame_open *open);
 /* Whether the first probes are still unanswered (their facts must precede any setup reply). */
 bool observer_probing(const struct observer *o);
-/* Reads screen 0's root event masks and size; the answer goes to spare_check_root().
+/* Reads screen 0's root event masks and size; the answer goes to the listeners' on_root.
  * False if it cannot ask. */
 bool observer_check_root(struct observer *o);
 /* A request of ch on its way to the server (body: after the request header). */

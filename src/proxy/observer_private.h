@@ -175,7 +175,17 @@ struct observer {
         struct frame_open open;
     } *held;
     uint32_t n_held, cap_held;
+    struct observer_listener listeners[OBSERVER_MAX_LISTENERS];
+    size_t n_listeners;
 };
+
+/* Tells every listener that has the hook: OBS_TELL(o, on_event, o, ev, size). */
+#define OBS_TELL(o, hook, ...)                                                   \
+    do {                                                                         \
+        for (size_t obs_i_ = 0; obs_i_ < (o)->n_listeners; obs_i_++)             \
+            if ((o)->listeners[obs_i_].hook)                                     \
+                (o)->listeners[obs_i_].hook((o)->listeners[obs_i_].ctx, __VA_ARGS__); \
+    } while (0)
 
 /* observer.c */
 void obs_send_request_minor(struct observer *o, uint8_t major, uint8_t minor, const uint32_t *words, unsigned n_words, struct pending p);
@@ -189,13 +199,13 @@ void obs_send_bytes(struct observer *o, uint8_t major, uint8_t minor, const void
 void obs_keyboard_changed(struct observer *o);
 void obs_census_hook(void *data);
 void obs_probe_finish(struct observer *o);
-void obs_probe_answer(struct observer *o, const struct pending *p, const uint8_t *msg, bool error);
+void obs_probe_answer(struct observer *o, const struct pending *p, const uint8_t *msg, size_t size, bool error);
 void obs_probe_start(struct observer *o);
 
 /* observer_windows.c */
 struct owin *obs_win_find(struct observer *o, uint32_t id);
 void obs_watch_root(struct observer *o);
-void obs_on_root_attributes(struct observer *o, const uint8_t *msg, bool error);
+void obs_on_root_attributes(struct observer *o, const uint8_t *msg, size_t size, bool error);
 void obs_own_unwatch_all(struct observer *o);
 void obs_own_foreign(struct observer *o, struct channel *ch, uint32_t window, uint8_t what, bool props);
 void obs_own_unwatchable(struct observer *o, struct channel *ch, uint32_t window);

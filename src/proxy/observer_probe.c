@@ -293,7 +293,7 @@ static void release_held(struct observer *o)
         if (ch)
             channel_send_setup(ch, &o->held[i].open);
     }
-    spare_offer(o->s);
+    OBS_TELL(o, on_probes_done, o);
 }
 
 bool observer_probing(const struct observer *o)
@@ -525,9 +525,8 @@ static void probe_handshakes(struct observer *o)
     }
 }
 
-void obs_probe_answer(struct observer *o, const struct pending *p, const uint8_t *msg, bool error)
+void obs_probe_answer(struct observer *o, const struct pending *p, const uint8_t *msg, size_t size, bool error)
 {
-    uint32_t size = error ? 32 : 32 + 4 * ld32(msg + 4, false);
     struct buf fact = { 0 };
     switch ((enum probe_step)p->tag) {
     case S_FONT:                /* an error: the font does not open (not counted as outstanding) */
@@ -614,8 +613,8 @@ void obs_probe_answer(struct observer *o, const struct pending *p, const uint8_t
             uint8_t major, first_event;
             if ((k + 1 == N_PROBES || strcmp(probes[k + 1].ext, probes[k].ext)) && o->s->predict &&
                 predict_extension(o->s->predict, probes[k].ext, &major, &first_event))
-                statewatch_start(o->s->statewatch, o, probes[k].ext, buf_head(&o->probe.keys[f]), key_len, major,
-                                 first_event, o->root); /* its last handshake: RANDR's and XInput's state */
+                OBS_TELL(o, on_extension, o, probes[k].ext, buf_head(&o->probe.keys[f]), key_len, major, first_event,
+                         o->root); /* its last handshake: RANDR's and XInput's state (statewatch.h) */
         }
         break;
     }
@@ -699,8 +698,7 @@ void obs_probe_start(struct observer *o)
         obs_send_request(o, OP_GET_KEYBOARD_MAPPING, &kb, 1, (struct pending){ .kind = P_KEYMAP });
         obs_send_request(o, OP_GET_MODIFIER_MAPPING, NULL, 0, (struct pending){ .kind = P_MODMAP });
     }
-    if (o->s->learnt)
-        learnt_probe(o->s->learnt, o); /* what clients asked in earlier sessions */
+    OBS_TELL(o, on_probes_sent, o); /* learnt.h: what clients asked in earlier sessions */
 }
 
 bool observer_hold_setup(struct observer *o, uint32_t channel_id, const struct frame_open *open)

@@ -53,9 +53,9 @@ void obs_watch_root(struct observer *o)
         obs_send_request(o, OP_GET_WINDOW_ATTRIBUTES, &o->root, 1, (struct pending){ .kind = P_ROOT_ATTRS });
 }
 
-void obs_on_root_attributes(struct observer *o, const uint8_t *msg, bool error)
+void obs_on_root_attributes(struct observer *o, const uint8_t *msg, size_t size, bool error)
 {
-    uint8_t now = error ? OWNWIN_REDIRECT_UNKNOWN
+    uint8_t now = error || size < 36 ? OWNWIN_REDIRECT_UNKNOWN /* GetWindowAttributes: all-event-masks at 32 */
                         : (ld32(msg + 32, false) & SUBSTRUCTURE_REDIRECT_MASK) ? OWNWIN_REDIRECT_YES : OWNWIN_REDIRECT_NO;
     if (now == o->root_redirect)
         return;

@@ -268,8 +268,17 @@ static void link_process_input(struct session *s)
             /* The spare first: the server numbers clients in the order it accepts them,
              * so the first client's resource ids are those it would get directly. */
             spare_open(s);
-            if (s->cfg.observe && !s->observer)
-                observer_start(s, &s->observer);
+            if (s->cfg.observe && !s->observer) {
+                /* What uses the observer's connection hears of it through these. */
+                struct observer_listener ls[4];
+                size_t n = 0;
+                if (s->learnt)
+                    learnt_listen(s->learnt, &s->cfg.upstream, &ls[n++]);
+                statewatch_listen(s->statewatch, &ls[n++]);
+                fontset_listen(s->fontset, &ls[n++]);
+                spare_listen(s, &ls[n++]);
+                observer_start(s, ls, n, &s->observer);
+            }
         }
         char warm[96];
         if ((s->hs.caps & CAP_ZSTD) && s->hs.window_log > codec_window_for(s->cfg.max_memory))

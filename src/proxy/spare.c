@@ -481,3 +481,19 @@ int spare_frame_parse(const struct frame *f, uint32_t *id, bool *msb, const uint
     *setup = f->payload + r.pos;
     return 0;
 }
+
+static void listen_probes_done(void *ctx, struct observer *o)
+{
+    (void)o;
+    spare_offer(ctx);
+}
+
+static void listen_root(void *ctx, uint32_t root, uint32_t masks, uint16_t width, uint16_t height)
+{
+    spare_check_root(ctx, root, masks, width, height);
+}
+
+void spare_listen(struct session *s, struct observer_listener *out)
+{
+    *out = (struct observer_listener){ .ctx = s, .on_probes_done = listen_probes_done, .on_root = listen_root };
+}

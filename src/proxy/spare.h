@@ -33,6 +33,10 @@ void spare_tick(struct session *s);
 /* The observer's reading of screen 0's root: a spare whose setup reply says otherwise is
  * replaced. */
 void spare_check_root(struct session *s, uint32_t root, uint32_t masks, uint16_t width, uint16_t height);
+/* How the observer tells it of those (observer.h): its first probes answered (the spare may
+ * be offered), and the root read (spare_check_root). */
+struct observer_listener;
+void spare_listen(struct session *s, struct observer_listener *out);
 
 /* App side: whether new clients should wait for the first SPARE frame (briefly, after the
  * link comes up: it follows the display side's first facts, and a client that waits for it

@@ -192,3 +192,19 @@ void statewatch_on_event(struct statewatch *sw, struct observer *o, const uint8_
     else
         tell_and_ask(sw, k);
 }
+
+static void listen_extension(void *ctx, struct observer *o, const char *ext, const uint8_t *key, size_t key_len,
+                             uint8_t major, uint8_t first_event, uint32_t root)
+{
+    statewatch_start(ctx, o, ext, key, key_len, major, first_event, root);
+}
+
+static void listen_event(void *ctx, struct observer *o, const uint8_t *ev, size_t size)
+{
+    statewatch_on_event(ctx, o, ev, size);
+}
+
+void statewatch_listen(struct statewatch *w, struct observer_listener *out)
+{
+    *out = (struct observer_listener){ .ctx = w, .on_extension = listen_extension, .on_event = listen_event };
+}

@@ -25,5 +25,8 @@ void statewatch_start(struct statewatch *w, struct observer *o, const char *ext,
                       uint8_t major, uint8_t first_event, uint32_t root);
 /* An event on the observer's connection (32 bytes, or a GenericEvent's whole length). */
 void statewatch_on_event(struct statewatch *w, struct observer *o, const uint8_t *ev, size_t size);
+/* How the observer tells it of those (observer.h). */
+struct observer_listener;
+void statewatch_listen(struct statewatch *w, struct observer_listener *out);
 
 #endif

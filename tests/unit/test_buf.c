@@ -58,7 +58,7 @@ int main(void)
         uint64_t vals[] = { 0, 1, 127, 128, 16383, 16384, 0xffffffffu, UINT64_MAX };
         struct buf b = { 0 };
         for (size_t i = 0; i < sizeof vals / sizeof *vals; i++)
-            buf_put_varint(&b, vals[i]);
+            CHECK_EQ(buf_put_varint(&b, vals[i]), 0);
         struct rd r = rd_make(buf_head(&b), b.len, false);
         for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) {
             uint64_t v = 1;

@@ -174,7 +174,7 @@ static void script_init(struct script *s, const struct capture *cap, uint8_t out
         s->prereq[i] = seen[r->conn];
         if (r->dir != out_dir && r->dir != 2) {
             seen[r->conn] += r->len;
-            buf_append(&s->conn[r->conn].expect_in, r->data, r->len);
+            CHECK_EQ(buf_append(&s->conn[r->conn].expect_in, r->data, r->len), 0);
             s->in_expected += r->len;
         }
     }
@@ -378,11 +378,11 @@ static void server_conn_parse(struct server_conn *c, const struct capture *cap)
         if (r->conn != c->id)
             continue;
         if (r->dir == 0) {
-            buf_append(&c->c2s, r->data, r->len);
+            CHECK_EQ(buf_append(&c->c2s, r->data, r->len), 0);
             c2s_marks[n_c2s_marks++] = (struct mark){ c->c2s.len, 0, r->t_ns };
         }
         else if (r->dir == 1) {
-            buf_append(&c->s2c, r->data, r->len);
+            CHECK_EQ(buf_append(&c->s2c, r->data, r->len), 0);
             marks[n_marks++] = (struct mark){ c->s2c.len, c->c2s.len, r->t_ns };
         }
     }
@@ -547,7 +547,7 @@ static size_t live_turn(struct live_conn *l, struct server_conn *all, unsigned n
     while (l->fd >= 0 && !l->eof && (n = read(l->fd, tmp, sizeof tmp)) >= 0) {
         if (n == 0)
             l->eof = true;
-        buf_append(&l->in, tmp, (size_t)n);
+        CHECK_EQ(buf_append(&l->in, tmp, (size_t)n), 0);
         moved += (size_t)n;
     }
     if (!l->setup_read) {
@@ -644,7 +644,7 @@ static size_t tee_move(int from, int to, struct buf *log)
                 break;
             off += (size_t)w;
         }
-        buf_append(log, tmp, (size_t)n);
+        CHECK_EQ(buf_append(log, tmp, (size_t)n), 0);
         total += (size_t)n;
     }
     return total;

@@ -157,7 +157,7 @@ static size_t drain(struct rig *r, int fd, struct buf *out)
         uint8_t tmp[65536];
         ssize_t n;
         while ((n = read(fd, tmp, sizeof tmp)) > 0) {
-            buf_append(out, tmp, (size_t)n);
+            CHECK_EQ(buf_append(out, tmp, (size_t)n), 0);
             total += (size_t)n;
         }
     }
@@ -334,7 +334,7 @@ static void session_tests(void)
             uint8_t tmp[8192]; /* the server reads slowly */
             ssize_t n = read(r.upstream[0], tmp, sizeof tmp);
             if (n > 0)
-                buf_append(&up, tmp, (size_t)n);
+                CHECK_EQ(buf_append(&up, tmp, (size_t)n), 0);
             if (++off > 200000)
                 break;
         }
@@ -374,10 +374,10 @@ static void session_tests(void)
         session_new(&s, l, &dc, sv[1], sv[1]);
         char banner[64];
         struct buf bad = { 0 };
-        buf_append(&bad, banner, (size_t)snprintf(banner, sizeof banner, "TINCAN %d app 0 none\n", LINK_PROTOCOL_VERSION));
+        CHECK_EQ(buf_append(&bad, banner, (size_t)snprintf(banner, sizeof banner, "TINCAN %d app 0 none\n", LINK_PROTOCOL_VERSION)), 0);
         uint8_t session_payload[2 * HS_TOKEN_SIZE + 1] = { 7 }; /* a new session's SESSION frame */
-        frame_encode(&bad, FRAME_SESSION, 0, session_payload, sizeof session_payload);
-        buf_append(&bad, "\x7e\0\0", 3); /* then a frame of no known type */
+        CHECK_EQ(frame_encode(&bad, FRAME_SESSION, 0, session_payload, sizeof session_payload), 0);
+        CHECK_EQ(buf_append(&bad, "\x7e\0\0", 3), 0); /* then a frame of no known type */
         write(sv[0], buf_head(&bad), bad.len);
         buf_free(&bad);
         for (int i = 0; i < 10; i++)
@@ -742,7 +742,7 @@ static void numbered_requests(struct buf *out, uint32_t first, uint32_t n)
     for (uint32_t i = first; i < first + n; i++) {
         uint8_t rq[8] = { 127, 0, 2, 0 };
         st32(rq + 4, i, false);
-        buf_append(out, rq, sizeof rq);
+        CHECK_EQ(buf_append(out, rq, sizeof rq), 0);
     }
 }
 
@@ -753,7 +753,7 @@ static void numbered_events(struct buf *out, uint32_t first, uint32_t n)
     for (uint32_t i = first; i < first + n; i++) {
         uint8_t ev[32] = { 11 };
         st32(ev + 4, i, false);
-        buf_append(out, ev, sizeof ev);
+        CHECK_EQ(buf_append(out, ev, sizeof ev), 0);
     }
 }
 
@@ -778,7 +778,7 @@ static void collect(struct rig *r, int fd, struct buf *got, size_t want)
         uint8_t tmp[16384];
         ssize_t n = read(fd, tmp, sizeof tmp);
         if (n > 0)
-            buf_append(got, tmp, (size_t)n);
+            CHECK_EQ(buf_append(got, tmp, (size_t)n), 0);
     }
 }
 
@@ -803,8 +803,8 @@ static void outage_tests(void)
         numbered_events(&in_flight, 1000, 300);
         CHECK_EQ(write(c, buf_head(&in_flight), 300 * 8), 300 * 8);
         CHECK_EQ(write(r.upstream[0], buf_head(&in_flight) + 300 * 8, 300 * 32), 300 * 32);
-        buf_append(&up, buf_head(&in_flight), 300 * 8);
-        buf_append(&down, buf_head(&in_flight) + 300 * 8, 300 * 32);
+        CHECK_EQ(buf_append(&up, buf_head(&in_flight), 300 * 8), 0);
+        CHECK_EQ(buf_append(&down, buf_head(&in_flight) + 300 * 8, 300 * 32), 0);
         buf_free(&in_flight);
         pump(&r, 20);
         relay_cut(&y);
@@ -826,8 +826,8 @@ static void outage_tests(void)
         relay_open(&y, &a, &d);
         CHECK_EQ(session_attach(r.app, a, a), 0);
         CHECK_EQ(session_attach(r.disp, d, d), 0);
-        buf_append(&up, buf_head(&more_up), more_up.len);
-        buf_append(&down, buf_head(&more_down), more_down.len);
+        CHECK_EQ(buf_append(&up, buf_head(&more_up), more_up.len), 0);
+        CHECK_EQ(buf_append(&down, buf_head(&more_down), more_down.len), 0);
         collect(&r, r.upstream[0], &got_up, up.len);
         collect(&r, c, &got_down, down.len);
         CHECK_EQ(session_state(r.app), SESSION_UP);

@@ -69,13 +69,13 @@ static int mixed_session(struct codec *tx, struct codec *rx, size_t piece, size_
         if (i % 5 == 1 || i % 5 == 3)
             fill(p, n, (unsigned)i);
         codec_compress(tx, p, n, &wire);
-        buf_append(&sent, p, n);
+        CHECK_EQ(buf_append(&sent, p, n), 0);
     }
     *wire_bytes = wire.len;
     int rc = 0;
     for (size_t at = 0; at < wire.len && rc >= 0; at += piece) {
         size_t k = wire.len - at < piece ? wire.len - at : piece;
-        buf_append(&part, buf_head(&wire) + at, k);
+        CHECK_EQ(buf_append(&part, buf_head(&wire) + at, k), 0);
         do {
             size_t before = out.len;
             rc = codec_decompress(rx, &part, &out, max_out);

@@ -24,7 +24,7 @@ static void add(struct msgs *m, const uint8_t *p, size_t n)
 {
     if (m->n >= MAXMSG) return;
     m->off[m->n++] = m->all.len;
-    buf_append(&m->all, p, n);
+    CHECK_EQ(buf_append(&m->all, p, n), 0);
     m->off[m->n] = m->all.len;
 }
 
@@ -193,7 +193,7 @@ static void font_reply(struct buf *out, bool msb, uint16_t seq, uint16_t nprops,
         st16(ci + 6, (uint16_t)(6 + v / 3 % 6), msb);
         st16(ci + 8, (uint16_t)(int16_t)((int)(v / 18 % 23) - 11), msb);
     }
-    buf_append(out, p, len);
+    CHECK_EQ(buf_append(out, p, len), 0);
     free(p);
 }
 
@@ -212,7 +212,7 @@ static void image_reply(struct buf *out, bool msb, uint16_t seq, uint32_t npx, u
             c = rnd() % ncolors;
         st32(p + 32 + 4 * i, c * 0x10101u ^ (c ? 0xff000000u : 0), msb);
     }
-    buf_append(out, p, len);
+    CHECK_EQ(buf_append(out, p, len), 0);
     free(p);
 }
 
@@ -298,7 +298,7 @@ static void names_reply(struct buf *out, bool msb, uint16_t seq, const char *con
         memcpy(w + 1, names[i], *w);
         w += 1 + *w;
     }
-    buf_append(out, p, 32 + blen);
+    CHECK_EQ(buf_append(out, p, 32 + blen), 0);
     free(p);
 }
 
@@ -355,7 +355,7 @@ static bool decode_server(bool msb, const struct buf *enc, size_t chunk, const s
     bool ok = xdec_new(&d, XC_SERVER, msb) == 0;
     for (size_t at = 0; ok && at < enc->len;) {
         size_t n = chunk && chunk < enc->len - at ? chunk : enc->len - at;
-        buf_append(&pend, buf_head(enc) + at, n);
+        CHECK_EQ(buf_append(&pend, buf_head(enc) + at, n), 0);
         at += n;
         long used = xdec_feed(d, buf_head(&pend), pend.len, &dec);
         if (used < 0) ok = false;
@@ -415,7 +415,7 @@ static void add_hex(struct msgs *m, const char *hex)
         unsigned v;
         sscanf(hex + i, "%2x", &v);
         uint8_t c = (uint8_t)v;
-        buf_append(&b, &c, 1);
+        CHECK_EQ(buf_append(&b, &c, 1), 0);
     }
     add(m, buf_head(&b), b.len);
     buf_free(&b);
@@ -518,7 +518,7 @@ static bool round_trip(enum xc_dir dir, bool msb, const struct msgs *m, size_t c
     if (enc_size) *enc_size = enc.len;
     for (size_t at = 0; ok && at < enc.len;) {
         size_t n = chunk && chunk < enc.len - at ? chunk : enc.len - at;
-        buf_append(&pend, buf_head(&enc) + at, n);
+        CHECK_EQ(buf_append(&pend, buf_head(&enc) + at, n), 0);
         at += n;
         long used = xdec_feed(d, buf_head(&pend), pend.len, &dec);
         if (used < 0) ok = false;
@@ -949,7 +949,7 @@ static size_t pix_session(const struct msgs *m, const struct buf *file, struct b
     ok = ok && !dec[0].len && !dec[1].len;
     buf_clear(save_e); buf_clear(save_d); buf_clear(code);
     ok = ok && xc_pixcache_save(ce, save_e) == 0 && xc_pixcache_save(cd, save_d) == 0;
-    buf_append(code, buf_head(&enc[0]), enc[0].len);
+    CHECK_EQ(buf_append(code, buf_head(&enc[0]), enc[0].len), 0);
     size_t size = ok ? enc[0].len + enc[1].len : (size_t)-1;
     for (int k = 0; k < 2; k++) {
         xenc_free(e[k]); xdec_free(d[k]);
@@ -1028,7 +1028,7 @@ static void test_pixcache(void)
     TEST("That corrupt, unordered or oversized sets are refused") {
         struct xc_pixcache *c;
         struct buf bad = { 0 };
-        buf_append(&bad, buf_head(&file), file.len);
+        CHECK_EQ(buf_append(&bad, buf_head(&file), file.len), 0);
         uint8_t *p = (uint8_t *)buf_head(&bad);
         xc_pixcache_new(&c, XC_PIXCACHE_BYTES);
         CHECK_EQ(xc_pixcache_load(c, p, bad.len - 1), -EBADMSG);       /* truncated */
@@ -1389,9 +1389,9 @@ int main(void)
             for (int i = 0; i < m.n; i++) {
                 CHECK_EQ(xenc_message(e, buf_head(&m.all) + m.off[i], m.off[i + 1] - m.off[i], &enc), 0);
                 if (i == 0)
-                    buf_append(&one, buf_head(&enc), enc.len);
+                    CHECK_EQ(buf_append(&one, buf_head(&enc), enc.len), 0);
                 if (i == 3)
-                    buf_append(&four, buf_head(&enc), enc.len);
+                    CHECK_EQ(buf_append(&four, buf_head(&enc), enc.len), 0);
             }
             int seen[4] = { 0 };
             for (size_t k = 0; k + 4 <= enc.len; k++) {
@@ -1629,7 +1629,7 @@ int main(void)
             unsigned v;
             sscanf(fixed_font_reply_hex + i, "%2x", &v);
             uint8_t b = (uint8_t)v;
-            buf_append(&all, &b, 1);
+            CHECK_EQ(buf_append(&all, &b, 1), 0);
         }
         CHECK_EQ(all.len, 3316);
         encode_server(false, &all, &enc);
@@ -1658,11 +1658,11 @@ int main(void)
             size_t tab = all.len;
             uint8_t *bold = malloc(tab);
             memcpy(bold, buf_head(&all), tab);
-            buf_append(&all, bold, tab); /* queried again */
+            CHECK_EQ(buf_append(&all, bold, tab), 0); /* queried again */
             for (size_t o = 60 + 24; o + 12 <= tab; o += 12) /* the bold: one pixel wider ink */
                 if (ld16(bold + o + 4, msb))
                     st16(bold + o + 2, (uint16_t)(ld16(bold + o + 2, msb) + 1), msb);
-            buf_append(&all, bold, tab);
+            CHECK_EQ(buf_append(&all, bold, tab), 0);
             font_reply(&all, msb, 9, 3, 65536); /* another font of the same size: none fits */
             free(bold);
             encode_server(msb, &all, &enc);
