@@ -29,9 +29,14 @@ enum frame_type {
     FRAME_GOODBYE = 0x20,     /* channel 0; the session ends cleanly; payload: varint stream bytes received */
 };
 
-/* FRAME_FACT payload: a kind byte, then its fields. */
+/* FRAME_FACT payload: a kind byte, then its fields. Every kind is here, one table
+ * (docs/PROTOCOL.md 3.1 lists them with their sections); an unknown kind is a corrupt frame. */
 enum fact_kind {
-    FACT_WINDOW = 1,     /* varint window, u8 clean, varint width, varint height, varint as_of */
+    /* On a client's channel: */
+    FACT_WINDOW = 1,     /* varint window, u8 clean, varint width, varint height, varint as_of (expose.h) */
+    FACT_OWN_PROPERTY = 10, /* varint window, varint atom (0: every property): changed by another client (ownwin.h) */
+    FACT_OWN_WINDOW = 11,   /* varint window, u8 what (OWNWIN_GEOMETRY | OWNWIN_ATTRIBUTES): ditto */
+    FACT_OWN_WATCH = 12,    /* varint observer mask (0: not watching), varint root, u8 redirect */
     /* Channel 0, session-wide facts from the display side's own connection: */
     FACT_EXTENSION = 2,  /* u8 name length, name, 24 bytes: a QueryExtension reply's bytes 8..31 */
     FACT_ATOMS = 3,      /* repeated: varint atom, varint name length, name */

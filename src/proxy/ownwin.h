@@ -13,6 +13,7 @@
 
 #include "common/buf.h"
 #include "common/idmap.h"
+#include "link/frame.h"
 #include "proxy/predict.h"
 #include "x11/xstream.h"
 
@@ -22,11 +23,12 @@
 #define OWNWIN_MAX_CLIENT_BYTES (1024u * 1024) /* ... and per client */
 #define OWNWIN_MAX_SCREENS 8u
 
-/* FACT kinds on a client's channel (display -> app). */
+/* FACT kinds on a client's channel (display -> app): their numbers and fields are in
+ * link/frame.h's one table. */
 enum {
-    OWNWIN_FACT_PROPERTY = 10, /* varint window, varint atom (0: every property): changed by another client */
-    OWNWIN_FACT_WINDOW = 11,   /* varint window, u8 what (OWNWIN_GEOMETRY | OWNWIN_ATTRIBUTES): ditto */
-    OWNWIN_FACT_WATCH = 12,    /* varint observer mask (0: not watching), varint root, u8 redirect */
+    OWNWIN_FACT_PROPERTY = FACT_OWN_PROPERTY,
+    OWNWIN_FACT_WINDOW = FACT_OWN_WINDOW,
+    OWNWIN_FACT_WATCH = FACT_OWN_WATCH,
 };
 enum { OWNWIN_GEOMETRY = 1, OWNWIN_ATTRIBUTES = 2, OWNWIN_PROPERTIES = 4 /* all of them */ };
 enum { OWNWIN_REDIRECT_NO = 0, OWNWIN_REDIRECT_YES = 1, OWNWIN_REDIRECT_UNKNOWN = 2 };
