@@ -22,11 +22,6 @@
 #include "x11/xdisplay.h"
 #include "xproto_tables.h"
 
-struct channel *channel_find(struct session *s, uint32_t id)
-{
-    struct channel *ch = s->by_slot[id % MAX_CHANNELS];
-    return ch && ch->id == id && !ch->dead ? ch : NULL;
-}
 
 
 /* ---------------------------------------------------------------- channels */

@@ -261,15 +261,6 @@ int channel_on_open(struct session *s, const struct frame *f)
     return 0;
 }
 
-int channel_build_upstream_setup(const struct session *s, struct buf *out, const struct frame_open *o)
-{
-    uint8_t cookie[256];
-    size_t cookie_len = 0;
-    bool have_cookie = xauth_lookup(&s->cfg.upstream, cookie, &cookie_len, sizeof cookie) == 0;
-    return xw_build_setup_request(out, o->msb, o->major, o->minor, have_cookie ? XAUTH_COOKIE_NAME : "",
-                                  have_cookie ? strlen(XAUTH_COOKIE_NAME) : 0, cookie, have_cookie ? cookie_len : 0);
-}
-
 void channel_send_setup(struct channel *ch, const struct frame_open *o)
 {
     if (ch->dead || ch->x_closed)
@@ -277,7 +268,7 @@ void channel_send_setup(struct channel *ch, const struct frame_open *o)
     /* A client whose setup the app side answered may have sent requests meanwhile: they
      * are in to_x, and the setup request goes ahead of them. */
     struct buf setup = { 0 };
-    if (channel_build_upstream_setup(ch->s, &setup, o) < 0 || buf_append(&setup, buf_head(&ch->to_x), ch->to_x.len) < 0) {
+    if (xdisplay_setup_request(&ch->s->cfg.upstream, &setup, o->msb, o->major, o->minor) < 0 || buf_append(&setup, buf_head(&ch->to_x), ch->to_x.len) < 0) {
         buf_free(&setup);
         channel_drop(ch, "out of memory");
         return;
@@ -345,3 +336,21 @@ int channel_on_predicted(struct session *s, const struct frame *f)
     return 0;
 }
 
+
+static void listen_setup_released(void *ctx, struct channel *ch, const struct frame_open *open)
+{
+    (void)ctx;
+    channel_send_setup(ch, open);
+}
+
+static void listen_unblocked(void *ctx, struct channel *ch)
+{
+    (void)ctx;
+    channel_resume_requests(ch);
+}
+
+void channel_listen(struct session *s, struct observer_listener *out)
+{
+    *out = (struct observer_listener){ .ctx = s, .on_setup_released = listen_setup_released,
+                                       .on_channel_unblocked = listen_unblocked };
+}

@@ -49,6 +49,7 @@ struct question {
 
 struct fontset {
     struct session *s;
+    void (*resume)(struct channel *ch); /* the session's: a held channel goes on */
     struct base bases[FONTSET_MAX_BASES];
     uint32_t n_bases;
     struct question *q;
@@ -70,12 +71,13 @@ struct fontset {
 size_t fontset_n_charsets(void) { return N_CHARSETS; }
 const char *fontset_charset(size_t i) { return i < N_CHARSETS ? charsets[i] : NULL; }
 
-int fontset_new(struct fontset **out, struct session *s)
+int fontset_new(struct fontset **out, struct session *s, void (*resume)(struct channel *ch))
 {
     struct fontset *f = calloc(1, sizeof *f);
     if (!f)
         return -ENOMEM;
     f->s = s;
+    f->resume = resume;
     *out = f;
     return 0;
 }
@@ -144,7 +146,7 @@ static void release_held(struct fontset *f)
     for (uint32_t i = 0; i < n; i++) {
         struct channel *ch = channel_find(f->s, f->held[i]);
         if (ch)
-            channel_resume_requests(ch);
+            f->resume(ch);
     }
 }
 

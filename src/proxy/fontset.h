@@ -28,7 +28,8 @@ struct observer;
 struct learnt;
 struct frame_hint;
 
-int fontset_new(struct fontset **out, struct session *s);
+/* resume: lets a channel whose QueryFont waited for a prefetch (fontset_hold) go on. */
+int fontset_new(struct fontset **out, struct session *s, void (*resume)(struct channel *ch));
 void fontset_free(struct fontset *f);
 
 /* A client's whole request (req[0..size)), about to be written to the server: true if it

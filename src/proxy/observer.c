@@ -70,14 +70,10 @@ int observer_start(struct session *s, const struct observer_listener *listeners,
     idmap_init(&o->by_id, OBSERVER_MAX_WINDOWS);
     o->fd = s->cfg.connect_upstream ? s->cfg.connect_upstream(s->cfg.connect_ctx) : xdisplay_connect(&s->cfg.upstream);
     int rc = o->fd < 0 ? o->fd : 0;
-    uint8_t cookie[256];
-    size_t cookie_len = 0;
     if (!rc) {
-        bool have = xauth_lookup(&s->cfg.upstream, cookie, &cookie_len, sizeof cookie) == 0;
         struct buf req = { 0 };
-        xw_build_setup_request(&req, false, 11, 0, have ? XAUTH_COOKIE_NAME : "", have ? strlen(XAUTH_COOKIE_NAME) : 0,
-                               cookie, have ? cookie_len : 0);
-        rc = write_all(o->fd, buf_head(&req), req.len);
+        rc = xdisplay_setup_request(&s->cfg.upstream, &req, false, 11, 0);
+        rc = rc < 0 ? rc : write_all(o->fd, buf_head(&req), req.len);
         buf_free(&req);
     }
     if (!rc) {

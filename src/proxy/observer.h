@@ -41,6 +41,10 @@ struct observer_listener {
     void (*on_root)(void *ctx, uint32_t root, uint32_t masks, uint16_t width, uint16_t height);
     /* The connection is lost or unreadable: nothing that waits on it will be answered. */
     void (*on_broken)(void *ctx, struct observer *o);
+    /* A client's setup request held for the first probes (observer_hold_setup) may go. */
+    void (*on_setup_released)(void *ctx, struct channel *ch, const struct frame_open *open);
+    /* What a client's requests waited for here (a window's watch) is done, or never will be. */
+    void (*on_channel_unblocked)(void *ctx, struct channel *ch);
 };
 #define OBSERVER_MAX_LISTENERS 8
 

@@ -291,7 +291,7 @@ static void release_held(struct observer *o)
     for (uint32_t i = 0; i < n; i++) {
         struct channel *ch = channel_find(o->s, o->held[i].channel);
         if (ch)
-            channel_send_setup(ch, &o->held[i].open);
+            OBS_TELL(o, on_setup_released, ch, &o->held[i].open);
     }
     OBS_TELL(o, on_probes_done, o);
 }

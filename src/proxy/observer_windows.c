@@ -78,7 +78,7 @@ void obs_own_unwatch_all(struct observer *o)
             send_watch_fact(o, ch);
             if (ch->watches_pending) { /* no watch will be in place: what waits for one goes on */
                 ch->watches_pending = 0;
-                channel_resume_requests(ch);
+                OBS_TELL(o, on_channel_unblocked, ch);
             }
         }
 }
@@ -198,7 +198,7 @@ void obs_watch_done(struct observer *o, uint32_t channel_id)
 {
     struct channel *ch = channel_find(o->s, channel_id);
     if (ch && ch->watches_pending && !--ch->watches_pending)
-        channel_resume_requests(ch);
+        OBS_TELL(o, on_channel_unblocked, ch);
 }
 
 void obs_send_watch(struct observer *o, struct owin *w)

@@ -145,6 +145,13 @@ static void cache_save(struct session *s)
     buf_free(&pix);
 }
 
+/* The session's table of channels, by id. */
+struct channel *channel_find(struct session *s, uint32_t id)
+{
+    struct channel *ch = s->by_slot[id % MAX_CHANNELS];
+    return ch && ch->id == id && !ch->dead ? ch : NULL;
+}
+
 void session_end(struct session *s, bool clean, const char *fmt, const char *arg)
 {
     if (s->state == SESSION_ENDED)
@@ -270,8 +277,9 @@ static void link_process_input(struct session *s)
             spare_open(s);
             if (s->cfg.observe && !s->observer) {
                 /* What uses the observer's connection hears of it through these. */
-                struct observer_listener ls[4];
+                struct observer_listener ls[5];
                 size_t n = 0;
+                channel_listen(s, &ls[n++]);
                 if (s->learnt)
                     learnt_listen(s->learnt, &s->cfg.upstream, &ls[n++]);
                 statewatch_listen(s->statewatch, &ls[n++]);
@@ -439,12 +447,13 @@ int session_new(struct session **out, struct loop *loop, const struct session_co
     }
     s->next_id = 1;
     s->spare.fd = s->spare.old_fd = -1;
+    s->spare.clients_may_go = channel_session_up;
     stats_init(&s->stats);
     pacer_init(&s->pacer);
     s->idle_ns_at_start = loop_idle_ns(loop);
     if (cfg->role == ROLE_DISPLAY && cfg->cache_dir && learnt_new(&s->learnt, cfg->cache_dir) < 0)
         s->learnt = NULL; /* learn once: without it, fonts are learnt per session, that is all */
-    if (cfg->role == ROLE_DISPLAY && fontset_new(&s->fontset, s) < 0)
+    if (cfg->role == ROLE_DISPLAY && fontset_new(&s->fontset, s, channel_resume_requests) < 0)
         s->fontset = NULL; /* font sets then cost a round trip per question, that is all */
     if (cfg->role == ROLE_DISPLAY && statewatch_new(&s->statewatch) < 0)
         s->statewatch = NULL; /* toolkits then ask the server, that is all */

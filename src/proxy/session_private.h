@@ -143,6 +143,7 @@ struct spare_state {
     bool any_offered;             /* ... a SPARE (or an empty one: none) has been sent */
     bool have, have_msb;          /* app side: a spare is on offer */
     bool first_seen;              /* ... a SPARE has come: clients no longer wait for one */
+    void (*clients_may_go)(struct session *s); /* ... then those waiting go on (channel_session_up) */
     uint64_t wait_until_ns;       /* ... until then, at most this long after the link came up */
     uint32_t have_id;
     uint16_t have_major, have_minor;
@@ -282,9 +283,10 @@ void channel_display_on_request(struct channel *ch, const struct msg_class *cls,
 bool channel_display_drops_server_msg(struct channel *ch, const struct xw_server_msg *m, const struct msg_class *cls,
                                       const uint8_t *msg, size_t len);
 bool channel_request_waits(struct channel *ch, const uint8_t *req, const struct xw_request *rq);
+/* How the observer tells the channels that a held setup or held requests may go (observer.h). */
+void channel_listen(struct session *s, struct observer_listener *out);
 void channel_update_interest(struct channel *ch);
 /* Display side: appends the setup request for a new upstream connection (the user's cookie). */
-int channel_build_upstream_setup(const struct session *s, struct buf *out, const struct frame_open *o);
 void channel_write_x(struct channel *ch);
 void channel_grant(struct channel *ch);
 void reap_channels(struct session *s);

@@ -140,7 +140,7 @@ void spare_open(struct session *s)
         return;
     }
     struct buf req = { 0 };
-    int rc = channel_build_upstream_setup(s, &req, &(struct frame_open){ .msb = SPARE_MSB, .major = 11, .minor = 0 });
+    int rc = xdisplay_setup_request(&s->cfg.upstream, &req, SPARE_MSB, 11, 0);
     /* A few dozen bytes into a new socket's empty buffer: written whole. */
     ssize_t n = rc < 0 ? -1 : write(fd, buf_head(&req), req.len);
     bool ok = n == (ssize_t)req.len;
@@ -217,7 +217,7 @@ void spare_tick(struct session *s)
         if (sp->enabled && !sp->first_seen && sp->wait_until_ns) {
             if (now >= sp->wait_until_ns) { /* none came: clients connect the ordinary way */
                 sp->first_seen = true;
-                channel_session_up(s);
+                sp->clients_may_go(s);
             } else {
                 loop_wake_by(s->loop, sp->wait_until_ns);
             }
@@ -303,7 +303,7 @@ static void release_waiting(struct session *s)
 {
     if (!s->spare.first_seen) {
         s->spare.first_seen = true;
-        channel_session_up(s);
+        s->spare.clients_may_go(s);
     }
 }
 

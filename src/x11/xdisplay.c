@@ -2,7 +2,9 @@
  * Xauthority files are read and written with libXau, under its lock, as xauth(1) does. */
 #include "x11/xdisplay.h"
 
+#include "common/buf.h"
 #include "common/net.h"
+#include "x11/xwire.h"
 
 #include <X11/X.h>
 #include <X11/Xauth.h>
@@ -164,4 +166,13 @@ int xauth_add(const char *file, int number, const uint8_t cookie[XAUTH_COOKIE_SI
 int xauth_remove(const char *file, int number)
 {
     return xauth_rewrite(file, number, NULL, 0);
+}
+
+int xdisplay_setup_request(const struct xdisplay_addr *a, struct buf *out, bool msb, uint16_t major, uint16_t minor)
+{
+    uint8_t cookie[256];
+    size_t cookie_len = 0;
+    bool have = xauth_lookup(a, cookie, &cookie_len, sizeof cookie) == 0;
+    return xw_build_setup_request(out, msb, major, minor, have ? XAUTH_COOKIE_NAME : "",
+                                  have ? strlen(XAUTH_COOKIE_NAME) : 0, cookie, have ? cookie_len : 0);
 }

@@ -24,6 +24,10 @@ int xdisplay_connect(const struct xdisplay_addr *a);
 
 /* The MIT-MAGIC-COOKIE-1 for a display from the user's Xauthority file; 0, or -ENOENT. */
 int xauth_lookup(const struct xdisplay_addr *a, uint8_t *cookie, size_t *cookie_len, size_t cap);
+/* A connection setup request for display a (byte order msb, protocol major.minor) with the
+ * user's cookie for it, or none if there is none; appended to out. 0 or -ENOMEM. */
+struct buf;
+int xdisplay_setup_request(const struct xdisplay_addr *a, struct buf *out, bool msb, uint16_t major, uint16_t minor);
 /* $XAUTHORITY, else ~/.Xauthority. */
 const char *xauth_file(void);
 /* Replaces the entries for local display N (and 127.0.0.1:N when tcp) in file with cookie. */
