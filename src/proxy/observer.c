@@ -78,7 +78,8 @@ int observer_start(struct session *s, const struct observer_listener *listeners,
     }
     if (!rc) {
         int n = read_setup_reply(o->fd, &o->rx, clock_ns() + OBSERVER_CONNECT_TIMEOUT_MS * 1000000ull);
-        rc = n < 0 ? n : buf_head(&o->rx)[0] == 1 ? 0 : -EACCES;
+        /* Success, and at least its fixed part (40 bytes: the resource-id base at 12). */
+        rc = n < 0 ? n : buf_head(&o->rx)[0] != 1 ? -EACCES : n < 40 ? -EPROTO : 0;
         if (!rc) {
             /* Screen 0 follows the vendor string and the pixmap formats; its root comes first. */
             struct rd r = rd_make(buf_head(&o->rx), (size_t)n, false);
@@ -255,7 +256,7 @@ static void on_event(struct observer *o, const uint8_t *ev, size_t size)
     uint8_t code = ev[0] & 0x7f;
     OBS_TELL(o, on_event, o, ev, size);
     uint32_t event = ld32(ev + 4, false), window = ld32(ev + 8, false);
-    if (code == EV_PROPERTY && event == o->root) {
+    if (code == XP_EV_PROPERTY_NOTIFY && event == o->root) {
         if (!o->probe.props_probing)
             obs_property_changed(o, window /* the atom */);
         else if (o->n_changed < PROBE_MAX_CHANGED) /* told after the values, which may predate it */
@@ -264,7 +265,7 @@ static void on_event(struct observer *o, const uint8_t *ev, size_t size)
             o->changed_overflow = true;
         return;
     }
-    if ((code == EV_MAPPING && ev[4] != 2 /* Pointer */) ||
+    if ((code == XP_EV_MAPPING_NOTIFY && ev[4] != 2 /* Pointer */) ||
         (o->xkb.event && code == o->xkb.event && ev[1] <= 1 /* NewKeyboardNotify, MapNotify */)) {
         obs_keyboard_changed(o);
         return;
@@ -274,32 +275,32 @@ static void on_event(struct observer *o, const uint8_t *ev, size_t size)
         return;
     obs_own_event(o, w, code, ev); /* before a DestroyNotify removes w */
     switch (code) {
-    case EV_VISIBILITY:
+    case XP_EV_VISIBILITY_NOTIFY:
         w->visibility = (int8_t)ev[8];
         break;
-    case EV_CONFIGURE:
+    case XP_EV_CONFIGURE_NOTIFY:
         if (window == w->id) {
             w->width = ld16(ev + 20, false);
             w->height = ld16(ev + 22, false);
         }
         break;
-    case EV_MAP:
+    case XP_EV_MAP_NOTIFY:
         if (window != w->id)
             kid_set(w, window, true);
         break;
-    case EV_UNMAP:
+    case XP_EV_UNMAP_NOTIFY:
         if (window == w->id)
             w->visibility = -1;
         else
             kid_set(w, window, false);
         break;
-    case EV_REPARENT:
+    case XP_EV_REPARENT_NOTIFY:
         if (window == w->id)
             w->visibility = -1;
         else if (ld32(ev + 12, false) != w->id)
             kid_set(w, window, false);
         break;
-    case EV_DESTROY:
+    case XP_EV_DESTROY_NOTIFY:
         if (window == w->id) {
             obs_send_fact(o, w, true, false);
             obs_win_remove(o, w);

@@ -42,17 +42,11 @@
 #define CENSUS_FACT_BYTES 4096u      /* a look's FACT_ATOM_HASHES: about this long at most */
 #define CENSUS_MAX_UNSURE 4096u      /* atoms left to replies the app side has not acknowledged */
 
-enum { EV_VISIBILITY = 15, EV_DESTROY = 17, EV_UNMAP = 18, EV_MAP = 19, EV_REPARENT = 21, EV_CONFIGURE = 22,
-       EV_PROPERTY = 28, EV_MAPPING = 34 };
-enum { OP_GET_KEYBOARD_MAPPING = 101, OP_GET_MODIFIER_MAPPING = 119 };
 #define PROPERTY_CHANGE_MASK 0x400000u
 #define PROBE_MAX_CHANGED 64u        /* root property changes remembered during the probes */
-enum { OP_REPARENT_WINDOW = 7, OP_MAP_WINDOW = 8, OP_MAP_SUBWINDOWS = 9 };
-enum { OP_CHANGE_WINDOW_ATTRIBUTES = 2, OP_GET_WINDOW_ATTRIBUTES = 3, OP_GET_GEOMETRY = 14, OP_GET_INPUT_FOCUS = 43 };
 #define WATCH_MASK (0x10000u | 0x20000u | 0x80000u | PROPERTY_CHANGE_MASK) /* VisibilityChange, StructureNotify,
                                                                            * SubstructureNotify, PropertyChange */
 #define SUBSTRUCTURE_REDIRECT_MASK 0x100000u
-enum { EV_GRAVITY = 24 };
 
 enum pending_kind { P_SELECT, P_ATTRS, P_GEOMETRY, P_SYNC, P_KEYMAP, P_MODMAP, P_PROBE, P_ROOT_ATTRS,
                     P_SPARE_ROOT_ATTRS, P_SPARE_ROOT_GEOMETRY, P_ASK };

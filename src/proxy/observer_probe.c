@@ -106,7 +106,7 @@ static void probe_atoms(struct observer *o)
 {
     uint32_t first = o->probe.atom_next;
     for (uint32_t id = first; id < first + PROBE_ATOM_BATCH && id <= PROBE_MAX_ATOMS; id++)
-        probe_send(o, 17 /* GetAtomName */, 0, &(uint8_t[4]){ (uint8_t)id, (uint8_t)(id >> 8), (uint8_t)(id >> 16), 0 },
+        probe_send(o, XP_OP_GET_ATOM_NAME, 0, &(uint8_t[4]){ (uint8_t)id, (uint8_t)(id >> 8), (uint8_t)(id >> 16), 0 },
                    4, S_ATOM, id);
     o->probe.atom_next = first + PROBE_ATOM_BATCH;
 }
@@ -149,20 +149,20 @@ static void probe_colors(struct observer *o)
         st32(b, cmap, false);
         for (int c = 0; c < 3; c++)
             st16(b + 4 + 2 * c, rgb[i][c], false);
-        probe_color_request(o, 84 /* AllocColor */, b, 12);
+        probe_color_request(o, XP_OP_ALLOC_COLOR, b, 12);
     }
     const uint32_t pixels[] = { 0, all, all & 0x55555555u, all & 0x0f0f0f0fu, all & 0xf0f0f0f0u };
     st32(b, cmap, false);
     for (size_t i = 0; i < sizeof pixels / sizeof *pixels; i++)
         st32(b + 4 + 4 * i, pixels[i], false);
-    probe_color_request(o, 91 /* QueryColors */, b, 4 + 4 * sizeof pixels / sizeof *pixels);
+    probe_color_request(o, XP_OP_QUERY_COLORS, b, 4 + 4 * sizeof pixels / sizeof *pixels);
     for (size_t i = 0; i < sizeof probe_color_names / sizeof *probe_color_names; i++) {
         uint16_t len = (uint16_t)strlen(probe_color_names[i]);
         memset(b, 0, sizeof b);
         st32(b, cmap, false);
         st16(b + 4, len, false);
         memcpy(b + 8, probe_color_names[i], len);
-        probe_color_request(o, 92 /* LookupColor */, b, (uint16_t)(8 + len + xw_pad4(len)));
+        probe_color_request(o, XP_OP_LOOKUP_COLOR, b, (uint16_t)(8 + len + xw_pad4(len)));
     }
 }
 
@@ -203,13 +203,13 @@ static void probe_fonts(struct observer *o)
         st16(b + 4, len, false);
         memcpy(b + 8, probe_font_names[k], len);
         /* no answer when it opens; an error names it */
-        obs_send_bytes(o, 45 /* OpenFont */, 0, b, (uint16_t)(8 + len + xw_pad4(len)),
+        obs_send_bytes(o, XP_OP_OPEN_FONT, 0, b, (uint16_t)(8 + len + xw_pad4(len)),
                    (struct pending){ .kind = P_PROBE, .tag = S_FONT, .window = k });
         if (!strcmp(probe_font_names[k], "fixed")) /* the server's default font: most core-font programs load it */
-            probe_send(o, 47 /* QueryFont */, 0, b, 4, S_FONT_QUERY, k);
-        obs_send_request(o, 46 /* CloseFont */, &fid, 1, (struct pending){ .kind = P_SELECT });
+            probe_send(o, XP_OP_QUERY_FONT, 0, b, 4, S_FONT_QUERY, k);
+        obs_send_request(o, XP_OP_CLOSE_FONT, &fid, 1, (struct pending){ .kind = P_SELECT });
     }
-    probe_send(o, 43 /* GetInputFocus: after the errors, if any */, 0, NULL, 0, S_FONTS_DONE, 0);
+    probe_send(o, XP_OP_GET_INPUT_FOCUS /* after the errors, if any */, 0, NULL, 0, S_FONTS_DONE, 0);
 }
 
 static void probe_fonts_done(struct observer *o)
@@ -276,8 +276,8 @@ void obs_keyboard_changed(struct observer *o)
         /* Asked after the change: the answers say the new mappings. */
         o->kb_fetching = true;
         uint32_t kb = o->min_keycode | (uint32_t)(o->max_keycode - o->min_keycode + 1) << 8;
-        obs_send_request(o, OP_GET_KEYBOARD_MAPPING, &kb, 1, (struct pending){ .kind = P_KEYMAP });
-        obs_send_request(o, OP_GET_MODIFIER_MAPPING, NULL, 0, (struct pending){ .kind = P_MODMAP });
+        obs_send_request(o, XP_OP_GET_KEYBOARD_MAPPING, &kb, 1, (struct pending){ .kind = P_KEYMAP });
+        obs_send_request(o, XP_OP_GET_MODIFIER_MAPPING, NULL, 0, (struct pending){ .kind = P_MODMAP });
     }
     o->xkb.generation++;
     xkb_ask_map(o);
@@ -305,9 +305,9 @@ bool observer_check_root(struct observer *o)
 {
     if (!o->root || o->broken)
         return false;
-    obs_send_request(o, OP_GET_WINDOW_ATTRIBUTES, &o->root, 1,
+    obs_send_request(o, XP_OP_GET_WINDOW_ATTRIBUTES, &o->root, 1,
                  (struct pending){ .kind = P_SPARE_ROOT_ATTRS, .window = o->root });
-    obs_send_request(o, OP_GET_GEOMETRY, &o->root, 1, (struct pending){ .kind = P_SPARE_ROOT_GEOMETRY, .window = o->root });
+    obs_send_request(o, XP_OP_GET_GEOMETRY, &o->root, 1, (struct pending){ .kind = P_SPARE_ROOT_GEOMETRY, .window = o->root });
     return !o->broken;
 }
 
@@ -323,7 +323,7 @@ static void census_poll(struct observer *o)
     o->census.closes_last = o->census.closes_this;
     o->census.closes_this = o->census.closes;
     uint32_t id = o->census.next;
-    obs_send_request(o, 17 /* GetAtomName */, &id, 1, (struct pending){ .kind = P_PROBE, .tag = S_POLL, .window = id });
+    obs_send_request(o, XP_OP_GET_ATOM_NAME, &id, 1, (struct pending){ .kind = P_PROBE, .tag = S_POLL, .window = id });
 }
 
 /* Whether a look may leave atom to the reply that told the display side of it. */
@@ -405,7 +405,7 @@ static void census_answer(struct observer *o, const struct pending *p, const uin
         log_debug("observer: atom %u is new: %s", p->window, hashed ? "told by its name's hash" : "its reply tells it");
         o->census.next = p->window + 1;
         uint32_t id = o->census.next;
-        obs_send_request(o, 17, &id, 1, (struct pending){ .kind = P_PROBE, .tag = S_POLL, .window = id });
+        obs_send_request(o, XP_OP_GET_ATOM_NAME, &id, 1, (struct pending){ .kind = P_PROBE, .tag = S_POLL, .window = id });
         return;
     }
     o->census.polling = false;
@@ -628,7 +628,7 @@ void obs_probe_answer(struct observer *o, const struct pending *p, const uint8_t
             /* window, property, type Any, offset 0, length: the largest value kept */
             uint32_t words[5] = { o->root, ld32(msg + 32 + 4 * i, false), 0, 0, 256u * 1024 / 4 };
             o->probe.outstanding++;
-            obs_send_request(o, 20 /* GetProperty */, words, 5,
+            obs_send_request(o, XP_OP_GET_PROPERTY, words, 5,
                          (struct pending){ .kind = P_PROBE, .tag = S_PROP, .window = words[1] });
         }
         if (!n)
@@ -675,7 +675,7 @@ void obs_probe_start(struct observer *o)
     o->probe.active = true;
     o->probe.start_ns = o->s->now();
     o->probe.atom_next = 1;
-    probe_send(o, 99 /* ListExtensions */, 0, NULL, 0, S_LIST, 0);
+    probe_send(o, XP_OP_LIST_EXTENSIONS, 0, NULL, 0, S_LIST, 0);
     probe_atoms(o); /* atoms are numbered from 1 without gaps: ask until the first BadAtom */
     probe_colors(o);
     probe_fonts(o);
@@ -684,9 +684,9 @@ void obs_probe_start(struct observer *o)
     if (o->root) {
         /* Watch the root's properties first, then read them. */
         uint32_t select[3] = { o->root, 0x800 /* CWEventMask */, PROPERTY_CHANGE_MASK };
-        obs_send_request(o, OP_CHANGE_WINDOW_ATTRIBUTES, select, 3, (struct pending){ .kind = P_SELECT });
+        obs_send_request(o, XP_OP_CHANGE_WINDOW_ATTRIBUTES, select, 3, (struct pending){ .kind = P_SELECT });
         o->probe.props_probing = true;
-        probe_send(o, 21 /* ListProperties */, 0, &(uint8_t[4]){ (uint8_t)o->root, (uint8_t)(o->root >> 8),
+        probe_send(o, XP_OP_LIST_PROPERTIES, 0, &(uint8_t[4]){ (uint8_t)o->root, (uint8_t)(o->root >> 8),
                    (uint8_t)(o->root >> 16), (uint8_t)(o->root >> 24) }, 4, S_PROPS, 0);
     }
     if (o->max_keycode >= o->min_keycode && o->min_keycode >= 8) {
@@ -695,8 +695,8 @@ void obs_probe_start(struct observer *o)
         o->probe.keyboard = true;
         o->probe.outstanding++;
         uint32_t kb = o->min_keycode | (uint32_t)(o->max_keycode - o->min_keycode + 1) << 8;
-        obs_send_request(o, OP_GET_KEYBOARD_MAPPING, &kb, 1, (struct pending){ .kind = P_KEYMAP });
-        obs_send_request(o, OP_GET_MODIFIER_MAPPING, NULL, 0, (struct pending){ .kind = P_MODMAP });
+        obs_send_request(o, XP_OP_GET_KEYBOARD_MAPPING, &kb, 1, (struct pending){ .kind = P_KEYMAP });
+        obs_send_request(o, XP_OP_GET_MODIFIER_MAPPING, NULL, 0, (struct pending){ .kind = P_MODMAP });
     }
     OBS_TELL(o, on_probes_sent, o); /* learnt.h: what clients asked in earlier sessions */
 }

@@ -50,7 +50,7 @@ void observer_on_channel_open(struct observer *o, struct channel *ch)
 void obs_watch_root(struct observer *o)
 {
     if (o->root)
-        obs_send_request(o, OP_GET_WINDOW_ATTRIBUTES, &o->root, 1, (struct pending){ .kind = P_ROOT_ATTRS });
+        obs_send_request(o, XP_OP_GET_WINDOW_ATTRIBUTES, &o->root, 1, (struct pending){ .kind = P_ROOT_ATTRS });
 }
 
 void obs_on_root_attributes(struct observer *o, const uint8_t *msg, size_t size, bool error)
@@ -118,10 +118,10 @@ void obs_own_event(struct observer *o, struct owin *w, uint8_t code, const uint8
 {
     struct channel *ch = channel_find(o->s, w->channel);
     uint32_t window = ld32(ev + 8, false);
-    if (!ch || (code != EV_PROPERTY && window != w->id))
+    if (!ch || (code != XP_EV_PROPERTY_NOTIFY && window != w->id))
         return; /* about a child: its own watch reports it */
     switch (code) {
-    case EV_PROPERTY: {
+    case XP_EV_PROPERTY_NOTIFY: {
         uint32_t atom = window;
         if (ownwin_event_property(&ch->own, w->id, &atom)) {
             struct buf fact = { 0 };
@@ -132,22 +132,22 @@ void obs_own_event(struct observer *o, struct owin *w, uint8_t code, const uint8
         }
         break;
     }
-    case EV_CONFIGURE:
+    case XP_EV_CONFIGURE_NOTIFY:
         if (ownwin_event_configure(&ch->own, w->id))
             obs_own_foreign(o, ch, w->id, OWNWIN_GEOMETRY, false);
         break;
-    case EV_MAP:
-    case EV_UNMAP:
+    case XP_EV_MAP_NOTIFY:
+    case XP_EV_UNMAP_NOTIFY:
         if (ownwin_event_map(&ch->own, w->id))
             obs_own_foreign(o, ch, w->id, OWNWIN_ATTRIBUTES, false);
         break;
-    case EV_REPARENT:
+    case XP_EV_REPARENT_NOTIFY:
         obs_own_foreign(o, ch, w->id, ownwin_event_foreign(&ch->own, w->id, OWNWIN_GEOMETRY | OWNWIN_ATTRIBUTES), false);
         break;
-    case EV_GRAVITY: /* the client's own resizes left such children unknown already */
+    case XP_EV_GRAVITY_NOTIFY: /* the client's own resizes left such children unknown already */
         obs_own_foreign(o, ch, w->id, ownwin_event_foreign(&ch->own, w->id, OWNWIN_GEOMETRY), false);
         break;
-    case EV_DESTROY: /* the client's own DestroyWindow has left the model already */
+    case XP_EV_DESTROY_NOTIFY: /* the client's own DestroyWindow has left the model already */
         obs_own_unwatchable(o, ch, w->id);
         break;
     default:
@@ -206,9 +206,9 @@ void obs_send_watch(struct observer *o, struct owin *w)
     if (w->toplevel)
         obs_watch_root(o); /* a window manager may have come since */
     uint32_t select[3] = { w->id, 0x800 /* CWEventMask */, WATCH_MASK };
-    obs_send_request(o, OP_CHANGE_WINDOW_ATTRIBUTES, select, 3, (struct pending){ .kind = P_SELECT, .window = w->id });
-    obs_send_request(o, OP_GET_WINDOW_ATTRIBUTES, &w->id, 1, (struct pending){ .kind = P_ATTRS, .window = w->id });
-    obs_send_request(o, OP_GET_GEOMETRY, &w->id, 1, (struct pending){ .kind = P_GEOMETRY, .window = w->id });
+    obs_send_request(o, XP_OP_CHANGE_WINDOW_ATTRIBUTES, select, 3, (struct pending){ .kind = P_SELECT, .window = w->id });
+    obs_send_request(o, XP_OP_GET_WINDOW_ATTRIBUTES, &w->id, 1, (struct pending){ .kind = P_ATTRS, .window = w->id });
+    obs_send_request(o, XP_OP_GET_GEOMETRY, &w->id, 1, (struct pending){ .kind = P_GEOMETRY, .window = w->id });
 }
 
 void observer_on_request(struct observer *o, struct channel *ch, const struct msg_class *cls, const uint8_t *b,
@@ -259,9 +259,9 @@ bool observer_must_hold(const struct observer *o, const struct channel *ch, uint
     if (!ch->watches_pending || o->broken)
         return false;
     switch (major) {
-    case OP_REPARENT_WINDOW: case OP_MAP_WINDOW: case OP_MAP_SUBWINDOWS: case 10: case 11: /* Unmap(Sub)Window */
+    case XP_OP_REPARENT_WINDOW: case XP_OP_MAP_WINDOW: case XP_OP_MAP_SUBWINDOWS: case 10: case 11: /* Unmap(Sub)Window */
     case 12: case 18: case 19: case 20: case 114: /* ConfigureWindow, Change/Delete/GetProperty, RotateProperties */
-    case OP_GET_WINDOW_ATTRIBUTES:
+    case XP_OP_GET_WINDOW_ATTRIBUTES:
         return true;
     default:
         return false;
@@ -292,7 +292,7 @@ void observer_on_progress(struct observer *o, struct channel *ch)
     /* The server has carried out ch's latest window change; the events it caused for us
      * are queued before the answer to this round trip. */
     ch->sync_tag = ch->struct_seq;
-    obs_send_request(o, OP_GET_INPUT_FOCUS, NULL, 0,
+    obs_send_request(o, XP_OP_GET_INPUT_FOCUS, NULL, 0,
                  (struct pending){ .kind = P_SYNC, .channel = ch->id, .tag = ch->struct_seq });
 }
 
