@@ -291,7 +291,7 @@ static bool message_urgent(const struct channel *ch, const struct msg_class *cls
         return xs->pending_len && xs->seq_done < xs->seq_sent &&
                xs->pending[(xs->pending_head + xs->pending_len - 1) % xs->pending_cap].seq == xs->seq_sent;
     if (cls->kind == MSG_EVENT)
-        return (cls->major >= 2 && cls->major <= 8) || cls->major == 35;
+        return (cls->major >= XP_EV_KEY_PRESS && cls->major <= XP_EV_LEAVE_NOTIFY) || cls->major == XW_GENERIC_EVENT;
     return true;
 }
 

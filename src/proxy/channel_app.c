@@ -215,7 +215,7 @@ void channel_app_on_request(struct channel *ch, const struct msg_class *cls, con
     struct session *s = ch->s;
     const uint8_t *body = msg + rq->header_size;
     uint32_t body_len = rq->size - rq->header_size;
-    if (!cls->ext && cls->major == 8 /* MapWindow */)
+    if (!cls->ext && cls->major == XP_OP_MAP_WINDOW)
         log_debug("channel %u: request %u maps a window", ch->id, seq); /* for round-trip counts */
     expose_on_request(&ch->ex, cls, body, body_len, seq, ch->xs.msb);
     if (!answer_locally(ch, cls, msg, rq->size)) {
