@@ -54,7 +54,7 @@ $(BUILD)/tincan: $(BUILD)/obj/main.o $(LIB)
 ALL_BINS   := $(BUILD)/tincan
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB) tests/test.h
+$(BUILD)/tests/%: tests/unit/%.c $(LIB) tests/test.h $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
