@@ -1,0 +1,325 @@
+/* predict_color.c -- TrueColor default colormaps, learnt from the setup reply: the sample
+ * server's arithmetic answers AllocColor, QueryColors, AllocNamedColor and LookupColor, trusted
+ * once a real reply (or the display side's own check) has matched it, never after one has not. */
+#include "proxy/predict_private.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "link/frame.h"
+
+static struct truecolor_map *cmap_find(const struct predictor *p, uint32_t colormap)
+{
+    for (uint32_t i = 0; i < p->n_cmaps; i++)
+        if (p->cmaps[i].colormap == colormap)
+            return (struct truecolor_map *)&p->cmaps[i];
+    return NULL;
+}
+
+static unsigned mask_shift(uint32_t mask)
+{
+    unsigned s = 0;
+    while (s < 32 && !(mask >> s & 1))
+        s++;
+    return s;
+}
+
+/* One component as the sample server computes it: the request's value is first rounded to
+ * bits_per_rgb bits (miResolveColor), then the nearest of the map's entries is taken
+ * (FindBestPixel; the first of equals wins); entry i holds i scaled to 16 bits and
+ * rounded to bits_per_rgb the same way (miInitializeColormap). */
+static uint16_t resolve(const struct truecolor_map *m, uint16_t v)
+{
+    return (uint16_t)(((uint32_t)(v >> (16u - m->bits_per_rgb)) * 65535u) / ((1u << m->bits_per_rgb) - 1));
+}
+
+/* Entry i of a component's map (miInitializeColormap): what QueryColors says of it. */
+static uint16_t entry_value(const struct truecolor_map *m, uint32_t mask, uint32_t i)
+{
+    uint32_t limc = mask >> mask_shift(mask);
+    return resolve(m, (uint16_t)((i * 65535u) / limc));
+}
+
+static void component(const struct truecolor_map *m, uint32_t mask, uint16_t want, uint32_t *pixel, uint16_t *got)
+{
+    uint32_t limc = mask >> mask_shift(mask);
+    uint32_t v = resolve(m, want);
+    uint32_t best = 0, best_value = 0;
+    uint64_t best_d = UINT64_MAX;
+    for (uint32_t i = 0; i <= limc; i++) {
+        uint32_t e = entry_value(m, mask, i);
+        int64_t d = (int64_t)e - (int64_t)v;
+        if ((uint64_t)(d * d) < best_d) {
+            best_d = (uint64_t)(d * d);
+            best = i;
+            best_value = e;
+        }
+    }
+    *pixel |= best << mask_shift(mask);
+    *got = (uint16_t)best_value;
+}
+
+static void truecolor_alloc(const struct truecolor_map *m, const uint8_t rgb[6], bool msb, uint8_t out[12])
+{
+    uint32_t pixel = 0;
+    uint16_t r, g, b;
+    component(m, m->red_mask, ld16(rgb, msb), &pixel, &r);
+    component(m, m->green_mask, ld16(rgb + 2, msb), &pixel, &g);
+    component(m, m->blue_mask, ld16(rgb + 4, msb), &pixel, &b);
+    if (m->depth == 32) /* the server sets the bits no colour uses (alpha) */
+        pixel |= ~(m->red_mask | m->green_mask | m->blue_mask);
+    memset(out, 0, 12);
+    st16(out, r, msb);
+    st16(out + 2, g, msb);
+    st16(out + 4, b, msb);
+    st32(out + 8, pixel, msb);
+}
+
+/* A plausible TrueColor description: contiguous masks of at most 16 bits, rgb bits 1..16. */
+static bool truecolor_sane(const struct truecolor_map *m)
+{
+    const uint32_t masks[3] = { m->red_mask, m->green_mask, m->blue_mask };
+    for (int i = 0; i < 3; i++) {
+        uint32_t v = masks[i] ? masks[i] >> mask_shift(masks[i]) : 0;
+        if (!v || v > 0xffff || (v & (v + 1)))
+            return false;
+    }
+    return m->bits_per_rgb >= 1 && m->bits_per_rgb <= 16;
+}
+
+void predict_learn_setup(struct predictor *p, const uint8_t *setup, size_t size, bool msb)
+{
+    if (p->setup_learnt || size < 40 || setup[0] != 1)
+        return;
+    p->setup_learnt = true; /* every client sees the same server */
+    struct rd r = rd_make(setup, size, msb);
+    uint16_t vendor_len;
+    uint8_t n_screens, n_formats;
+    if (rd_skip(&r, 24) || rd_u16(&r, &vendor_len) || rd_skip(&r, 2) || rd_u8(&r, &n_screens) ||
+        rd_u8(&r, &n_formats) || rd_skip(&r, 10) || rd_skip(&r, vendor_len + xw_pad4(vendor_len)) ||
+        rd_skip(&r, 8u * n_formats))
+        return;
+    for (unsigned sc = 0; sc < n_screens; sc++) {
+        uint32_t root, colormap, root_visual;
+        uint8_t n_depths;
+        if (rd_u32(&r, &root) || rd_u32(&r, &colormap) || rd_skip(&r, 24) || rd_u32(&r, &root_visual) ||
+            rd_skip(&r, 3) || rd_u8(&r, &n_depths))
+            return;
+        for (unsigned d = 0; d < n_depths; d++) {
+            uint8_t depth;
+            uint16_t n_visuals;
+            if (rd_u8(&r, &depth) || rd_skip(&r, 1) || rd_u16(&r, &n_visuals) || rd_skip(&r, 4))
+                return;
+            for (unsigned v = 0; v < n_visuals; v++) {
+                uint32_t id;
+                uint8_t class;
+                struct truecolor_map m = { .colormap = colormap, .depth = depth };
+                if (rd_u32(&r, &id) || rd_u8(&r, &class) || rd_u8(&r, &m.bits_per_rgb) || rd_skip(&r, 2) ||
+                    rd_u32(&r, &m.red_mask) || rd_u32(&r, &m.green_mask) || rd_u32(&r, &m.blue_mask) ||
+                    rd_skip(&r, 4))
+                    return;
+                if (id == root_visual && class == 4 /* TrueColor */ && truecolor_sane(&m) &&
+                    p->n_cmaps < PREDICT_MAX_COLORMAPS && !cmap_find(p, colormap))
+                    p->cmaps[p->n_cmaps++] = m;
+            }
+        }
+    }
+}
+
+/* The colormap a colour request names, when its answer is arithmetic: a TrueColor default
+ * map, trusted (a real reply or the display side's own check matched the formula) unless
+ * any_trust (the display side checking the formula itself). */
+static const struct truecolor_map *color_map(const struct predictor *p, const uint8_t *req, uint32_t size, bool msb,
+                                             bool any_trust)
+{
+    const struct truecolor_map *m = size >= 8 ? cmap_find(p, ld32(req + 4, msb)) : NULL;
+    return m && !m->broken && (m->verified || any_trust) ? m : NULL;
+}
+
+/* QueryColors (dix QueryColors, TrueColor): each pixel's fields index the component maps.
+ * A pixel with bits outside the three masks is not answered (the server may call it BadValue). */
+static bool answer_query_colors(const struct predictor *p, const uint8_t *req, uint32_t size, uint16_t seq, bool msb,
+                                bool any_trust, struct buf *out)
+{
+    const struct truecolor_map *m = color_map(p, req, size, msb, any_trust);
+    uint32_t n = size >= 8 ? (size - 8) / 4 : 0, all = m ? m->red_mask | m->green_mask | m->blue_mask : 0;
+    if (!m || size % 4 || n > PREDICT_MAX_QUERY_COLORS)
+        return false;
+    for (uint32_t i = 0; i < n; i++)
+        if (ld32(req + 8 + 4 * i, msb) & ~all)
+            return false;
+    uint8_t *r = pd_reply_header(out, seq, msb, 8u * n);
+    if (!r)
+        return false;
+    st16(r + 8, (uint16_t)n, msb);
+    const uint32_t masks[3] = { m->red_mask, m->green_mask, m->blue_mask };
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t pixel = ld32(req + 8 + 4 * i, msb);
+        for (int c = 0; c < 3; c++)
+            st16(r + 32 + 8 * i + 2 * c, entry_value(m, masks[c], (pixel & masks[c]) >> mask_shift(masks[c])), msb);
+    }
+    return true;
+}
+
+static const struct color_name *color_find(const struct predictor *p, const uint8_t *name, uint16_t len)
+{
+    for (uint32_t i = 0; i < p->n_colors; i++) {
+        const struct color_name *c = &p->colors[i];
+        bool same = c->len == len;
+        for (uint16_t k = 0; same && k < len; k++) /* ASCII case folding, as strncasecmp in the C locale */
+            same = c->name[k] == (name[k] >= 'A' && name[k] <= 'Z' ? name[k] + 32 : name[k]);
+        if (same)
+            return c;
+    }
+    return NULL;
+}
+
+/* AllocNamedColor (the name's exact value, then AllocColor of it) and LookupColor (the exact
+ * value, then the screen's resolution of it), for names the display side looked up. */
+static bool answer_named_color(const struct predictor *p, uint8_t major, const uint8_t *req, uint32_t size,
+                               uint16_t seq, bool msb, bool any_trust, struct buf *out)
+{
+    const struct truecolor_map *m = color_map(p, req, size, msb, any_trust);
+    uint16_t len = size >= 12 ? ld16(req + 8, msb) : 0;
+    const struct color_name *c = m && (uint32_t)len + 12 <= size ? color_find(p, req + 12, len) : NULL;
+    uint8_t *r = c ? pd_reply_header(out, seq, msb, 0) : NULL;
+    if (!r)
+        return false;
+    uint8_t *exact = r + (major == XP_OP_ALLOC_NAMED_COLOR ? 12 : 8);
+    for (int k = 0; k < 3; k++)
+        st16(exact + 2 * k, c->rgb[k], msb);
+    if (major == XP_OP_ALLOC_NAMED_COLOR) {
+        uint8_t got[12];
+        truecolor_alloc(m, exact, msb, got);
+        memcpy(r + 18, got, 6);     /* the visual's values */
+        memcpy(r + 8, got + 8, 4);  /* the pixel */
+    } else {
+        for (int k = 0; k < 3; k++)
+            st16(r + 14 + 2 * k, resolve(m, c->rgb[k]), msb);
+    }
+    return true;
+}
+
+/* The colour requests with arithmetic answers (AllocColor, QueryColors, AllocNamedColor,
+ * LookupColor); any_trust: whether or not the formula has been trusted yet. */
+bool pd_answer_color(const struct predictor *p, uint8_t major, const uint8_t *req, uint32_t size, uint16_t seq,
+                         bool msb, bool any_trust, struct buf *out)
+{
+    if (major == XP_OP_QUERY_COLORS)
+        return answer_query_colors(p, req, size, seq, msb, any_trust, out);
+    if (major == XP_OP_ALLOC_NAMED_COLOR || major == XP_OP_LOOKUP_COLOR)
+        return answer_named_color(p, major, req, size, seq, msb, any_trust, out);
+    const struct truecolor_map *m = major == XP_OP_ALLOC_COLOR && size >= 16 ? color_map(p, req, size, msb, any_trust) : NULL;
+    uint8_t *r = m ? pd_reply_header(out, seq, msb, 0) : NULL;
+    if (!r)
+        return false;
+    truecolor_alloc(m, req + 8, msb, r + 8);
+    return true;
+}
+
+bool predict_color_check(const struct predictor *p, const uint8_t *req, uint32_t size, const uint8_t *reply,
+                         uint32_t reply_size)
+{
+    if (size >= 8 && req[0] == XP_OP_LOOKUP_COLOR) {
+        /* the exact value is the name's (asked for); the visual one is the arithmetic's */
+        const struct truecolor_map *m = color_map(p, req, size, false, true);
+        bool ok = m && reply_size == 32 && reply[0] == 1 && !ld32(reply + 4, false);
+        for (int k = 0; ok && k < 3; k++)
+            ok = ld16(reply + 14 + 2 * k, false) == resolve(m, ld16(reply + 8 + 2 * k, false));
+        return ok;
+    }
+    struct buf want = { 0 };
+    bool same = size >= 4 && pd_answer_color(p, req[0], req, size, 0, false, true, &want) && want.len == reply_size &&
+                reply_size >= 32 && memcmp(buf_head(&want), reply, 2) == 0 &&
+                memcmp(buf_head(&want) + 4, reply + 4, reply_size - 4) == 0; /* all but the sequence number */
+    buf_free(&want);
+    return same;
+}
+
+void pd_learn_alloc_color(struct predictor *p, const struct predict_question *q, const uint8_t *reply, bool msb)
+{
+    struct truecolor_map *m = cmap_find(p, q->atom);
+    if (!m || m->broken)
+        return;
+    uint8_t want[12];
+    truecolor_alloc(m, (const uint8_t *)q->name, msb, want);
+    if (memcmp(want, reply + 8, 12) == 0)
+        m->verified = true;
+    else
+        m->broken = true; /* not the sample server's arithmetic: ask the server from now on */
+}
+
+int predict_fact_colors(const struct predictor *p, struct buf *out, uint32_t colormap)
+{
+    const struct truecolor_map *m = cmap_find(p, colormap);
+    uint8_t kind = FACT_COLORS, tail[2] = { m ? m->bits_per_rgb : 0, m ? m->depth : 0 };
+    if (!m)
+        return -ENOENT;
+    return buf_append(out, &kind, 1) || buf_put_varint(out, colormap) || buf_put_varint(out, m->red_mask) ||
+           buf_put_varint(out, m->green_mask) || buf_put_varint(out, m->blue_mask) || buf_append(out, tail, 2)
+               ? -ENOMEM : 0;
+}
+
+int predict_fact_color_name(struct buf *out, const char *name, size_t len, const uint16_t rgb[3])
+{
+    uint8_t head = (uint8_t)len, v[6];
+    if (!len || len > 255)
+        return -EINVAL;
+    for (int k = 0; k < 3; k++)
+        st16(v + 2 * k, rgb[k], false);
+    return buf_append(out, &head, 1) || buf_append(out, name, len) || buf_append(out, v, 6) ? -ENOMEM : 0;
+}
+
+uint32_t predict_truecolor_colormap(const struct predictor *p, uint32_t *pixel_mask)
+{
+    if (!p->n_cmaps)
+        return 0;
+    *pixel_mask = p->cmaps[0].red_mask | p->cmaps[0].green_mask | p->cmaps[0].blue_mask;
+    return p->cmaps[0].colormap;
+}
+
+/* FACT_COLORS: the colormap's description (the app side may not have seen a setup reply
+ * yet), trusted from now on, and the colour names. */
+int pd_fact_colors(struct predictor *p, struct rd *r)
+{
+    uint64_t colormap, masks[3];
+    uint8_t bits, depth, len;
+    const uint8_t *name, *rgb;
+    if (rd_varint(r, &colormap) || rd_varint(r, &masks[0]) || rd_varint(r, &masks[1]) || rd_varint(r, &masks[2]) ||
+        rd_u8(r, &bits) || rd_u8(r, &depth) || !colormap || colormap > UINT32_MAX || masks[0] > UINT32_MAX ||
+        masks[1] > UINT32_MAX || masks[2] > UINT32_MAX)
+        return -EBADMSG;
+    struct truecolor_map d = { .colormap = (uint32_t)colormap, .red_mask = (uint32_t)masks[0],
+                               .green_mask = (uint32_t)masks[1], .blue_mask = (uint32_t)masks[2],
+                               .bits_per_rgb = bits, .depth = depth };
+    if (!truecolor_sane(&d))
+        return -EBADMSG;
+    struct color_name names[PREDICT_MAX_COLOR_NAMES];
+    uint32_t n = 0;
+    while (rd_left(r)) {
+        if (rd_u8(r, &len) || !len || rd_bytes(r, &name, len) || rd_bytes(r, &rgb, 6))
+            return -EBADMSG;
+        if (n == PREDICT_MAX_COLOR_NAMES)
+            continue;
+        names[n].len = len;
+        for (uint8_t k = 0; k < len; k++)
+            names[n].name[k] = (char)(name[k] >= 'A' && name[k] <= 'Z' ? name[k] + 32 : name[k]);
+        for (int k = 0; k < 3; k++)
+            names[n].rgb[k] = ld16(rgb + 2 * k, false);
+        n++;
+    }
+    struct truecolor_map *m = cmap_find(p, d.colormap);
+    if (!m && p->n_cmaps < PREDICT_MAX_COLORMAPS)
+        m = &p->cmaps[p->n_cmaps++];
+    if (!m)
+        return 0;
+    bool broken = m->colormap == d.colormap && m->broken;
+    *m = d;
+    m->broken = broken; /* a real reply that did not match is not outweighed */
+    m->verified = true;
+    for (uint32_t i = 0; i < n && p->n_colors < PREDICT_MAX_COLOR_NAMES; i++)
+        if (!color_find(p, (const uint8_t *)names[i].name, names[i].len))
+            p->colors[p->n_colors++] = names[i];
+    return 0;
+}
