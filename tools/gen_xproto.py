@@ -387,6 +387,8 @@ def emit_view(h, ext, kind, name, el, sizes, base):
         if not core:
             header = [Field("major_opcode", 0, 1, "uint8_t")] + header
         end = max(end, 4)
+        if not lst:  # the request's fixed form is padded to 4 bytes
+            end = (end + 3) // 4 * 4
         tag0 = None if not core else "XP_OP_%s" % upper_snake(name)
         tag1 = None if core else "XP_%s_OP_%s" % (ext["header"].upper(), upper_snake(name))
     elif kind == "reply":
@@ -453,6 +455,8 @@ GENERIC = '''/* The headers every message shares (the X protocol's encoding, not
 #define XP_BIG_REQUEST_HEADER_SIZE 8   /* BIG-REQUESTS: length 0, then a 32-bit length */
 #define XP_SERVER_MSG_SIZE 32          /* events, errors and a reply's fixed part */
 #define XP_SETUP_PREFIX_SIZE 8         /* a setup reply's status, version and length */
+#define XP_REPLY_HEADER_SIZE 8         /* a reply's code, data byte, sequence number and length */
+enum { XP_ERROR = 0, XP_REPLY = 1 };   /* byte 0 of a server message; events are 2 and up */
 struct xp_request_header {
     uint8_t major, data;   /* data: a core request's first byte field, an extension's minor opcode */
     uint16_t length;       /* in 4-byte units; 0: a BIG-REQUESTS length follows */
@@ -534,6 +538,13 @@ static inline bool xp_mask_value(uint32_t mask, unsigned bit, const uint8_t *lis
     if (bit > 31 || !(mask >> bit & 1))
         return false;
     return xp_card32_at(list, len, (size_t)__builtin_popcount(mask & ((1u << bit) - 1)), msb, out);
+}
+static inline bool xp_card32_put(uint8_t *list, size_t len, size_t i, uint32_t v, bool msb)
+{
+    if (i >= len / 4)
+        return false;
+    st32(list + 4 * i, v, msb);
+    return true;
 }
 static inline bool xp_card16_at(const uint8_t *list, size_t len, size_t i, bool msb, uint16_t *out)
 {

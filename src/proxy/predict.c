@@ -152,17 +152,22 @@ bool predict_property_known(const struct predictor *p, uint32_t window, uint32_t
 static void track_property_change(struct predictor *p, const struct msg_class *cls, const uint8_t *req,
                                   uint32_t size, bool msb)
 {
-    if (size < 12 || !prop_find(p, ld32(req + 4, msb), 0))
+    /* The four start alike: the window, then the property (RotateProperties: a count), and
+     * are read through DeleteProperty's view, the shortest: a request cut short still makes
+     * the property unknown. GetProperty's delete flag is its header's data byte. */
+    struct xp_delete_property_req v;
+    struct xp_request_header h;
+    if (!xp_delete_property_req_view(req, size, msb, &v) || !xp_request_header_view(req, size, msb, &h) ||
+        !prop_find(p, v.window, 0))
         return; /* not a root window we know */
-    uint32_t window = ld32(req + 4, msb);
     if (cls->major == XP_OP_ROTATE_PROPERTIES) {
-        pd_prop_set(p, window, 0, PROP_UNKNOWN, 0, 0, NULL, 0);
+        pd_prop_set(p, v.window, 0, PROP_UNKNOWN, 0, 0, NULL, 0);
         return;
     }
-    if (cls->major == XP_OP_GET_PROPERTY && !req[1])
+    if (cls->major == XP_OP_GET_PROPERTY && !h.data)
         return; /* without delete */
-    if (predict_property_known(p, window, ld32(req + 8, msb)))
-        pd_prop_set(p, window, ld32(req + 8, msb), PROP_UNKNOWN, 0, 0, NULL, 0);
+    if (predict_property_known(p, v.window, v.property))
+        pd_prop_set(p, v.window, v.property, PROP_UNKNOWN, 0, 0, NULL, 0);
 }
 
 void predict_track(struct predictor *p, struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req,
@@ -172,7 +177,7 @@ void predict_track(struct predictor *p, struct predict_questions *pq, const stru
         return;
     /* The keyboard's mappings change: not known until the display side says them again. */
     if ((!cls->ext && (cls->major == XP_OP_CHANGE_KEYBOARD_MAPPING || cls->major == XP_OP_SET_MODIFIER_MAPPING)) ||
-        (cls->ext && !strcmp(cls->ext, "XKEYBOARD") && (cls->minor == 9 /* SetMap */ || cls->minor == 23 /* GetKbdByName */)))
+        (cls->ext && !strcmp(cls->ext, "XKEYBOARD") && (cls->minor == XP_XKB_OP_SET_MAP || cls->minor == XP_XKB_OP_GET_KBD_BY_NAME)))
         pd_forget_keyboard(p);
     if (!cls->ext && (cls->major == XP_OP_CHANGE_PROPERTY || cls->major == XP_OP_DELETE_PROPERTY ||
                       cls->major == XP_OP_GET_PROPERTY || cls->major == XP_OP_ROTATE_PROPERTIES))
@@ -199,13 +204,15 @@ void predict_track(struct predictor *p, struct predict_questions *pq, const stru
     }
     if (cls->ext)
         return;
-    if (cls->major == XP_OP_CLOSE_FONT && size >= 8) {
-        font_forget(pq, ld32(req + 4, msb));
-    } else if (cls->major == XP_OP_OPEN_FONT && size >= 12) {
-        uint32_t fid = ld32(req + 4, msb);
-        uint16_t len = ld16(req + 8, msb);
+    struct xp_close_font_req close;
+    struct xp_open_font_req open;
+    if (cls->major == XP_OP_CLOSE_FONT && xp_close_font_req_view(req, size, msb, &close)) {
+        font_forget(pq, close.font);
+    } else if (cls->major == XP_OP_OPEN_FONT && xp_open_font_req_view(req, size, msb, &open)) {
+        uint32_t fid = open.fid;
+        uint16_t len = open.name_len;
         font_forget(pq, fid);
-        if ((uint32_t)len + 12 > size || pq->n_fonts >= PREDICT_MAX_FONTS)
+        if (!open.name || pq->n_fonts >= PREDICT_MAX_FONTS)
             return;
         if (pq->n_fonts == pq->cap_fonts) {
             uint32_t cap = pq->cap_fonts ? pq->cap_fonts * 2 : 8;
@@ -218,19 +225,9 @@ void predict_track(struct predictor *p, struct predict_questions *pq, const stru
         char *name = malloc(len ? len : 1);
         if (!name)
             return;
-        memcpy(name, req + 12, len);
+        memcpy(name, open.name, len);
         pq->fonts[pq->n_fonts++] = (struct predict_font){ fid, len, name };
     }
-}
-
-/* The name a request carries at offset 8, its length at offset 4 (InternAtom, QueryExtension). */
-static bool request_name(const uint8_t *req, uint32_t size, bool msb, const char **name, uint16_t *len)
-{
-    if (size < 8)
-        return false;
-    *len = ld16(req + 4, msb);
-    *name = (const char *)req + 8;
-    return (uint32_t)*len + 8 <= size;
 }
 
 void predict_ask(struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req, uint32_t size,
@@ -239,8 +236,13 @@ void predict_ask(struct predict_questions *pq, const struct msg_class *cls, cons
     if (cls->kind != MSG_REQUEST)
         return;
     struct predict_question q = { .seq = seq, .major = cls->major };
-    const char *name;
     const struct predict_font *f;
+    union {
+        struct xp_query_font_req font;
+        struct xp_alloc_color_req color;
+        struct xp_get_atom_name_req name;
+        struct xp_intern_atom_req atom;
+    } v;
     if (cls->ext) {
         if (pd_xkb_get_map(cls))
             return; /* the keyboard may have changed since: only the display side's facts are kept */
@@ -248,7 +250,8 @@ void predict_ask(struct predict_questions *pq, const struct msg_class *cls, cons
             return;
         q.major = req[0];
     } else if (cls->major == XP_OP_QUERY_FONT) {
-        if (size < 8 || !(f = font_find(pq, ld32(req + 4, msb))) || !(q.name = malloc(f->len ? f->len : 1)))
+        if (!xp_query_font_req_view(req, size, msb, &v.font) || !(f = font_find(pq, v.font.font)) ||
+            !(q.name = malloc(f->len ? f->len : 1)))
             return;
         memcpy(q.name, f->name, f->len);
         q.name_len = f->len;
@@ -260,23 +263,21 @@ void predict_ask(struct predict_questions *pq, const struct msg_class *cls, cons
     } else if (cls->major != XP_OP_INTERN_ATOM && cls->major != XP_OP_GET_ATOM_NAME && cls->major != XP_OP_ALLOC_COLOR) {
         return; /* QueryExtension answers are learnt through cls->query_ext */
     } else if (cls->major == XP_OP_ALLOC_COLOR) {
-        if (size < 16)
+        if (!xp_alloc_color_req_view(req, size, msb, &v.color) || !(q.name = malloc(3 * sizeof(uint16_t))))
             return;
-        q.atom = ld32(req + 4, msb); /* the colormap */
-        q.name_len = 6;
-        if (!(q.name = malloc(6)))
-            return;
-        memcpy(q.name, req + 8, 6);  /* red, green, blue as sent */
+        q.atom = v.color.cmap;
+        q.name_len = 3 * sizeof(uint16_t);
+        memcpy(q.name, (const uint16_t[3]){ v.color.red, v.color.green, v.color.blue }, q.name_len); /* as asked */
     } else if (cls->major == XP_OP_GET_ATOM_NAME) {
-        if (size < 8)
+        if (!xp_get_atom_name_req_view(req, size, msb, &v.name))
             return;
-        q.atom = ld32(req + 4, msb);
+        q.atom = v.name.atom;
     } else {
-        uint16_t len;
-        if (!request_name(req, size, msb, &name, &len) || len > PREDICT_MAX_NAME || !(q.name = malloc(len ? len : 1)))
+        if (!xp_intern_atom_req_view(req, size, msb, &v.atom) || !v.atom.name || v.atom.name_len > PREDICT_MAX_NAME ||
+            !(q.name = malloc(v.atom.name_len ? v.atom.name_len : 1)))
             return;
-        memcpy(q.name, name, len);
-        q.name_len = len;
+        memcpy(q.name, v.atom.name, v.atom.name_len);
+        q.name_len = v.atom.name_len;
     }
     if (pq->len == pq->cap) {
         uint32_t cap = pq->cap ? pq->cap * 2 : 16;
@@ -300,23 +301,28 @@ void predict_learn(struct predictor *p, struct predict_questions *pq, const stru
 {
     while (pq->len && pq->q[pq->head].seq < seq)
         question_drop(pq); /* answered by an error, or not by a reply */
-    if (cls->kind != MSG_REPLY || size < 32)
+    if (cls->kind != MSG_REPLY || size < XP_SERVER_MSG_SIZE)
         return;
-    if (cls->major == XW_OP_QUERY_EXTENSION && cls->query_ext >= 0 && size == 32) {
+    if (cls->major == XP_OP_QUERY_EXTENSION && cls->query_ext >= 0 && size == XP_QUERY_EXTENSION_REPLY_SIZE) {
         p->ext[cls->query_ext].known = true;
-        memcpy(p->ext[cls->query_ext].body, reply + 8, QE_BODY);
+        memcpy(p->ext[cls->query_ext].body, reply + XP_REPLY_HEADER_SIZE, QE_BODY);
         return;
     }
     if (!pq->len || pq->q[pq->head].seq != seq || pq->q[pq->head].major != cls->major)
         return;
     struct predict_question *q = &pq->q[pq->head];
+    union {
+        struct xp_server_header info;
+        struct xp_intern_atom_reply atom;
+        struct xp_get_atom_name_reply name;
+    } v;
     if (q->major == XP_OP_LIST_FONTS_WITH_INFO) {
         /* One reply per font, then one with an empty name: learnt once all are in. */
         if (q->acc.len + size > PREDICT_MAX_REPLY || buf_append(&q->acc, reply, size) < 0) {
             question_drop(pq);
             return;
         }
-        if (reply[1])
+        if (!xp_server_header_view(reply, size, msb, &v.info) || v.info.data /* name_len */)
             return;
         pd_exchange_add(p, EX_REQ, msb, (const uint8_t *)q->name, q->name_len, buf_head(&q->acc), q->acc.len);
     } else if (q->major >= 128 || q->major == XP_OP_LIST_FONTS) {
@@ -326,24 +332,19 @@ void predict_learn(struct predictor *p, struct predict_questions *pq, const stru
     } else if (q->major == XP_OP_ALLOC_COLOR) {
         pd_learn_alloc_color(p, q, reply, msb);
     } else if (q->major == XP_OP_INTERN_ATOM) {
-        pd_atom_add(p, ld32(reply + 8, msb), q->name, q->name_len);
-    } else {
-        uint16_t len = ld16(reply + 8, msb);
-        if ((uint32_t)len + 32 <= size)
-            pd_atom_add(p, q->atom, (const char *)reply + 32, len);
+        if (xp_intern_atom_reply_view(reply, size, msb, &v.atom))
+            pd_atom_add(p, v.atom.atom, q->name, q->name_len);
+    } else if (xp_get_atom_name_reply_view(reply, size, msb, &v.name) && v.name.name) {
+        pd_atom_add(p, q->atom, (const char *)v.name.name, v.name.name_len);
     }
     question_drop(pq);
 }
 
-uint8_t *pd_reply_header(struct buf *out, uint16_t seq, bool msb, size_t extra)
+uint8_t *pd_reply_space(struct buf *out, size_t extra)
 {
-    uint8_t *r = buf_append_space(out, 32 + extra);
-    if (!r)
-        return NULL;
-    memset(r, 0, 32 + extra);
-    r[0] = 1; /* Reply */
-    st16(r + 2, seq, msb);
-    st32(r + 4, (uint32_t)(extra / 4), msb);
+    uint8_t *r = buf_append_space(out, XP_SERVER_MSG_SIZE + extra);
+    if (r)
+        memset(r, 0, XP_SERVER_MSG_SIZE + extra);
     return r;
 }
 
@@ -352,43 +353,46 @@ uint8_t *pd_reply_header(struct buf *out, uint16_t seq, bool msb, size_t extra)
 static bool answer_get_property(const struct predictor *p, const uint8_t *req, uint32_t size, uint16_t seq, bool msb,
                                 struct buf *out)
 {
-    if (size != 24 || msb || req[1] /* delete */)
+    struct xp_get_property_req q;
+    if (size != XP_GET_PROPERTY_REQ_SIZE || msb || !xp_get_property_req_view(req, size, msb, &q) || q.delete)
         return false;
-    uint32_t window = ld32(req + 4, msb), property = ld32(req + 8, msb), type = ld32(req + 12, msb);
-    uint64_t offset = 4ull * ld32(req + 16, msb), length = 4ull * ld32(req + 20, msb);
-    const struct root_prop *r = prop_find(p, window, property);
-    if (!r && !(r = prop_find(p, window, 0)))
+    uint64_t offset = 4ull * q.long_offset, length = 4ull * q.long_length;
+    const struct root_prop *r = prop_find(p, q.window, q.property);
+    if (!r && !(r = prop_find(p, q.window, 0)))
         return false;
     /* Invalid atoms are errors: answer only for atoms known to exist. */
-    if (r->state == PROP_UNKNOWN || !pd_atom_by_id(p, property) || (type && !pd_atom_by_id(p, type)))
+    if (r->state == PROP_UNKNOWN || !pd_atom_by_id(p, q.property) || (q.type && !pd_atom_by_id(p, q.type)))
         return false;
     uint8_t *o;
-    if (r->state == PROP_ABSENT || r->property != property) {
-        if (r->state != PROP_ABSENT || !(o = pd_reply_header(out, seq, msb, 0)))
+    struct xp_get_property_reply a = { .sequence = seq };
+    if (r->state == PROP_ABSENT || r->property != q.property) {
+        if (r->state != PROP_ABSENT || !(o = pd_reply_space(out, 0)))
             return false;
-        return true; /* type None, format 0, nothing after */
+        return xp_get_property_reply_put(o, XP_GET_PROPERTY_REPLY_SIZE, msb, &a); /* type None, format 0, nothing after */
     }
-    if (type && type != r->type) {
-        if (!(o = pd_reply_header(out, seq, msb, 0)))
+    if (q.type && q.type != r->type) {
+        if (!(o = pd_reply_space(out, 0)))
             return false;
-        o[1] = r->format;
-        st32(o + 8, r->type, msb);
+        a.format = r->format;
+        a.type = r->type;
         /* The X.Org server gives the size in format units here, not bytes as the protocol
          * document says: answer as the server does (its reply is what we are checked against). */
-        st32(o + 12, r->format >= 8 ? r->len / (r->format / 8u) : r->len, msb);
-        return true;
+        a.bytes_after = r->format >= 8 ? r->len / (r->format / 8u) : r->len;
+        return xp_get_property_reply_put(o, XP_GET_PROPERTY_REPLY_SIZE, msb, &a);
     }
     if (offset > r->len)
         return false; /* BadValue */
     uint32_t n = (uint32_t)(r->len - offset < length ? r->len - offset : length);
     unsigned unit = r->format / 8;
-    if (!unit || n % unit || !(o = pd_reply_header(out, seq, msb, n + xw_pad4(n))))
+    if (!unit || n % unit || !(o = pd_reply_space(out, n + xw_pad4(n))))
         return false;
-    o[1] = r->format;
-    st32(o + 8, r->type, msb);
-    st32(o + 12, (uint32_t)(r->len - offset - n), msb);
-    st32(o + 16, n / unit, msb);
-    memcpy(o + 32, r->data + offset, n);
+    a.length = (n + (uint32_t)xw_pad4(n)) / 4;
+    a.format = r->format;
+    a.type = r->type;
+    a.bytes_after = (uint32_t)(r->len - offset - n);
+    a.value_len = n / unit;
+    xp_get_property_reply_put(o, XP_GET_PROPERTY_REPLY_SIZE, msb, &a);
+    memcpy(o + XP_GET_PROPERTY_REPLY_SIZE, r->data + offset, n);
     return true;
 }
 
@@ -412,65 +416,80 @@ bool predict_answer(const struct predictor *p, const struct predict_questions *p
     }
     if (cls->major == XP_OP_GET_PROPERTY)
         return answer_get_property(p, req, size, seq, msb, out);
-    if (cls->major == XP_OP_GET_KEYBOARD_MAPPING && p->kb.known && size == 8) {
+    union {
+        struct xp_get_keyboard_mapping_req keys;
+        struct xp_query_font_req font;
+        struct xp_intern_atom_req atom;
+        struct xp_get_atom_name_req name;
+    } q;
+    if (cls->major == XP_OP_GET_KEYBOARD_MAPPING && p->kb.known && size == XP_GET_KEYBOARD_MAPPING_REQ_SIZE &&
+        xp_get_keyboard_mapping_req_view(req, size, msb, &q.keys)) {
         /* first keycode, count: out of range is BadValue */
-        unsigned first = req[4], count = req[5], n = count * p->kb.per_keycode;
-        if (first < p->kb.min || !count || first + count - 1 > p->kb.max || !(r = pd_reply_header(out, seq, msb, 4u * n)))
+        unsigned first = q.keys.first_keycode, count = q.keys.count, n = count * p->kb.per_keycode;
+        if (first < p->kb.min || !count || first + count - 1 > p->kb.max || !(r = pd_reply_space(out, 4u * n)))
             return false;
-        r[1] = p->kb.per_keycode;
+        xp_get_keyboard_mapping_reply_put(r, XP_GET_KEYBOARD_MAPPING_REPLY_SIZE, msb, &(struct xp_get_keyboard_mapping_reply){
+            .sequence = seq, .length = n, .keysyms_per_keycode = p->kb.per_keycode });
         for (unsigned i = 0; i < n; i++)
-            st32(r + 32 + 4 * i, p->kb.keysyms[(first - p->kb.min) * p->kb.per_keycode + i], msb);
+            xp_card32_put(r + XP_GET_KEYBOARD_MAPPING_REPLY_SIZE, 4u * n, i,
+                          p->kb.keysyms[(first - p->kb.min) * p->kb.per_keycode + i], msb);
         return true;
     }
-    if (cls->major == XP_OP_GET_MODIFIER_MAPPING && p->kb.known && size == 4) {
-        if (!(r = pd_reply_header(out, seq, msb, 8u * p->kb.per_modifier)))
+    if (cls->major == XP_OP_GET_MODIFIER_MAPPING && p->kb.known && size == XP_GET_MODIFIER_MAPPING_REQ_SIZE) {
+        if (!(r = pd_reply_space(out, 8u * p->kb.per_modifier)))
             return false;
-        r[1] = p->kb.per_modifier;
-        memcpy(r + 32, p->kb.modifiers, 8u * p->kb.per_modifier);
+        xp_get_modifier_mapping_reply_put(r, XP_GET_MODIFIER_MAPPING_REPLY_SIZE, msb, &(struct xp_get_modifier_mapping_reply){
+            .sequence = seq, .length = 2u * p->kb.per_modifier, .keycodes_per_modifier = p->kb.per_modifier });
+        memcpy(r + XP_GET_MODIFIER_MAPPING_REPLY_SIZE, p->kb.modifiers, 8u * p->kb.per_modifier);
         return true;
     }
     if (cls->major == XP_OP_QUERY_FONT) {
-        const struct predict_font *f = size >= 8 ? font_find(pq, ld32(req + 4, msb)) : NULL;
+        const struct predict_font *f = xp_query_font_req_view(req, size, msb, &q.font) ? font_find(pq, q.font.font) : NULL;
         return f && pd_answer_exchange(pd_exchange_find(p, EX_FONT, msb, (const uint8_t *)f->name, f->len), seq, msb, out);
     }
-    if (cls->major == XW_OP_QUERY_EXTENSION) {
+    if (cls->major == XP_OP_QUERY_EXTENSION) {
         const uint8_t *body = NULL;
-        const char *name;
-        uint16_t len;
         if (cls->query_ext >= 0 && p->ext[cls->query_ext].known)
             body = p->ext[cls->query_ext].body;
-        for (uint32_t i = 0; cls->query_ext < 0 && i < p->n_other_ext && request_name(req, size, msb, &name, &len); i++)
-            if (p->other_ext[i].len == len && !memcmp(p->other_ext[i].name, name, len))
+        struct xp_query_extension_req ext;
+        bool named = xp_query_extension_req_view(req, size, msb, &ext) && ext.name;
+        for (uint32_t i = 0; cls->query_ext < 0 && named && i < p->n_other_ext; i++)
+            if (p->other_ext[i].len == ext.name_len && !memcmp(p->other_ext[i].name, ext.name, ext.name_len))
                 body = p->other_ext[i].body;
-        if (!body || !(r = pd_reply_header(out, seq, msb, 0)))
+        if (!body || !(r = pd_reply_space(out, 0)))
             return false;
-        memcpy(r + 8, body, QE_BODY);
+        xp_query_extension_reply_put(r, XP_QUERY_EXTENSION_REPLY_SIZE, msb, &(struct xp_query_extension_reply){
+            .sequence = seq });
+        memcpy(r + XP_REPLY_HEADER_SIZE, body, QE_BODY); /* present, opcodes, padding as the server sent them */
         return true;
     }
     if (cls->major == XP_OP_INTERN_ATOM) {
         const char *name;
         uint16_t len;
-        if (!request_name(req, size, msb, &name, &len))
+        if (!xp_intern_atom_req_view(req, size, msb, &q.atom) || !q.atom.name)
             return false;
+        name = (const char *)q.atom.name;
+        len = q.atom.name_len;
         const struct atom *a = pd_atom_by_name(p, name, len);
         /* only-if-exists of a name no atom has: None, while the census is current */
-        if (!a && (req[1] != 1 || !len || len > PREDICT_MAX_NAME || !pd_census_current(p) ||
+        if (!a && (q.atom.only_if_exists != 1 || !len || len > PREDICT_MAX_NAME || !pd_census_current(p) ||
                    pd_unnamed_may_be(p, name, len)))
             return false;
-        if (!(r = pd_reply_header(out, seq, msb, 0)))
+        if (!(r = pd_reply_space(out, 0)))
             return false;
-        st32(r + 8, a ? a->atom : 0, msb);
-        return true;
+        return xp_intern_atom_reply_put(r, XP_INTERN_ATOM_REPLY_SIZE, msb,
+                                        &(struct xp_intern_atom_reply){ .sequence = seq, .atom = a ? a->atom : 0 });
     }
     if (cls->major == XP_OP_ALLOC_COLOR || cls->major == XP_OP_QUERY_COLORS || cls->major == XP_OP_ALLOC_NAMED_COLOR ||
         cls->major == XP_OP_LOOKUP_COLOR)
         return pd_answer_color(p, cls->major, req, size, seq, msb, false, out);
     if (cls->major == XP_OP_GET_ATOM_NAME) {
-        const struct atom *a = size >= 8 ? pd_atom_by_id(p, ld32(req + 4, msb)) : NULL;
-        if (!a || !(r = pd_reply_header(out, seq, msb, a->len + xw_pad4(a->len))))
+        const struct atom *a = xp_get_atom_name_req_view(req, size, msb, &q.name) ? pd_atom_by_id(p, q.name.atom) : NULL;
+        if (!a || !(r = pd_reply_space(out, a->len + xw_pad4(a->len))))
             return false;
-        st16(r + 8, a->len, msb);
-        memcpy(r + 32, a->name, a->len);
+        xp_get_atom_name_reply_put(r, XP_GET_ATOM_NAME_REPLY_SIZE, msb, &(struct xp_get_atom_name_reply){
+            .sequence = seq, .length = (uint32_t)(a->len + xw_pad4(a->len)) / 4, .name_len = a->len });
+        memcpy(r + XP_GET_ATOM_NAME_REPLY_SIZE, a->name, a->len);
         return true;
     }
     return false;

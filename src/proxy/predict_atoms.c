@@ -144,12 +144,16 @@ bool pd_census_current(const struct predictor *p)
 
 bool predict_is_atom_none(const struct msg_class *cls, const uint8_t *reply, size_t size, bool msb)
 {
-    return cls->kind == MSG_REPLY && !cls->ext && cls->major == XP_OP_INTERN_ATOM && size == 32 && !ld32(reply + 8, msb);
+    struct xp_intern_atom_reply v;
+    return cls->kind == MSG_REPLY && !cls->ext && cls->major == XP_OP_INTERN_ATOM && size == XP_INTERN_ATOM_REPLY_SIZE &&
+           xp_intern_atom_reply_view(reply, size, msb, &v) && !v.atom;
 }
 
 int predict_atom_none_reply(struct buf *out, uint16_t seq, bool msb)
 {
-    return pd_reply_header(out, seq, msb, 0) ? 0 : -ENOMEM;
+    uint8_t *r = pd_reply_space(out, 0);
+    return r && xp_intern_atom_reply_put(r, XP_INTERN_ATOM_REPLY_SIZE, msb, &(struct xp_intern_atom_reply){ .sequence = seq })
+               ? 0 : -ENOMEM;
 }
 
 int predict_fact_atom(struct buf *out, uint32_t atom, const char *name, size_t name_len)

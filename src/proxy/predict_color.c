@@ -60,20 +60,16 @@ static void component(const struct truecolor_map *m, uint32_t mask, uint16_t wan
     *got = (uint16_t)best_value;
 }
 
-static void truecolor_alloc(const struct truecolor_map *m, const uint8_t rgb[6], bool msb, uint8_t out[12])
+/* AllocColor's answer to the values asked (red, green, blue): the visual's values and the pixel. */
+static void truecolor_alloc(const struct truecolor_map *m, const uint16_t rgb[3], struct xp_alloc_color_reply *out)
 {
     uint32_t pixel = 0;
-    uint16_t r, g, b;
-    component(m, m->red_mask, ld16(rgb, msb), &pixel, &r);
-    component(m, m->green_mask, ld16(rgb + 2, msb), &pixel, &g);
-    component(m, m->blue_mask, ld16(rgb + 4, msb), &pixel, &b);
+    component(m, m->red_mask, rgb[0], &pixel, &out->red);
+    component(m, m->green_mask, rgb[1], &pixel, &out->green);
+    component(m, m->blue_mask, rgb[2], &pixel, &out->blue);
     if (m->depth == 32) /* the server sets the bits no colour uses (alpha) */
         pixel |= ~(m->red_mask | m->green_mask | m->blue_mask);
-    memset(out, 0, 12);
-    st16(out, r, msb);
-    st16(out + 2, g, msb);
-    st16(out + 4, b, msb);
-    st32(out + 8, pixel, msb);
+    out->pixel = pixel;
 }
 
 /* A plausible TrueColor description: contiguous masks of at most 16 bits, rgb bits 1..16. */
@@ -130,10 +126,9 @@ void predict_learn_setup(struct predictor *p, const uint8_t *setup, size_t size,
 /* The colormap a colour request names, when its answer is arithmetic: a TrueColor default
  * map, trusted (a real reply or the display side's own check matched the formula) unless
  * any_trust (the display side checking the formula itself). */
-static const struct truecolor_map *color_map(const struct predictor *p, const uint8_t *req, uint32_t size, bool msb,
-                                             bool any_trust)
+static const struct truecolor_map *color_map(const struct predictor *p, uint32_t cmap, bool any_trust)
 {
-    const struct truecolor_map *m = size >= 8 ? cmap_find(p, ld32(req + 4, msb)) : NULL;
+    const struct truecolor_map *m = cmap_find(p, cmap);
     return m && !m->broken && (m->verified || any_trust) ? m : NULL;
 }
 
@@ -142,22 +137,26 @@ static const struct truecolor_map *color_map(const struct predictor *p, const ui
 static bool answer_query_colors(const struct predictor *p, const uint8_t *req, uint32_t size, uint16_t seq, bool msb,
                                 bool any_trust, struct buf *out)
 {
-    const struct truecolor_map *m = color_map(p, req, size, msb, any_trust);
-    uint32_t n = size >= 8 ? (size - 8) / 4 : 0, all = m ? m->red_mask | m->green_mask | m->blue_mask : 0;
+    struct xp_query_colors_req q;
+    const struct truecolor_map *m = xp_query_colors_req_view(req, size, msb, &q) ? color_map(p, q.cmap, any_trust) : NULL;
+    uint32_t n = m ? (uint32_t)q.rest_len / 4 : 0, all = m ? m->red_mask | m->green_mask | m->blue_mask : 0, pixel;
     if (!m || size % 4 || n > PREDICT_MAX_QUERY_COLORS)
         return false;
-    for (uint32_t i = 0; i < n; i++)
-        if (ld32(req + 8 + 4 * i, msb) & ~all)
+    for (uint32_t i = 0; xp_card32_at(q.rest, q.rest_len, i, msb, &pixel); i++)
+        if (pixel & ~all)
             return false;
-    uint8_t *r = pd_reply_header(out, seq, msb, 8u * n);
+    uint8_t *r = pd_reply_space(out, 8u * n);
     if (!r)
         return false;
-    st16(r + 8, (uint16_t)n, msb);
+    xp_query_colors_reply_put(r, XP_QUERY_COLORS_REPLY_SIZE, msb,
+                              &(struct xp_query_colors_reply){ .sequence = seq, .length = 2 * n, .colors_len = (uint16_t)n });
     const uint32_t masks[3] = { m->red_mask, m->green_mask, m->blue_mask };
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t pixel = ld32(req + 8 + 4 * i, msb);
+    uint16_t v[3];
+    for (uint32_t i = 0; xp_card32_at(q.rest, q.rest_len, i, msb, &pixel); i++) {
         for (int c = 0; c < 3; c++)
-            st16(r + 32 + 8 * i + 2 * c, entry_value(m, masks[c], (pixel & masks[c]) >> mask_shift(masks[c])), msb);
+            v[c] = entry_value(m, masks[c], (pixel & masks[c]) >> mask_shift(masks[c]));
+        xp_rgb_put(r + XP_QUERY_COLORS_REPLY_SIZE + XP_RGB_SIZE * i, XP_RGB_SIZE, msb,
+                   &(struct xp_rgb){ .red = v[0], .green = v[1], .blue = v[2] });
     }
     return true;
 }
@@ -180,23 +179,32 @@ static const struct color_name *color_find(const struct predictor *p, const uint
 static bool answer_named_color(const struct predictor *p, uint8_t major, const uint8_t *req, uint32_t size,
                                uint16_t seq, bool msb, bool any_trust, struct buf *out)
 {
-    const struct truecolor_map *m = color_map(p, req, size, msb, any_trust);
-    uint16_t len = size >= 12 ? ld16(req + 8, msb) : 0;
-    const struct color_name *c = m && (uint32_t)len + 12 <= size ? color_find(p, req + 12, len) : NULL;
-    uint8_t *r = c ? pd_reply_header(out, seq, msb, 0) : NULL;
+    union {
+        struct xp_alloc_named_color_req alloc;
+        struct xp_lookup_color_req lookup;
+    } q;
+    bool alloc = major == XP_OP_ALLOC_NAMED_COLOR;
+    const struct truecolor_map *m = NULL;
+    const struct color_name *c = NULL;
+    if (alloc ? xp_alloc_named_color_req_view(req, size, msb, &q.alloc) && q.alloc.name
+              : xp_lookup_color_req_view(req, size, msb, &q.lookup) && q.lookup.name)
+        m = color_map(p, alloc ? q.alloc.cmap : q.lookup.cmap, any_trust);
+    if (m)
+        c = alloc ? color_find(p, q.alloc.name, q.alloc.name_len) : color_find(p, q.lookup.name, q.lookup.name_len);
+    uint8_t *r = c ? pd_reply_space(out, 0) : NULL;
     if (!r)
         return false;
-    uint8_t *exact = r + (major == XP_OP_ALLOC_NAMED_COLOR ? 12 : 8);
-    for (int k = 0; k < 3; k++)
-        st16(exact + 2 * k, c->rgb[k], msb);
-    if (major == XP_OP_ALLOC_NAMED_COLOR) {
-        uint8_t got[12];
-        truecolor_alloc(m, exact, msb, got);
-        memcpy(r + 18, got, 6);     /* the visual's values */
-        memcpy(r + 8, got + 8, 4);  /* the pixel */
+    if (alloc) {
+        struct xp_alloc_color_reply got;
+        truecolor_alloc(m, c->rgb, &got);
+        xp_alloc_named_color_reply_put(r, XP_ALLOC_NAMED_COLOR_REPLY_SIZE, msb, &(struct xp_alloc_named_color_reply){
+            .sequence = seq, .pixel = got.pixel, .exact_red = c->rgb[0], .exact_green = c->rgb[1],
+            .exact_blue = c->rgb[2], .visual_red = got.red, .visual_green = got.green, .visual_blue = got.blue });
     } else {
-        for (int k = 0; k < 3; k++)
-            st16(r + 14 + 2 * k, resolve(m, c->rgb[k]), msb);
+        xp_lookup_color_reply_put(r, XP_LOOKUP_COLOR_REPLY_SIZE, msb, &(struct xp_lookup_color_reply){
+            .sequence = seq, .exact_red = c->rgb[0], .exact_green = c->rgb[1], .exact_blue = c->rgb[2],
+            .visual_red = resolve(m, c->rgb[0]), .visual_green = resolve(m, c->rgb[1]),
+            .visual_blue = resolve(m, c->rgb[2]) });
     }
     return true;
 }
@@ -204,35 +212,45 @@ static bool answer_named_color(const struct predictor *p, uint8_t major, const u
 /* The colour requests with arithmetic answers (AllocColor, QueryColors, AllocNamedColor,
  * LookupColor); any_trust: whether or not the formula has been trusted yet. */
 bool pd_answer_color(const struct predictor *p, uint8_t major, const uint8_t *req, uint32_t size, uint16_t seq,
-                         bool msb, bool any_trust, struct buf *out)
+                     bool msb, bool any_trust, struct buf *out)
 {
     if (major == XP_OP_QUERY_COLORS)
         return answer_query_colors(p, req, size, seq, msb, any_trust, out);
     if (major == XP_OP_ALLOC_NAMED_COLOR || major == XP_OP_LOOKUP_COLOR)
         return answer_named_color(p, major, req, size, seq, msb, any_trust, out);
-    const struct truecolor_map *m = major == XP_OP_ALLOC_COLOR && size >= 16 ? color_map(p, req, size, msb, any_trust) : NULL;
-    uint8_t *r = m ? pd_reply_header(out, seq, msb, 0) : NULL;
+    struct xp_alloc_color_req q;
+    const struct truecolor_map *m = major == XP_OP_ALLOC_COLOR && xp_alloc_color_req_view(req, size, msb, &q)
+                                        ? color_map(p, q.cmap, any_trust) : NULL;
+    uint8_t *r = m ? pd_reply_space(out, 0) : NULL;
     if (!r)
         return false;
-    truecolor_alloc(m, req + 8, msb, r + 8);
+    struct xp_alloc_color_reply a = { .sequence = seq };
+    truecolor_alloc(m, (const uint16_t[3]){ q.red, q.green, q.blue }, &a);
+    xp_alloc_color_reply_put(r, XP_ALLOC_COLOR_REPLY_SIZE, msb, &a);
     return true;
 }
 
 bool predict_color_check(const struct predictor *p, const uint8_t *req, uint32_t size, const uint8_t *reply,
                          uint32_t reply_size)
 {
-    if (size >= 8 && req[0] == XP_OP_LOOKUP_COLOR) {
+    struct xp_lookup_color_req q;
+    struct xp_lookup_color_reply a;
+    if (size >= 4 && req[0] == XP_OP_LOOKUP_COLOR) {
         /* the exact value is the name's (asked for); the visual one is the arithmetic's */
-        const struct truecolor_map *m = color_map(p, req, size, false, true);
-        bool ok = m && reply_size == 32 && reply[0] == 1 && !ld32(reply + 4, false);
-        for (int k = 0; ok && k < 3; k++)
-            ok = ld16(reply + 14 + 2 * k, false) == resolve(m, ld16(reply + 8 + 2 * k, false));
-        return ok;
+        const struct truecolor_map *m = xp_lookup_color_req_view(req, size, false, &q) ? color_map(p, q.cmap, true) : NULL;
+        return m && reply_size == XP_LOOKUP_COLOR_REPLY_SIZE && reply[0] == XP_REPLY &&
+               xp_lookup_color_reply_view(reply, reply_size, false, &a) && !a.length &&
+               a.visual_red == resolve(m, a.exact_red) && a.visual_green == resolve(m, a.exact_green) &&
+               a.visual_blue == resolve(m, a.exact_blue);
     }
     struct buf want = { 0 };
+    struct xp_server_header w, r;
     bool same = size >= 4 && pd_answer_color(p, req[0], req, size, 0, false, true, &want) && want.len == reply_size &&
-                reply_size >= 32 && memcmp(buf_head(&want), reply, 2) == 0 &&
-                memcmp(buf_head(&want) + 4, reply + 4, reply_size - 4) == 0; /* all but the sequence number */
+                xp_server_header_view(buf_head(&want), want.len, false, &w) &&
+                xp_server_header_view(reply, reply_size, false, &r) && reply_size >= XP_SERVER_MSG_SIZE &&
+                w.code == r.code && w.data == r.data && w.length == r.length &&
+                memcmp(buf_head(&want) + XP_REPLY_HEADER_SIZE, reply + XP_REPLY_HEADER_SIZE,
+                       reply_size - XP_REPLY_HEADER_SIZE) == 0; /* all but the sequence number */
     buf_free(&want);
     return same;
 }
@@ -242,9 +260,12 @@ void pd_learn_alloc_color(struct predictor *p, const struct predict_question *q,
     struct truecolor_map *m = cmap_find(p, q->atom);
     if (!m || m->broken)
         return;
-    uint8_t want[12];
-    truecolor_alloc(m, (const uint8_t *)q->name, msb, want);
-    if (memcmp(want, reply + 8, 12) == 0)
+    struct xp_alloc_color_reply want, got;
+    uint16_t rgb[3];
+    memcpy(rgb, q->name, sizeof rgb);
+    truecolor_alloc(m, rgb, &want);
+    if (xp_alloc_color_reply_view(reply, XP_ALLOC_COLOR_REPLY_SIZE, msb, &got) && want.red == got.red &&
+        want.green == got.green && want.blue == got.blue && want.pixel == got.pixel)
         m->verified = true;
     else
         m->broken = true; /* not the sample server's arithmetic: ask the server from now on */

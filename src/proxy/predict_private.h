@@ -9,7 +9,8 @@
 #include "xproto_tables.h"
 #include "xproto_wire.h"
 
-#define QE_BODY 24                 /* QueryExtension reply bytes 8..31 */
+#define QE_BODY 24                 /* QueryExtension reply bytes 8..31, as FACT_EXTENSION carries them */
+_Static_assert(QE_BODY == XP_QUERY_EXTENSION_REPLY_SIZE - XP_REPLY_HEADER_SIZE, "FACT_EXTENSION's body is wire-frozen");
 #define PREDICT_MAX_ATOMS 32768u   /* atoms remembered per session */
 #define PREDICT_MAX_NAME 1024u     /* longer atom names are not remembered */
 #define PREDICT_MAX_EXCHANGES 1024u              /* handshakes, fonts, font lists remembered */
@@ -149,6 +150,7 @@ int pd_fact_colors(struct predictor *p, struct rd *r);
 /* predict.c: root properties, replies */
 void pd_prop_set(struct predictor *p, uint32_t window, uint32_t property, uint8_t state, uint32_t type,
                      uint8_t format, const uint8_t *data, uint32_t len);
-uint8_t *pd_reply_header(struct buf *out, uint16_t seq, bool msb, size_t extra);
+/* Room for a reply of 32 + extra bytes, zeroed, at the end of out (the caller puts its fixed part); NULL: no memory. */
+uint8_t *pd_reply_space(struct buf *out, size_t extra);
 
 #endif
