@@ -123,7 +123,7 @@ def parse_file(path):
 
 def upper_snake(name):
     """GrabServer -> GRAB_SERVER, PolyFillRectangle -> POLY_FILL_RECTANGLE."""
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).upper()
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).upper()
 
 
 def c_str(s):
@@ -331,7 +331,7 @@ def read_spec(path):
                 continue
             if words[0] == "opcodes":
                 opcodes += words[1:]
-            elif words[0] in ("request", "reply", "event", "struct") and len(words) == 3:
+            elif words[0] in ("request", "reply", "event", "struct", "enum") and len(words) == 3:
                 msgs.append(tuple(words))
             else:
                 raise SystemExit("%s: cannot read: %s" % (path, line.strip()))
@@ -409,6 +409,10 @@ def emit_view(h, ext, kind, name, el, sizes, base):
     what = {"request": "request", "reply": "reply", "event": "event", "struct": "structure"}[kind]
     h.append("/* %s%s %s: %d bytes fixed. */" % ("" if core else ext["xname"] + " ", name, what, end))
     h.append("#define %s %d" % (macro, end))
+    h.append("enum {  /* where each field is, for reading one field of a message that may be cut short */")
+    for f in header + fields:
+        h.append("    %s_%s_AT = %d," % (cname.upper(), f.name.upper(), f.at))
+    h.append("};")
     h.append("struct %s {" % cname)
     for f in header + fields:
         h.append("    %s%s%s;%s" % (f.ctype, "" if f.pointer else " ", f.name,
@@ -546,6 +550,22 @@ static inline bool xp_card32_put(uint8_t *list, size_t len, size_t i, uint32_t v
     st32(list + 4 * i, v, msb);
     return true;
 }
+/* One field of a message that may be shorter than its fixed part (at: an XP_..._AT constant);
+ * false when the message ends before the field does. */
+static inline bool xp_peek32(const uint8_t *m, size_t len, size_t at, bool msb, uint32_t *out)
+{
+    if (len < 4 || at > len - 4)
+        return false;
+    *out = ld32(m + at, msb);
+    return true;
+}
+static inline bool xp_peek16(const uint8_t *m, size_t len, size_t at, bool msb, uint16_t *out)
+{
+    if (len < 2 || at > len - 2)
+        return false;
+    *out = ld16(m + at, msb);
+    return true;
+}
 static inline bool xp_card16_at(const uint8_t *list, size_t len, size_t i, bool msb, uint16_t *out)
 {
     if (i >= len / 2)
@@ -553,7 +573,28 @@ static inline bool xp_card16_at(const uint8_t *list, size_t len, size_t i, bool 
     *out = ld16(list + 2 * i, msb);
     return true;
 }
+static inline bool xp_card16_put(uint8_t *list, size_t len, size_t i, uint16_t v, bool msb)
+{
+    if (i >= len / 2)
+        return false;
+    st16(list + 2 * i, v, msb);
+    return true;
+}
 '''
+
+
+def emit_enum(h, ext, name):
+    """An enum of xcb-proto (values, or bits as masks): XP_[EXT_]ENUM_ITEM."""
+    el = ext["root"].find("enum[@name='%s']" % name)
+    if el is None:
+        raise SystemExit("gen_xproto.py: xcb-proto has no enum %s in %s" % (name, ext["header"]))
+    prefix = "XP_" + ("" if ext["xname"] is None else ext["header"].upper() + "_") + upper_snake(name) + "_"
+    h.append("enum {  /* %s%s */" % ("" if ext["xname"] is None else ext["xname"] + " ", name))
+    for item in el.findall("item"):
+        v, b = item.find("value"), item.find("bit")
+        val = v.text if v is not None else "1u << %s" % b.text
+        h.append("    %s%s = %s," % (prefix, upper_snake(item.get("name")), val))
+    h.append("};\n")
 
 
 def emit_wire(exts, version, spec, out_w):
@@ -584,7 +625,10 @@ def emit_wire(exts, version, spec, out_w):
         e = by_header.get(x)
         if e is None:
             raise SystemExit("gen_xproto.py: %s: no extension %s in xcb-proto" % (spec, x))
-        emit_view(h, e, kind, name, find_message(e, kind, name), sizes, base)
+        if kind == "enum":
+            emit_enum(h, e, name)
+        else:
+            emit_view(h, e, kind, name, find_message(e, kind, name), sizes, base)
     h.append("#endif")
     with open(out_w, "w") as f:
         f.write("\n".join(h) + "\n")

@@ -184,12 +184,12 @@ void predict_track(struct predictor *p, struct predict_questions *pq, const stru
         track_property_change(p, cls, req, size, msb);
     if (cls->ext && pd_state_changing(p, cls, req, size))
         pd_forget_state(p, pd_find_extension((const uint8_t *)cls->ext, strlen(cls->ext)));
-    if (cls->ext && req[0] >= 128) {
+    if (cls->ext && cls->major >= 128) {
         if (!pq->hist && !pq->hist_lost && !(pq->hist = calloc(128, sizeof *pq->hist)))
             pq->hist_lost = true; /* no histories: no handshake answers on this connection */
         if (!pq->hist)
             return;
-        struct predict_history *h = &pq->hist[req[0] - 128];
+        struct predict_history *h = &pq->hist[cls->major - 128];
         if (h->tainted) {
             h->late = h->late || predict_is_handshake(cls->ext, cls->minor);
             return;
@@ -248,7 +248,7 @@ void predict_ask(struct predict_questions *pq, const struct msg_class *cls, cons
             return; /* the keyboard may have changed since: only the display side's facts are kept */
         if (!(q.name = (char *)pd_handshake_key(pq, cls, req, size, &q.name_len)))
             return;
-        q.major = req[0];
+        q.major = cls->major;
     } else if (cls->major == XP_OP_QUERY_FONT) {
         if (!xp_query_font_req_view(req, size, msb, &v.font) || !(f = font_find(pq, v.font.font)) ||
             !(q.name = malloc(f->len ? f->len : 1)))

@@ -86,37 +86,34 @@ static bool truecolor_sane(const struct truecolor_map *m)
 
 void predict_learn_setup(struct predictor *p, const uint8_t *setup, size_t size, bool msb)
 {
-    if (p->setup_learnt || size < 40 || setup[0] != 1)
+    struct xp_setup s;
+    if (p->setup_learnt || !xp_setup_view(setup, size, msb, &s) || s.status != 1)
         return;
     p->setup_learnt = true; /* every client sees the same server */
-    struct rd r = rd_make(setup, size, msb);
-    uint16_t vendor_len;
-    uint8_t n_screens, n_formats;
-    if (rd_skip(&r, 24) || rd_u16(&r, &vendor_len) || rd_skip(&r, 2) || rd_u8(&r, &n_screens) ||
-        rd_u8(&r, &n_formats) || rd_skip(&r, 10) || rd_skip(&r, vendor_len + xw_pad4(vendor_len)) ||
-        rd_skip(&r, 8u * n_formats))
+    size_t skip = s.vendor_len + xw_pad4(s.vendor_len) + (size_t)XP_FORMAT_SIZE * s.pixmap_formats_len;
+    if (skip > s.rest_len)
         return;
-    for (unsigned sc = 0; sc < n_screens; sc++) {
-        uint32_t root, colormap, root_visual;
-        uint8_t n_depths;
-        if (rd_u32(&r, &root) || rd_u32(&r, &colormap) || rd_skip(&r, 24) || rd_u32(&r, &root_visual) ||
-            rd_skip(&r, 3) || rd_u8(&r, &n_depths))
-            return;
-        for (unsigned d = 0; d < n_depths; d++) {
-            uint8_t depth;
-            uint16_t n_visuals;
-            if (rd_u8(&r, &depth) || rd_skip(&r, 1) || rd_u16(&r, &n_visuals) || rd_skip(&r, 4))
+    /* the screens, each followed by its depths, each by its visuals: each view's rest is the next */
+    const uint8_t *at = s.rest + skip;
+    size_t left = s.rest_len - skip;
+    struct xp_screen sc;
+    struct xp_depth d;
+    struct xp_visualtype v;
+    for (unsigned i = 0; i < s.roots_len && xp_screen_view(at, left, msb, &sc); i++) {
+        at = sc.rest, left = sc.rest_len;
+        for (unsigned k = 0; k < sc.allowed_depths_len; k++) {
+            if (!xp_depth_view(at, left, msb, &d))
                 return;
-            for (unsigned v = 0; v < n_visuals; v++) {
-                uint32_t id;
-                uint8_t class;
-                struct truecolor_map m = { .colormap = colormap, .depth = depth };
-                if (rd_u32(&r, &id) || rd_u8(&r, &class) || rd_u8(&r, &m.bits_per_rgb) || rd_skip(&r, 2) ||
-                    rd_u32(&r, &m.red_mask) || rd_u32(&r, &m.green_mask) || rd_u32(&r, &m.blue_mask) ||
-                    rd_skip(&r, 4))
+            at = d.rest, left = d.rest_len;
+            for (unsigned n = 0; n < d.visuals_len; n++) {
+                if (!xp_visualtype_view(at, left, msb, &v))
                     return;
-                if (id == root_visual && class == 4 /* TrueColor */ && truecolor_sane(&m) &&
-                    p->n_cmaps < PREDICT_MAX_COLORMAPS && !cmap_find(p, colormap))
+                at = v.rest, left = v.rest_len;
+                struct truecolor_map m = { .colormap = sc.default_colormap, .depth = d.depth,
+                                           .bits_per_rgb = v.bits_per_rgb_value, .red_mask = v.red_mask,
+                                           .green_mask = v.green_mask, .blue_mask = v.blue_mask };
+                if (v.visual_id == sc.root_visual && v.class == XP_VISUAL_CLASS_TRUE_COLOR && truecolor_sane(&m) &&
+                    p->n_cmaps < PREDICT_MAX_COLORMAPS && !cmap_find(p, sc.default_colormap))
                     p->cmaps[p->n_cmaps++] = m;
             }
         }
@@ -288,7 +285,7 @@ int predict_fact_color_name(struct buf *out, const char *name, size_t len, const
     if (!len || len > 255)
         return -EINVAL;
     for (int k = 0; k < 3; k++)
-        st16(v + 2 * k, rgb[k], false);
+        xp_card16_put(v, sizeof v, (size_t)k, rgb[k], false);
     return buf_append(out, &head, 1) || buf_append(out, name, len) || buf_append(out, v, 6) ? -ENOMEM : 0;
 }
 
@@ -327,7 +324,7 @@ int pd_fact_colors(struct predictor *p, struct rd *r)
         for (uint8_t k = 0; k < len; k++)
             names[n].name[k] = (char)(name[k] >= 'A' && name[k] <= 'Z' ? name[k] + 32 : name[k]);
         for (int k = 0; k < 3; k++)
-            names[n].rgb[k] = ld16(rgb + 2 * k, false);
+            xp_card16_at(rgb, 6, (size_t)k, false, &names[n].rgb[k]);
         n++;
     }
     struct truecolor_map *m = cmap_find(p, d.colormap);

@@ -10,14 +10,23 @@
 #include "link/frame.h"
 
 /* The request table entry of a request of this server (an extension's by its major opcode). */
-static const struct xp_request *request_entry(const struct predictor *p, const uint8_t *req)
+static const struct xp_request *request_entry(const struct predictor *p, const struct xp_request_header *h)
 {
-    if (req[0] < 128)
-        return &xp_core_requests[req[0]];
+    if (h->major < 128)
+        return &xp_core_requests[h->major];
     for (size_t i = 0; p->ext && i < xp_n_extensions; i++)
-        if (p->ext[i].known && p->ext[i].body[0] && p->ext[i].body[1] == req[0])
-            return req[1] < xp_extensions[i].n_requests ? &xp_extensions[i].requests[req[1]] : NULL;
+        if (p->ext[i].known && p->ext[i].body[0] && p->ext[i].body[1] == h->major)
+            return h->data < xp_extensions[i].n_requests ? &xp_extensions[i].requests[h->data] : NULL;
     return NULL;
+}
+
+/* The size of the request at key + at (a key is whole requests, in plain form), or 0 when
+ * none starts there or it runs past the key. */
+static size_t key_request(const uint8_t *key, size_t len, size_t at, bool msb, struct xp_request_header *h)
+{
+    if (at > len || !xp_request_header_view(key + at, len - at, msb, h) || 4u * h->length > len - at)
+        return 0;
+    return 4u * h->length;
 }
 
 /* A key of requests with what the server ignores zeroed: the padding xcb-proto describes,
@@ -25,18 +34,17 @@ static const struct xp_request *request_entry(const struct predictor *p, const u
  * the same question from two clients is one question. */
 static void zero_padding(const struct predictor *p, uint8_t *key, size_t len, bool msb)
 {
-    for (size_t at = 0; at + 4 <= len;) {
-        size_t n = 4u * ld16(key + at + 2, msb);
-        if (n < 4 || at + n > len)
-            return;
-        const struct xp_request *r = request_entry(p, key + at);
+    struct xp_request_header h;
+    for (size_t at = 0, n; (n = key_request(key, len, at, msb, &h)); at += n) {
+        const struct xp_request *r = request_entry(p, &h);
         for (unsigned b = 0; r && b < 32 && b < n; b++)
             if (r->pad_mask & (1u << b))
                 key[at + b] = 0;
-        if ((key[at] == XP_OP_LIST_FONTS || key[at] == XP_OP_LIST_FONTS_WITH_INFO) && n >= 8 &&
-            8u + ld16(key + at + 6, msb) <= n)
-            memset(key + at + 8 + ld16(key + at + 6, msb), 0, n - 8 - ld16(key + at + 6, msb));
-        at += n;
+        /* ListFontsWithInfo lays out its pattern as ListFonts does */
+        struct xp_list_fonts_req lf;
+        if ((h.major == XP_OP_LIST_FONTS || h.major == XP_OP_LIST_FONTS_WITH_INFO) &&
+            xp_list_fonts_req_view(key + at, n, msb, &lf) && lf.pattern)
+            memset(key + at + XP_LIST_FONTS_REQ_SIZE + lf.pattern_len, 0, lf.rest_len - lf.pattern_len);
     }
 }
 
@@ -72,10 +80,12 @@ const struct exchange *pd_exchange_find(const struct predictor *p, uint8_t kind,
 /* One or more whole replies (ListFontsWithInfo has several): type 1, lengths adding up. */
 bool pd_reply_whole(const uint8_t *r, size_t n, bool msb)
 {
-    if (n < 32 || n > PREDICT_MAX_REPLY)
+    struct xp_server_header h;
+    if (n < XP_SERVER_MSG_SIZE || n > PREDICT_MAX_REPLY)
         return false;
-    for (size_t at = 0; at < n; at += 32 + 4 * (size_t)ld32(r + at + 4, msb))
-        if (n - at < 32 || r[at] != 1 || 32 + 4 * (uint64_t)ld32(r + at + 4, msb) > n - at)
+    for (size_t at = 0; at < n; at += XP_SERVER_MSG_SIZE + 4 * (size_t)h.length)
+        if (n - at < XP_SERVER_MSG_SIZE || !xp_server_header_view(r + at, n - at, msb, &h) || h.code != XP_REPLY ||
+            XP_SERVER_MSG_SIZE + 4 * (uint64_t)h.length > n - at)
             return false;
     return true;
 }
@@ -83,8 +93,9 @@ bool pd_reply_whole(const uint8_t *r, size_t n, bool msb)
 /* Sets the sequence number of each reply in r (whole, as above). */
 static void replies_seq(uint8_t *r, size_t n, uint16_t seq, bool msb)
 {
-    for (size_t at = 0; at < n; at += 32 + 4 * (size_t)ld32(r + at + 4, msb))
-        st16(r + at + 2, seq, msb);
+    struct xp_server_header h;
+    for (size_t at = 0; at < n && xp_server_header_view(r + at, n - at, msb, &h); at += XP_SERVER_MSG_SIZE + 4 * (size_t)h.length)
+        xp_server_set_sequence(r + at, seq, msb);
 }
 
 /* Remembers a reply; the first one learnt stays (both sides learn in the same order). */
@@ -117,10 +128,16 @@ static const struct {
     const char *ext;
     uint8_t minor;
 } handshakes[] = {
-    { "BIG-REQUESTS", 0 }, { "XKEYBOARD", 0 }, { "XKEYBOARD", 8 /* GetMap: from facts only */ }, { "RENDER", 0 }, { "RENDER", 1 }, { "XFIXES", 0 }, { "SHAPE", 0 },
-    { "Composite", 0 }, { "DAMAGE", 0 }, { "SYNC", 0 }, { "RANDR", 0 }, { "Generic Event Extension", 0 },
-    { "XInputExtension", 1 }, { "XInputExtension", 47 }, { "MIT-SCREEN-SAVER", 0 }, { "DPMS", 0 }, { "XTEST", 0 },
-    { "XINERAMA", 0 }, { "DOUBLE-BUFFER", 0 }, { "RECORD", 0 }, { "Present", 0 }, { "XC-MISC", 0 },
+    { "BIG-REQUESTS", XP_BIGREQ_OP_ENABLE }, { "XKEYBOARD", XP_XKB_OP_USE_EXTENSION },
+    { "XKEYBOARD", XP_XKB_OP_GET_MAP /* from facts only */ }, { "RENDER", XP_RENDER_OP_QUERY_VERSION },
+    { "RENDER", XP_RENDER_OP_QUERY_PICT_FORMATS }, { "XFIXES", XP_XFIXES_OP_QUERY_VERSION },
+    { "SHAPE", XP_SHAPE_OP_QUERY_VERSION }, { "Composite", XP_COMPOSITE_OP_QUERY_VERSION },
+    { "DAMAGE", XP_DAMAGE_OP_QUERY_VERSION }, { "SYNC", XP_SYNC_OP_INITIALIZE }, { "RANDR", XP_RANDR_OP_QUERY_VERSION },
+    { "Generic Event Extension", XP_GE_OP_QUERY_VERSION }, { "XInputExtension", XP_XINPUT_OP_GET_EXTENSION_VERSION },
+    { "XInputExtension", XP_XINPUT_OP_XI_QUERY_VERSION }, { "MIT-SCREEN-SAVER", XP_SCREENSAVER_OP_QUERY_VERSION },
+    { "DPMS", XP_DPMS_OP_GET_VERSION }, { "XTEST", XP_XTEST_OP_GET_VERSION }, { "XINERAMA", XP_XINERAMA_OP_QUERY_VERSION },
+    { "DOUBLE-BUFFER", XP_DBE_OP_QUERY_VERSION }, { "RECORD", XP_RECORD_OP_QUERY_VERSION },
+    { "Present", XP_PRESENT_OP_QUERY_VERSION }, { "XC-MISC", XP_XC_MISC_OP_GET_VERSION },
 };
 
 bool predict_is_handshake(const char *ext, uint8_t minor)
@@ -133,7 +150,7 @@ bool predict_is_handshake(const char *ext, uint8_t minor)
 
 bool pd_xkb_get_map(const struct msg_class *cls)
 {
-    return cls->ext && cls->minor == 8 && !strcmp(cls->ext, "XKEYBOARD");
+    return cls->ext && cls->minor == XP_XKB_OP_GET_MAP && !strcmp(cls->ext, "XKEYBOARD");
 }
 
 /* Where the GetMap request a key ends with starts (of this major opcode, or of any when
@@ -142,15 +159,16 @@ bool pd_xkb_get_map(const struct msg_class *cls)
 uint32_t pd_exchange_get_map_at(const struct exchange *e, uint8_t major)
 {
     uint32_t at = 0, last = 0;
-    while (at + 4 <= e->key_len) {
-        uint32_t n = 4u * ld16(e->key + at + 2, e->msb);
-        if (!n || n > e->key_len - at)
-            return 0;
+    struct xp_request_header h, first = { 0 };
+    for (size_t n; (n = key_request(e->key, e->key_len, at, e->msb, &h)); at += (uint32_t)n) {
+        if (!at)
+            first = h;
         last = at;
-        at += n;
     }
-    bool get_map = e->kind == EX_REQ && at == e->key_len && last && e->key[last] >= 128 &&
-                   (!major || e->key[last] == major) && e->key[last + 1] == 8 && e->key[0] == e->key[last];
+    if (at != e->key_len || !last || !key_request(e->key, e->key_len, last, e->msb, &h))
+        return 0;
+    bool get_map = e->kind == EX_REQ && h.major >= 128 && (!major || h.major == major) && h.data == XP_XKB_OP_GET_MAP &&
+                   first.major == h.major;
     return get_map ? last : 0;
 }
 
@@ -173,29 +191,36 @@ void pd_forget_keyboard(struct predictor *p)
 
 /* Queries of an extension's state: their replies depend on the server's state of that
  * extension, which the display side watches through its events, and on the version the
- * connection agreed, which its first requests (handshakes) say. delete_at: the offset of a
- * "delete" flag that must be 0, or 0 when there is none. */
+ * connection agreed, which its first requests (handshakes) say. Property reads count only
+ * without their "delete" flag. */
 static const struct {
     const char *ext;
-    uint8_t minor, delete_at;
+    uint8_t minor;
 } state_queries[] = {
-    { "RANDR", 6, 0 },   /* GetScreenSizeRange */
-    { "RANDR", 9, 0 },   /* GetOutputInfo */
-    { "RANDR", 15, 24 }, /* GetOutputProperty */
-    { "RANDR", 20, 0 },  /* GetCrtcInfo */
-    { "RANDR", 25, 0 },  /* GetScreenResourcesCurrent */
-    { "RANDR", 31, 0 },  /* GetOutputPrimary */
-    { "RANDR", 42, 0 },  /* GetMonitors */
-    { "XInputExtension", 48, 0 }, /* XIQueryDevice */
-    { "XInputExtension", 59, 6 }, /* XIGetProperty */
+    { "RANDR", XP_RANDR_OP_GET_SCREEN_SIZE_RANGE }, { "RANDR", XP_RANDR_OP_GET_OUTPUT_INFO },
+    { "RANDR", XP_RANDR_OP_GET_OUTPUT_PROPERTY }, { "RANDR", XP_RANDR_OP_GET_CRTC_INFO },
+    { "RANDR", XP_RANDR_OP_GET_SCREEN_RESOURCES_CURRENT }, { "RANDR", XP_RANDR_OP_GET_OUTPUT_PRIMARY },
+    { "RANDR", XP_RANDR_OP_GET_MONITORS },
+    { "XInputExtension", XP_XINPUT_OP_XI_QUERY_DEVICE }, { "XInputExtension", XP_XINPUT_OP_XI_GET_PROPERTY },
 };
+
+/* Whether a property read deletes (or is cut short: then it is not a query either). */
+static bool deletes(const struct msg_class *cls, const uint8_t *req, uint32_t size)
+{
+    struct xp_randr_get_output_property_req r;
+    struct xp_xinput_xi_get_property_req x;
+    if (!strcmp(cls->ext, "RANDR") && cls->minor == XP_RANDR_OP_GET_OUTPUT_PROPERTY)
+        return !xp_randr_get_output_property_req_view(req, size, false, &r) || r.delete;
+    if (!strcmp(cls->ext, "XInputExtension") && cls->minor == XP_XINPUT_OP_XI_GET_PROPERTY)
+        return !xp_xinput_xi_get_property_req_view(req, size, false, &x) || x.delete;
+    return false;
+}
 
 static int state_query_index(const struct msg_class *cls, const uint8_t *req, uint32_t size)
 {
     for (size_t i = 0; cls->ext && i < sizeof state_queries / sizeof *state_queries; i++)
         if (state_queries[i].minor == cls->minor && !strcmp(state_queries[i].ext, cls->ext))
-            return !state_queries[i].delete_at || (size > state_queries[i].delete_at && !req[state_queries[i].delete_at])
-                       ? (int)i : -1;
+            return deletes(cls, req, size) ? -1 : (int)i;
     return -1;
 }
 
@@ -243,12 +268,12 @@ void pd_forget_state(struct predictor *p, int i)
     for (uint32_t k = 0; k < p->n_ex;) {
         struct exchange *e = &p->ex[k];
         uint32_t at = 0, last = 0;
-        while (at + 4 <= e->key_len && ld16(e->key + at + 2, e->msb)) {
+        struct xp_request_header h = { 0 };
+        for (size_t n; (n = key_request(e->key, e->key_len, at, e->msb, &h)); at += (uint32_t)n)
             last = at;
-            at += 4u * ld16(e->key + at + 2, e->msb);
-        }
         struct msg_class c = { .kind = MSG_REQUEST, .ext = xp_extensions[i].xname };
-        bool state = e->kind == EX_REQ && at == e->key_len && e->key[last] == major && (c.minor = e->key[last + 1], true) &&
+        bool state = e->kind == EX_REQ && at == e->key_len && key_request(e->key, e->key_len, last, e->msb, &h) &&
+                     h.major == major && (c.minor = h.data, true) &&
                      state_query_index(&c, e->key + last, e->key_len - last) >= 0;
         if (state) {
             p->ex_bytes -= e->key_len + e->reply_len;
@@ -267,9 +292,9 @@ uint8_t *pd_state_key(const struct predictor *p, const struct predict_questions 
                           const uint8_t *req, uint32_t size, uint32_t *key_len)
 {
     int i = cls->ext ? pd_find_extension((const uint8_t *)cls->ext, strlen(cls->ext)) : -1;
-    if (i < 0 || !p->ext[i].watched || req[0] < 128 || pq->hist_lost || !pq->hist || state_query_index(cls, req, size) < 0)
+    if (i < 0 || !p->ext[i].watched || cls->major < 128 || pq->hist_lost || !pq->hist || state_query_index(cls, req, size) < 0)
         return NULL;
-    const struct predict_history *h = &pq->hist[req[0] - 128];
+    const struct predict_history *h = &pq->hist[cls->major - 128];
     if (!h->len || h->late || h->len + size > PREDICT_MAX_KEY)
         return NULL;
     uint8_t *key = malloc(h->len + size);
@@ -286,9 +311,9 @@ uint8_t *pd_state_key(const struct predictor *p, const struct predict_questions 
 uint8_t *pd_handshake_key(const struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req,
                               uint32_t size, uint32_t *key_len)
 {
-    if (!cls->ext || size < 4 || req[0] < 128 || pq->hist_lost || !predict_is_handshake(cls->ext, cls->minor))
+    if (!cls->ext || size < 4 || cls->major < 128 || pq->hist_lost || !predict_is_handshake(cls->ext, cls->minor))
         return NULL;
-    const struct predict_history *h = pq->hist ? &pq->hist[req[0] - 128] : NULL;
+    const struct predict_history *h = pq->hist ? &pq->hist[cls->major - 128] : NULL;
     if (h && h->tainted)
         return NULL;
     uint32_t hl = h ? h->len : 0;

@@ -14,7 +14,7 @@ int predict_fact_extension(struct buf *out, const char *name, size_t name_len, c
     uint8_t head[2] = { FACT_EXTENSION, (uint8_t)name_len };
     if (name_len > 255)
         return -EINVAL;
-    return buf_append(out, head, 2) || buf_append(out, name, name_len) || buf_append(out, reply + 8, QE_BODY) ? -ENOMEM : 0;
+    return buf_append(out, head, 2) || buf_append(out, name, name_len) || buf_append(out, reply + XP_REPLY_HEADER_SIZE, QE_BODY) ? -ENOMEM : 0;
 }
 
 int predict_fact_property(struct buf *out, uint32_t window, uint32_t property, uint8_t state, uint32_t type,
@@ -129,7 +129,7 @@ int predict_on_fact(struct predictor *p, const uint8_t *payload, size_t len)
         if (!k)
             return 0; /* not known: asked of the server */
         for (size_t i = 0; i < n_ks; i++)
-            k[i] = ld32(keysyms + 4 * i, false);
+            xp_card32_at(keysyms, 4 * n_ks, i, false, &k[i]);
         free(p->kb.keysyms);
         p->kb.keysyms = k;
         p->kb.min = min;
