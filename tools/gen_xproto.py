@@ -535,13 +535,13 @@ static inline bool xp_card32_at(const uint8_t *list, size_t len, size_t i, bool 
     *out = ld32(list + 4 * i, msb);
     return true;
 }
-/* The value of mask bit `bit` in a value list (values in the order of their bits); false when
- * the mask lacks it or the list is cut short. */
-static inline bool xp_mask_value(uint32_t mask, unsigned bit, const uint8_t *list, size_t len, bool msb, uint32_t *out)
+/* The value of one bit (a mask of one bit set, such as XP_GC_GRAPHICS_EXPOSURES) in a value
+ * list (values in the order of their bits); false when the mask lacks it or the list is cut short. */
+static inline bool xp_mask_value(uint32_t mask, uint32_t bit, const uint8_t *list, size_t len, bool msb, uint32_t *out)
 {
-    if (bit > 31 || !(mask >> bit & 1))
+    if (!bit || (bit & (bit - 1)) || !(mask & bit))
         return false;
-    return xp_card32_at(list, len, (size_t)__builtin_popcount(mask & ((1u << bit) - 1)), msb, out);
+    return xp_card32_at(list, len, (size_t)__builtin_popcount(mask & (bit - 1)), msb, out);
 }
 static inline bool xp_card32_put(uint8_t *list, size_t len, size_t i, uint32_t v, bool msb)
 {
