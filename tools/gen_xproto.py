@@ -331,7 +331,7 @@ def read_spec(path):
                 continue
             if words[0] == "opcodes":
                 opcodes += words[1:]
-            elif words[0] in ("request", "reply", "event", "struct", "enum") and len(words) == 3:
+            elif words[0] in ("request", "body", "reply", "event", "struct", "enum") and len(words) == 3:
                 msgs.append(tuple(words))
             else:
                 raise SystemExit("%s: cannot read: %s" % (path, line.strip()))
@@ -340,7 +340,7 @@ def read_spec(path):
 
 def find_message(ext, kind, name):
     root = ext["root"]
-    if kind in ("request", "reply"):
+    if kind in ("request", "body", "reply"):
         el = root.find("request[@name='%s']" % name)
         if el is not None and kind == "reply":
             el = el.find("reply")
@@ -377,11 +377,19 @@ def st(f, val):
 def emit_view(h, ext, kind, name, el, sizes, base):
     core = ext["xname"] is None
     prefix = "" if core else ext["header"] + "_"
-    suffix = {"request": "_req", "reply": "_reply", "event": "_event", "struct": ""}[kind]
+    suffix = {"request": "_req", "body": "_body", "reply": "_reply", "event": "_event", "struct": ""}[kind]
     cname = "xp_" + prefix + snake(name) + suffix
     macro = cname.upper() + "_SIZE"
     header = []
-    if kind == "request":
+    if kind == "body":  # a request after its header (4 bytes, or 8 with a BIG-REQUESTS length)
+        fields, end, lst = wire_layout(el, 4, sizes, base, core)
+        fields = [Field(f.name, f.at - 4, f.size, f.ctype, f.pointer) for f in fields if f.at >= 4]
+        end = max(end, 4)
+        if not lst:
+            end = (end + 3) // 4 * 4
+        end -= 4
+        tag0 = tag1 = None
+    elif kind == "request":
         fields, end, lst = wire_layout(el, 4, sizes, base, core)
         header = [Field("length", 2, 2, "uint16_t")]
         if not core:
@@ -406,7 +414,7 @@ def emit_view(h, ext, kind, name, el, sizes, base):
     names = [f.name for f in header + fields]
     if len(set(names)) != len(names):
         raise SystemExit("gen_xproto.py: %s: a field's name is taken twice: %s" % (cname, names))
-    what = {"request": "request", "reply": "reply", "event": "event", "struct": "structure"}[kind]
+    what = {"request": "request", "body": "request's body", "reply": "reply", "event": "event", "struct": "structure"}[kind]
     h.append("/* %s%s %s: %d bytes fixed. */" % ("" if core else ext["xname"] + " ", name, what, end))
     h.append("#define %s %d" % (macro, end))
     h.append("enum {  /* where each field is, for reading one field of a message that may be cut short */")
