@@ -468,6 +468,8 @@ GENERIC = '''/* The headers every message shares (the X protocol's encoding, not
 #define XP_SERVER_MSG_SIZE 32          /* events, errors and a reply's fixed part */
 #define XP_SETUP_PREFIX_SIZE 8         /* a setup reply's status, version and length */
 #define XP_REPLY_HEADER_SIZE 8         /* a reply's code, data byte, sequence number and length */
+#define XP_SEQUENCE_AT 2               /* a server message's sequence number (2 bytes) */
+#define XP_REPLY_LENGTH_AT 4           /* a reply's length (4 bytes), after its sequence number */
 enum { XP_ERROR = 0, XP_REPLY = 1 };   /* byte 0 of a server message; events are 2 and up */
 struct xp_request_header {
     uint8_t major, data;   /* data: a core request's first byte field, an extension's minor opcode */
