@@ -172,7 +172,7 @@ def emit(exts, version, out_c, out_h):
         h.append("    XP_OP_%s = %d," % (upper_snake(r[0]), op))
     h.append("};")
     h.append("enum xp_core_event {")
-    for n, name in sorted(core["events"].items()):
+    for n, name in sorted(list(core["events"].items()) + list(core["xge_events"].items())):
         h.append("    XP_EV_%s = %d," % (upper_snake(name), n))
     h.append("};\n")
     h.append("#endif")
