@@ -516,6 +516,23 @@ static inline bool xp_server_header_view(const uint8_t *m, size_t len, bool msb,
 }
 static inline void xp_server_set_sequence(uint8_t *m, uint16_t seq, bool msb) { st16(m + 2, seq, msb); }
 static inline void xp_server_set_length(uint8_t *m, uint32_t units, bool msb) { st32(m + 4, units, msb); }
+/* A GenericEvent's header: its extension's major opcode and the event's type within it. */
+struct xp_generic_event_header {
+    uint8_t extension;
+    uint16_t sequence;
+    uint32_t length;       /* 4-byte units after the first 32 bytes */
+    uint16_t event_type;
+};
+static inline bool xp_generic_event_header_view(const uint8_t *m, size_t len, bool msb, struct xp_generic_event_header *v)
+{
+    if (len < 10)
+        return false;
+    v->extension = m[1];
+    v->sequence = ld16(m + 2, msb);
+    v->length = ld32(m + 4, msb);
+    v->event_type = ld16(m + 8, msb);
+    return true;
+}
 /* The error message's fields. */
 #define XP_ERROR_SIZE 32
 struct xp_error {
