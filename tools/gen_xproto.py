@@ -1,10 +1,20 @@
 #!/usr/bin/env python3
-"""gen_xproto.py -- turns the xcb-proto XML descriptions into C tables for tincan.
+"""gen_xproto.py -- turns the xcb-proto XML descriptions into C for tincan.
 
-Emits, per extension (and for the core protocol): request names by (minor) opcode and
-whether each has a reply, event names by number (and GenericEvent sub-types), error names.
-Only what the proxy needs to frame, account and route messages; everything else is
-forwarded by its length. The output is marked generated and is never edited by hand.
+xproto_tables.[ch]: per extension (and for the core protocol), request names by (minor)
+opcode and whether each has a reply, event names by number (and GenericEvent sub-types),
+error names; the core opcodes and event codes as enums (XP_OP_*, XP_EV_*).
+
+xproto_wire.h (with --spec tools/xproto_wire.spec --out-wire): typed, bounds-checked access
+to the messages the spec lists and nothing else. For each: XP_NAME_SIZE (the fixed part), a
+view struct with every field of the fixed part, xp_NAME_view(m, len, msb, &v) (false when len
+is short; a directly following counted list as a pointer, NULL when it runs past len; rest
+and rest_len, what follows), xp_NAME_put(m, cap, msb, &v) (writes the fixed part), and
+XP_NAME_FIELD_AT places for reading one field of a message that may be cut short. Kinds:
+request (the plain form), body (a request after its 4- or 8-byte header), reply, event,
+struct, enum; `opcodes EXT...` adds minor-opcode enums. The headers every message shares
+are written here by hand (GENERIC), from the protocol's encoding. Design: docs/DESIGN.md,
+"Generated protocol tables". The output is marked generated and is never edited by hand.
 """
 import argparse
 import re
