@@ -63,85 +63,26 @@ static uint16_t core_keyboard_id(const struct predictor *p, uint8_t major)
     return XP_XKB_ID_USE_CORE_KBD;
 }
 
-/* Extension requests that only create, change or free the client's own resources. Each
- * fails only for a bug of the client (a wrong id, format or value) or for want of memory. */
-static bool quiet_extension(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
-                            const uint8_t *req, uint32_t size, bool msb)
+/* The fields of a request that must name the client's own resources (an XP_..._AT each; 0:
+ * none more), and those that may also be None. */
+struct quiet_fields {
+    uint8_t own[2], own_or_none[2];
+};
+
+static bool own_fields(const struct predict_questions *pq, const uint8_t *req, uint32_t size, bool msb,
+                       const struct quiet_fields *q)
 {
-    const struct exchange *e;
-    struct xp_xkb_use_extension_reply opened;
-    if (!strcmp(cls->ext, "XKEYBOARD")) {
-        /* SelectEvents on the core keyboard, after UseExtension said yes (else BadAccess) */
-        struct xp_xkb_select_events_req v;
-        e = ext_opened(p, pq, cls->major, XP_XKB_OP_USE_EXTENSION, msb);
-        if (cls->minor != XP_XKB_OP_SELECT_EVENTS || !xp_xkb_select_events_req_view(req, size, msb, &v) || !e ||
-            !xp_xkb_use_extension_reply_view(e->reply, e->reply_len, e->msb, &opened) || opened.supported != 1)
+    if (!q->own[0])
+        return false; /* not a quiet request */
+    for (int i = 0; i < 2; i++)
+        if ((q->own[i] && !own_id(pq, req, size, q->own[i], msb)) ||
+            (q->own_or_none[i] && !own_or_none(pq, req, size, q->own_or_none[i], msb)))
             return false;
-        return v.device_spec == XP_XKB_ID_USE_CORE_KBD || v.device_spec == core_keyboard_id(p, cls->major);
-    }
-    if (!strcmp(cls->ext, "XFIXES")) {
-        /* XFIXES 2 requests, after QueryVersion agreed on 2 or later (the server refuses
-         * requests beyond the version agreed): SetCursorName on its own cursor, */
-        struct xp_xfixes_query_version_reply version;
-        struct xp_xfixes_select_selection_input_req v;
-        e = ext_opened(p, pq, cls->major, XP_XFIXES_OP_QUERY_VERSION, msb);
-        if (!e || !xp_xfixes_query_version_reply_view(e->reply, e->reply_len, e->msb, &version) ||
-            version.major_version < 2)
-            return false;
-        if (cls->minor == XP_XFIXES_OP_SET_CURSOR_NAME)
-            return own_id(pq, req, size, XP_XFIXES_SET_CURSOR_NAME_REQ_CURSOR_AT, msb);
-        /* SelectSelectionInput on its own window, of an atom that exists (else BadAtom), with
-         * the three defined event bits (else BadValue): events only when owners change later */
-        return cls->minor == XP_XFIXES_OP_SELECT_SELECTION_INPUT && size == XP_XFIXES_SELECT_SELECTION_INPUT_REQ_SIZE &&
-               own_id(pq, req, size, XP_XFIXES_SELECT_SELECTION_INPUT_REQ_WINDOW_AT, msb) &&
-               xp_xfixes_select_selection_input_req_view(req, size, msb, &v) && predict_atom_known(p, v.selection) &&
-               v.event_mask <= 7;
-    }
-    if (strcmp(cls->ext, "RENDER"))
-        return false;
-    uint32_t mask;
-    const uint32_t other_resources = XP_RENDER_CP_ALPHA_MAP | XP_RENDER_CP_CLIP_MASK;
-    switch (cls->minor) {
-    case XP_RENDER_OP_CREATE_PICTURE: /* no alpha map or clip mask (other resources) */
-        return own_id(pq, req, size, XP_RENDER_CREATE_PICTURE_REQ_PID_AT, msb) &&
-               own_id(pq, req, size, XP_RENDER_CREATE_PICTURE_REQ_DRAWABLE_AT, msb) &&
-               xp_peek32(req, size, XP_RENDER_CREATE_PICTURE_REQ_VALUE_MASK_AT, msb, &mask) && !(mask & other_resources);
-    case XP_RENDER_OP_CHANGE_PICTURE: /* likewise */
-        return own_id(pq, req, size, XP_RENDER_CHANGE_PICTURE_REQ_PICTURE_AT, msb) &&
-               xp_peek32(req, size, XP_RENDER_CHANGE_PICTURE_REQ_VALUE_MASK_AT, msb, &mask) && !(mask & other_resources);
-    case XP_RENDER_OP_SET_PICTURE_CLIP_RECTANGLES:
-        return own_id(pq, req, size, XP_RENDER_SET_PICTURE_CLIP_RECTANGLES_REQ_PICTURE_AT, msb);
-    case XP_RENDER_OP_FREE_PICTURE:
-        return own_id(pq, req, size, XP_RENDER_FREE_PICTURE_REQ_PICTURE_AT, msb);
-    case XP_RENDER_OP_CREATE_GLYPH_SET:
-        return own_id(pq, req, size, XP_RENDER_CREATE_GLYPH_SET_REQ_GSID_AT, msb);
-    case XP_RENDER_OP_FREE_GLYPH_SET:
-        return own_id(pq, req, size, XP_RENDER_FREE_GLYPH_SET_REQ_GLYPHSET_AT, msb);
-    case XP_RENDER_OP_ADD_GLYPHS:
-        return own_id(pq, req, size, XP_RENDER_ADD_GLYPHS_REQ_GLYPHSET_AT, msb);
-    case XP_RENDER_OP_FREE_GLYPHS:
-        return own_id(pq, req, size, XP_RENDER_FREE_GLYPHS_REQ_GLYPHSET_AT, msb);
-    case XP_RENDER_OP_CREATE_SOLID_FILL:
-        return own_id(pq, req, size, XP_RENDER_CREATE_SOLID_FILL_REQ_PICTURE_AT, msb);
-    case XP_RENDER_OP_COMPOSITE: /* source, mask (or none), destination */
-        return own_id(pq, req, size, XP_RENDER_COMPOSITE_REQ_SRC_AT, msb) &&
-               own_or_none(pq, req, size, XP_RENDER_COMPOSITE_REQ_MASK_AT, msb) &&
-               own_id(pq, req, size, XP_RENDER_COMPOSITE_REQ_DST_AT, msb);
-    case XP_RENDER_OP_FILL_RECTANGLES:
-        return own_id(pq, req, size, XP_RENDER_FILL_RECTANGLES_REQ_DST_AT, msb);
-    case XP_RENDER_OP_CREATE_CURSOR: /* from its own picture */
-        return own_id(pq, req, size, XP_RENDER_CREATE_CURSOR_REQ_CID_AT, msb) &&
-               own_id(pq, req, size, XP_RENDER_CREATE_CURSOR_REQ_SOURCE_AT, msb);
-    default:
-        return false;
-    }
+    return true;
 }
 
-/* Core requests quiet on the client's own resources: the fields that must name them (0: none
- * more), and for GrabButton two that may also be None. */
-static const struct {
-    uint8_t own[2], own_or_none[2];
-} core_quiet[128] = {
+/* Core requests quiet on the client's own resources. */
+static const struct quiet_fields core_quiet[128] = {
     [XP_OP_CREATE_WINDOW] = { { XP_CREATE_WINDOW_REQ_WID_AT } },
     [XP_OP_CHANGE_WINDOW_ATTRIBUTES] = { { XP_CHANGE_WINDOW_ATTRIBUTES_REQ_WINDOW_AT } },
     [XP_OP_MAP_WINDOW] = { { XP_MAP_WINDOW_REQ_WINDOW_AT } },
@@ -180,6 +121,69 @@ static const struct {
     [XP_OP_IMAGE_TEXT16] = { { XP_IMAGE_TEXT16_REQ_DRAWABLE_AT, XP_IMAGE_TEXT16_REQ_GC_AT } },
 };
 
+/* RENDER's requests quiet on the client's own resources, likewise (by minor opcode). */
+static const struct quiet_fields render_quiet[XP_RENDER_OP_CREATE_SOLID_FILL + 1] = {
+    [XP_RENDER_OP_CREATE_PICTURE] = { { XP_RENDER_CREATE_PICTURE_REQ_PID_AT, XP_RENDER_CREATE_PICTURE_REQ_DRAWABLE_AT } },
+    [XP_RENDER_OP_CHANGE_PICTURE] = { { XP_RENDER_CHANGE_PICTURE_REQ_PICTURE_AT } },
+    [XP_RENDER_OP_SET_PICTURE_CLIP_RECTANGLES] = { { XP_RENDER_SET_PICTURE_CLIP_RECTANGLES_REQ_PICTURE_AT } },
+    [XP_RENDER_OP_FREE_PICTURE] = { { XP_RENDER_FREE_PICTURE_REQ_PICTURE_AT } },
+    [XP_RENDER_OP_CREATE_GLYPH_SET] = { { XP_RENDER_CREATE_GLYPH_SET_REQ_GSID_AT } },
+    [XP_RENDER_OP_FREE_GLYPH_SET] = { { XP_RENDER_FREE_GLYPH_SET_REQ_GLYPHSET_AT } },
+    [XP_RENDER_OP_ADD_GLYPHS] = { { XP_RENDER_ADD_GLYPHS_REQ_GLYPHSET_AT } },
+    [XP_RENDER_OP_FREE_GLYPHS] = { { XP_RENDER_FREE_GLYPHS_REQ_GLYPHSET_AT } },
+    [XP_RENDER_OP_CREATE_SOLID_FILL] = { { XP_RENDER_CREATE_SOLID_FILL_REQ_PICTURE_AT } },
+    /* source, destination, and a mask or none */
+    [XP_RENDER_OP_COMPOSITE] = { { XP_RENDER_COMPOSITE_REQ_SRC_AT, XP_RENDER_COMPOSITE_REQ_DST_AT },
+                                 { XP_RENDER_COMPOSITE_REQ_MASK_AT } },
+    [XP_RENDER_OP_FILL_RECTANGLES] = { { XP_RENDER_FILL_RECTANGLES_REQ_DST_AT } },
+    /* from its own picture */
+    [XP_RENDER_OP_CREATE_CURSOR] = { { XP_RENDER_CREATE_CURSOR_REQ_CID_AT, XP_RENDER_CREATE_CURSOR_REQ_SOURCE_AT } },
+};
+
+/* Extension requests that only create, change or free the client's own resources. Each
+ * fails only for a bug of the client (a wrong id, format or value) or for want of memory. */
+static bool quiet_extension(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
+                            const uint8_t *req, uint32_t size, bool msb)
+{
+    const struct exchange *e;
+    struct xp_xkb_use_extension_reply opened;
+    if (!strcmp(cls->ext, "XKEYBOARD")) {
+        /* SelectEvents on the core keyboard, after UseExtension said yes (else BadAccess) */
+        struct xp_xkb_select_events_req v;
+        e = ext_opened(p, pq, cls->major, XP_XKB_OP_USE_EXTENSION, msb);
+        if (cls->minor != XP_XKB_OP_SELECT_EVENTS || !xp_xkb_select_events_req_view(req, size, msb, &v) || !e ||
+            !xp_xkb_use_extension_reply_view(e->reply, e->reply_len, e->msb, &opened) || opened.supported != 1)
+            return false;
+        return v.device_spec == XP_XKB_ID_USE_CORE_KBD || v.device_spec == core_keyboard_id(p, cls->major);
+    }
+    if (!strcmp(cls->ext, "XFIXES")) {
+        /* XFIXES 2 requests, after QueryVersion agreed on 2 or later (the server refuses
+         * requests beyond the version agreed): SetCursorName on its own cursor, */
+        struct xp_xfixes_query_version_reply version;
+        struct xp_xfixes_select_selection_input_req v;
+        e = ext_opened(p, pq, cls->major, XP_XFIXES_OP_QUERY_VERSION, msb);
+        if (!e || !xp_xfixes_query_version_reply_view(e->reply, e->reply_len, e->msb, &version) ||
+            version.major_version < 2)
+            return false;
+        if (cls->minor == XP_XFIXES_OP_SET_CURSOR_NAME)
+            return own_id(pq, req, size, XP_XFIXES_SET_CURSOR_NAME_REQ_CURSOR_AT, msb);
+        /* SelectSelectionInput on its own window, of an atom that exists (else BadAtom), with
+         * the three defined event bits (else BadValue): events only when owners change later */
+        return cls->minor == XP_XFIXES_OP_SELECT_SELECTION_INPUT && size == XP_XFIXES_SELECT_SELECTION_INPUT_REQ_SIZE &&
+               own_id(pq, req, size, XP_XFIXES_SELECT_SELECTION_INPUT_REQ_WINDOW_AT, msb) &&
+               xp_xfixes_select_selection_input_req_view(req, size, msb, &v) && predict_atom_known(p, v.selection) &&
+               v.event_mask <= 7;
+    }
+    if (strcmp(cls->ext, "RENDER") || cls->minor >= sizeof render_quiet / sizeof *render_quiet)
+        return false;
+    /* CreatePicture and ChangePicture: no alpha map or clip mask (other resources) */
+    uint32_t mask, at = cls->minor == XP_RENDER_OP_CREATE_PICTURE ? XP_RENDER_CREATE_PICTURE_REQ_VALUE_MASK_AT
+                      : cls->minor == XP_RENDER_OP_CHANGE_PICTURE ? XP_RENDER_CHANGE_PICTURE_REQ_VALUE_MASK_AT : 0;
+    if (at && (!xp_peek32(req, size, at, msb, &mask) || (mask & (XP_RENDER_CP_ALPHA_MAP | XP_RENDER_CP_CLIP_MASK))))
+        return false;
+    return own_fields(pq, req, size, msb, &render_quiet[cls->minor]);
+}
+
 bool predict_quiet(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
                    const uint8_t *req, uint32_t size, bool msb)
 {
@@ -198,11 +202,5 @@ bool predict_quiet(const struct predictor *p, const struct predict_questions *pq
                 return true;
         return pd_exchange_find(p, EX_FONT, msb, v.name, v.name_len);
     }
-    if (cls->major >= 128 || !core_quiet[cls->major].own[0])
-        return false;
-    for (int i = 0; i < 2; i++)
-        if ((core_quiet[cls->major].own[i] && !own_id(pq, req, size, core_quiet[cls->major].own[i], msb)) ||
-            (core_quiet[cls->major].own_or_none[i] && !own_or_none(pq, req, size, core_quiet[cls->major].own_or_none[i], msb)))
-            return false;
-    return true;
+    return cls->major < 128 && own_fields(pq, req, size, msb, &core_quiet[cls->major]);
 }
