@@ -29,19 +29,21 @@ XCBPROTO_DIR ?= $(shell pkg-config --variable=xcbincludedir xcb-proto 2>/dev/nul
 # --- generated protocol tables (from the xcb-proto XML, never edited by hand) ---
 GEN_C := $(BUILD)/gen/xproto_tables.c
 GEN_H := $(BUILD)/gen/xproto_tables.h
-$(GEN_C) $(GEN_H) &: tools/gen_xproto.py $(wildcard $(XCBPROTO_DIR)/*.xml)
+GEN_W := $(BUILD)/gen/xproto_wire.h
+$(GEN_C) $(GEN_H) $(GEN_W) &: tools/gen_xproto.py tools/xproto_wire.spec $(wildcard $(XCBPROTO_DIR)/*.xml)
 	@mkdir -p $(BUILD)/gen
-	python3 tools/gen_xproto.py --xml-dir $(XCBPROTO_DIR) --out-c $(GEN_C) --out-h $(GEN_H)
+	python3 tools/gen_xproto.py --xml-dir $(XCBPROTO_DIR) --out-c $(GEN_C) --out-h $(GEN_H) \
+	    --spec tools/xproto_wire.spec --out-wire $(GEN_W)
 
 # --- the tincan library, shared by the program, the tests and the fuzzers ---
 LIB_SRC := $(sort $(shell find src -name '*.c' ! -name main.c))
 LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/gen/xproto_tables.o
 LIB     := $(BUILD)/libtincan.a
 
-$(BUILD)/obj/%.o: src/%.c $(GEN_H)
+$(BUILD)/obj/%.o: src/%.c $(GEN_H) $(GEN_W)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
-$(BUILD)/obj/gen/xproto_tables.o: $(GEN_C) $(GEN_H)
+$(BUILD)/obj/gen/xproto_tables.o: $(GEN_C) $(GEN_H) $(GEN_W)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 $(LIB): $(LIB_OBJ)

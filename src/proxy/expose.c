@@ -5,17 +5,9 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "xproto_wire.h"
 
 #define EXPOSE_MAX_IDS 8192u         /* per client and kind; beyond, ask the server */
-#define GC_GRAPHICS_EXPOSURES (1u << 16)
-#define GC_LAST_BIT 22               /* GC value bits 0..22 */
-
-enum {
-    OP_DESTROY_WINDOW = 4, OP_DESTROY_SUBWINDOWS = 5, OP_REPARENT_WINDOW = 7, OP_MAP_WINDOW = 8,
-    OP_MAP_SUBWINDOWS = 9, OP_UNMAP_WINDOW = 10, OP_UNMAP_SUBWINDOWS = 11, OP_CONFIGURE_WINDOW = 12,
-    OP_CIRCULATE_WINDOW = 13, OP_CREATE_PIXMAP = 53, OP_FREE_PIXMAP = 54, OP_CREATE_GC = 55, OP_CHANGE_GC = 56,
-    OP_COPY_GC = 57, OP_FREE_GC = 60,
-};
 
 void expose_init(struct expose_state *e)
 {
@@ -39,9 +31,9 @@ bool expose_is_structural(const struct msg_class *cls)
     if (cls->ext) /* shapes and redirection change what is visible */
         return !strcmp(cls->ext, "SHAPE") || !strcmp(cls->ext, "Composite");
     switch (cls->major) {
-    case XOP_CREATE_WINDOW: case OP_DESTROY_WINDOW: case OP_DESTROY_SUBWINDOWS: case OP_REPARENT_WINDOW:
-    case OP_MAP_WINDOW: case OP_MAP_SUBWINDOWS: case OP_UNMAP_WINDOW: case OP_UNMAP_SUBWINDOWS:
-    case OP_CONFIGURE_WINDOW: case OP_CIRCULATE_WINDOW:
+    case XP_OP_CREATE_WINDOW: case XP_OP_DESTROY_WINDOW: case XP_OP_DESTROY_SUBWINDOWS: case XP_OP_REPARENT_WINDOW:
+    case XP_OP_MAP_WINDOW: case XP_OP_MAP_SUBWINDOWS: case XP_OP_UNMAP_WINDOW: case XP_OP_UNMAP_SUBWINDOWS:
+    case XP_OP_CONFIGURE_WINDOW: case XP_OP_CIRCULATE_WINDOW:
         return true;
     default:
         return false;
@@ -50,14 +42,10 @@ bool expose_is_structural(const struct msg_class *cls)
 
 /* The GraphicsExposures value in a GC value list, if the mask names it: values come in
  * the order of their mask bits. Returns -1 when absent or cut short. */
-static int gc_exposures_value(uint32_t mask, const uint8_t *values, uint32_t len, bool msb)
+static int gc_exposures_value(uint32_t mask, const uint8_t *values, size_t len, bool msb)
 {
-    if (!(mask & GC_GRAPHICS_EXPOSURES))
-        return -1;
-    uint32_t index = (uint32_t)__builtin_popcount(mask & (GC_GRAPHICS_EXPOSURES - 1));
-    if ((index + 1) * 4 > len)
-        return -1;
-    return ld32(values + index * 4, msb) ? 1 : 0;
+    uint32_t v;
+    return xp_mask_value(mask, XP_GC_GRAPHICS_EXPOSURES, values, len, msb, &v) ? v != 0 : -1;
 }
 
 void expose_on_request(struct expose_state *e, const struct msg_class *cls, const uint8_t *b, uint32_t len,
@@ -70,47 +58,56 @@ void expose_on_request(struct expose_state *e, const struct msg_class *cls, cons
     if (cls->ext)
         return;
     struct idmap_entry *x;
+    union {
+        struct xp_create_gc_body create_gc;
+        struct xp_change_gc_body change_gc;
+        struct xp_copy_gc_body copy_gc;
+        struct xp_free_gc_body free_gc;
+        struct xp_create_pixmap_body create_pixmap;
+        struct xp_free_pixmap_body free_pixmap;
+        struct xp_destroy_window_body destroy_window;
+    } v;
     switch (cls->major) {
-    case OP_CREATE_GC: /* cid, drawable, mask, values */
-        if (len >= 12 && (x = idmap_put(&e->gcs, ld32(b, msb)))) {
-            int v = gc_exposures_value(ld32(b + 8, msb), b + 12, len - 12, msb);
-            x->a = v != 0; /* the default is on */
+    case XP_OP_CREATE_GC:
+        if (xp_create_gc_body_view(b, len, msb, &v.create_gc) && (x = idmap_put(&e->gcs, v.create_gc.cid))) {
+            int on = gc_exposures_value(v.create_gc.value_mask, v.create_gc.rest, v.create_gc.rest_len, msb);
+            x->a = on != 0; /* the default is on */
         }
         break;
-    case OP_CHANGE_GC: /* gc, mask, values */
-        if (len >= 8 && (x = idmap_get(&e->gcs, ld32(b, msb)))) {
-            int v = gc_exposures_value(ld32(b + 4, msb), b + 8, len - 8, msb);
-            if (v >= 0)
-                x->a = (uint32_t)v;
+    case XP_OP_CHANGE_GC:
+        if (xp_change_gc_body_view(b, len, msb, &v.change_gc) && (x = idmap_get(&e->gcs, v.change_gc.gc))) {
+            int on = gc_exposures_value(v.change_gc.value_mask, v.change_gc.rest, v.change_gc.rest_len, msb);
+            if (on >= 0)
+                x->a = (uint32_t)on;
         }
         break;
-    case OP_COPY_GC: /* src, dst, mask */
-        if (len >= 12 && (ld32(b + 8, msb) & GC_GRAPHICS_EXPOSURES)) {
-            struct idmap_entry *src = idmap_get(&e->gcs, ld32(b, msb));
-            x = idmap_get(&e->gcs, ld32(b + 4, msb));
+    case XP_OP_COPY_GC:
+        if (xp_copy_gc_body_view(b, len, msb, &v.copy_gc) && (v.copy_gc.value_mask & XP_GC_GRAPHICS_EXPOSURES)) {
+            struct idmap_entry *src = idmap_get(&e->gcs, v.copy_gc.src_gc);
+            x = idmap_get(&e->gcs, v.copy_gc.dst_gc);
             if (src && x)
                 x->a = src->a;
             else if (!src)
-                idmap_del(&e->gcs, ld32(b + 4, msb)); /* copied from a GC we do not know */
+                idmap_del(&e->gcs, v.copy_gc.dst_gc); /* copied from a GC we do not know */
         }
         break;
-    case OP_FREE_GC:
-        if (len >= 4)
-            idmap_del(&e->gcs, ld32(b, msb));
+    case XP_OP_FREE_GC:
+        if (xp_free_gc_body_view(b, len, msb, &v.free_gc))
+            idmap_del(&e->gcs, v.free_gc.gc);
         break;
-    case OP_CREATE_PIXMAP: /* pid, drawable, width, height */
-        if (len >= 12 && (x = idmap_put(&e->pixmaps, ld32(b, msb)))) {
-            x->a = ld16(b + 8, msb);
-            x->b = ld16(b + 10, msb);
+    case XP_OP_CREATE_PIXMAP:
+        if (xp_create_pixmap_body_view(b, len, msb, &v.create_pixmap) && (x = idmap_put(&e->pixmaps, v.create_pixmap.pid))) {
+            x->a = v.create_pixmap.width;
+            x->b = v.create_pixmap.height;
         }
         break;
-    case OP_FREE_PIXMAP:
-        if (len >= 4)
-            idmap_del(&e->pixmaps, ld32(b, msb));
+    case XP_OP_FREE_PIXMAP:
+        if (xp_free_pixmap_body_view(b, len, msb, &v.free_pixmap))
+            idmap_del(&e->pixmaps, v.free_pixmap.pixmap);
         break;
-    case OP_DESTROY_WINDOW:
-        if (len >= 4)
-            idmap_del(&e->windows, ld32(b, msb));
+    case XP_OP_DESTROY_WINDOW:
+        if (xp_destroy_window_body_view(b, len, msb, &v.destroy_window))
+            idmap_del(&e->windows, v.destroy_window.window);
         break;
     default:
         break;
@@ -131,16 +128,21 @@ void expose_on_fact(struct expose_state *e, uint32_t window, bool clean, uint16_
 bool expose_predict(const struct expose_state *e, const struct msg_class *cls, const uint8_t *b, uint32_t len,
                     bool msb)
 {
-    /* src, dst, gc, src-x, src-y, dst-x, dst-y, width, height (CopyPlane: + bit-plane) */
-    if (cls->kind != MSG_REQUEST || cls->ext || (cls->major != XOP_COPY_AREA && cls->major != XOP_COPY_PLANE) ||
-        len < 24)
+    struct xp_copy_area_body c;
+    struct xp_copy_plane_body p;
+    if (cls->kind != MSG_REQUEST || cls->ext)
         return false;
-    const struct idmap_entry *gc = idmap_get(&e->gcs, ld32(b + 8, msb));
+    if (cls->major == XP_OP_COPY_PLANE && xp_copy_plane_body_view(b, len, msb, &p))
+        c = (struct xp_copy_area_body){ .src_drawable = p.src_drawable, .gc = p.gc, .src_x = p.src_x, .src_y = p.src_y,
+                                        .width = p.width, .height = p.height };
+    else if (cls->major != XP_OP_COPY_AREA || !xp_copy_area_body_view(b, len, msb, &c))
+        return false;
+    const struct idmap_entry *gc = idmap_get(&e->gcs, c.gc);
     if (!gc || !gc->a)
         return false; /* exposures off: the server sends nothing at all */
-    int32_t sx = (int16_t)ld16(b + 12, msb), sy = (int16_t)ld16(b + 14, msb);
-    int32_t w = ld16(b + 20, msb), h = ld16(b + 22, msb);
-    uint32_t src = ld32(b, msb);
+    int32_t sx = c.src_x, sy = c.src_y;
+    int32_t w = c.width, h = c.height;
+    uint32_t src = c.src_drawable;
     int32_t max_w, max_h;
     const struct idmap_entry *x;
     if ((x = idmap_get(&e->pixmaps, src))) {
@@ -157,9 +159,6 @@ bool expose_predict(const struct expose_state *e, const struct msg_class *cls, c
 
 void expose_build_noexpose(uint8_t ev[32], uint16_t seq, uint32_t dst_drawable, uint8_t major, bool msb)
 {
-    memset(ev, 0, 32);
-    ev[0] = XEV_NO_EXPOSE;
-    st16(ev + 2, seq, msb);
-    st32(ev + 4, dst_drawable, msb);
-    ev[10] = major; /* minor opcode (2 bytes at 8) stays 0 */
+    xp_no_exposure_event_put(ev, XP_NO_EXPOSURE_EVENT_SIZE, msb, &(struct xp_no_exposure_event){
+        .response_type = XP_EV_NO_EXPOSURE, .sequence = seq, .drawable = dst_drawable, .major_opcode = major });
 }

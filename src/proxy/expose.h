@@ -16,11 +16,14 @@
 #include "common/idmap.h"
 #include "x11/xstream.h"
 
-#define XOP_CREATE_WINDOW 1
-#define XOP_COPY_AREA 62
-#define XOP_COPY_PLANE 63
-#define XEV_GRAPHICS_EXPOSE 13
-#define XEV_NO_EXPOSE 14
+#include "xproto_tables.h"
+
+/* xcb-proto's names under the ones channel.c and observer.c use (until they use XP_* themselves). */
+#define XOP_CREATE_WINDOW XP_OP_CREATE_WINDOW
+#define XOP_COPY_AREA XP_OP_COPY_AREA
+#define XOP_COPY_PLANE XP_OP_COPY_PLANE
+#define XEV_GRAPHICS_EXPOSE XP_EV_GRAPHICS_EXPOSURE
+#define XEV_NO_EXPOSE XP_EV_NO_EXPOSURE
 
 struct expose_state {
     struct idmap gcs;         /* a: graphics-exposures on */

@@ -15,12 +15,8 @@
 #include "link/dict.h"
 #include "link/frame.h"
 #include "proxy/observer.h"
+#include "xproto_wire.h"
 
-#define OP_OPEN_FONT 45
-#define OP_CLOSE_FONT 46
-#define OP_QUERY_FONT 47
-#define OP_LIST_FONTS 49
-#define OP_LIST_FONTS_WITH_INFO 50
 #define LEARNT_FILE_VERSION 1
 
 /* File layout (little-endian):
@@ -105,15 +101,20 @@ void learnt_free(struct learnt *l)
 /* Whether bytes can be a question of that kind: a request is whole, LSB, as the client sent it. */
 static bool question_valid(uint8_t kind, const uint8_t *b, size_t len)
 {
+    struct xp_request_header h;
+    struct xp_list_fonts_req lf;
+    struct xp_list_fonts_with_info_req lfi;
     if (!len || len > LEARNT_MAX_QUESTION)
         return false;
     switch (kind) {
     case LEARNT_FONT:
         return true;
     case LEARNT_LIST_FONTS:
+        return xp_request_header_view(b, len, false, &h) && h.major == XP_OP_LIST_FONTS && h.length * 4u == len &&
+               xp_list_fonts_req_view(b, len, false, &lf) && lf.pattern;
     case LEARNT_LIST_FONTS_WITH_INFO:
-        return len >= 8 && len % 4 == 0 && b[0] == (kind == LEARNT_LIST_FONTS ? OP_LIST_FONTS : OP_LIST_FONTS_WITH_INFO) &&
-               ld16(b + 2, false) * 4u == len && 8u + ld16(b + 6, false) <= len;
+        return xp_request_header_view(b, len, false, &h) && h.major == XP_OP_LIST_FONTS_WITH_INFO &&
+               h.length * 4u == len && xp_list_fonts_with_info_req_view(b, len, false, &lfi) && lfi.pattern;
     default:
         return false;
     }
@@ -196,12 +197,13 @@ void learnt_set_identity(struct learnt *l, const uint8_t id[LEARNT_ID_SIZE])
 static void hash_replies(crypto_generichash_state *st, const uint8_t *p, size_t n)
 {
     size_t at = 0;
-    while (n - at >= 32) {
-        uint64_t size = 32 + 4ull * ld32(p + at + 4, false);
+    struct xp_server_header h;
+    while (n - at >= XP_SERVER_MSG_SIZE && xp_server_header_view(p + at, n - at, false, &h)) {
+        uint64_t size = XP_SERVER_MSG_SIZE + 4ull * h.length;
         if (size > n - at)
             break;
-        crypto_generichash_update(st, p + at, 2);
-        crypto_generichash_update(st, p + at + 4, (size_t)size - 4);
+        crypto_generichash_update(st, p + at, 2);  /* code and data byte; then all after the sequence number */
+        crypto_generichash_update(st, p + at + XP_REPLY_LENGTH_AT, (size_t)size - XP_REPLY_LENGTH_AT);
         at += (size_t)size;
     }
     crypto_generichash_update(st, p + at, n - at);
@@ -335,10 +337,11 @@ static void load(struct learnt *l)
 /* The server's identity: the display's name, the vendor, the release and protocol version. */
 void learnt_on_setup(struct learnt *l, const struct xdisplay_addr *display, const uint8_t *setup, size_t n)
 {
-    if (n < 40 || setup[0] != 1 || 40u + ld16(setup + 24, false) > n)
+    struct xp_setup v;
+    if (!xp_setup_view(setup, n, false, &v) || v.status != 1 || !v.vendor)
         return;
-    l->id_base = ld32(setup + 12, false);
-    l->id_mask = ld32(setup + 16, false);
+    l->id_base = v.resource_id_base;
+    l->id_mask = v.resource_id_mask;
     char name[300];
     snprintf(name, sizeof name, "%s:%d", display->tcp ? display->host : "", display->number);
     static const char label[] = "tincan learnt server v1";
@@ -347,9 +350,9 @@ void learnt_on_setup(struct learnt *l, const struct xdisplay_addr *display, cons
     crypto_generichash_init(&st, NULL, 0, LEARNT_ID_SIZE);
     crypto_generichash_update(&st, (const uint8_t *)label, sizeof label);
     crypto_generichash_update(&st, (const uint8_t *)name, strlen(name) + 1);
-    crypto_generichash_update(&st, setup + 2, 4);                      /* protocol version */
-    crypto_generichash_update(&st, setup + 8, 4);                      /* release */
-    crypto_generichash_update(&st, setup + 40, ld16(setup + 24, false)); /* vendor */
+    crypto_generichash_update(&st, setup + XP_SETUP_PROTOCOL_MAJOR_VERSION_AT, 4); /* protocol version, as sent */
+    crypto_generichash_update(&st, setup + XP_SETUP_RELEASE_NUMBER_AT, 4);         /* release */
+    crypto_generichash_update(&st, v.vendor, v.vendor_len);
     crypto_generichash_final(&st, id, LEARNT_ID_SIZE);
     if (l->have_id && !memcmp(id, l->id, LEARNT_ID_SIZE))
         return; /* the same server again in this session: what is in memory is newer */
@@ -390,8 +393,8 @@ int learnt_save(struct learnt *l, bool order_too)
 
 static uint8_t kind_of(uint8_t major)
 {
-    return major == OP_QUERY_FONT ? LEARNT_FONT : major == OP_LIST_FONTS ? LEARNT_LIST_FONTS
-         : major == OP_LIST_FONTS_WITH_INFO ? LEARNT_LIST_FONTS_WITH_INFO : 0;
+    return major == XP_OP_QUERY_FONT ? LEARNT_FONT : major == XP_OP_LIST_FONTS ? LEARNT_LIST_FONTS
+         : major == XP_OP_LIST_FONTS_WITH_INFO ? LEARNT_LIST_FONTS_WITH_INFO : 0;
 }
 
 void learnt_on_request(struct learnt *l, const struct predict_questions *pq, const struct msg_class *cls,
@@ -404,7 +407,8 @@ void learnt_on_request(struct learnt *l, const struct predict_questions *pq, con
         learnt_note(l, kind, req, size, NULL);
         return;
     }
-    uint32_t fid = size >= 8 ? ld32(req + 4, false) : 0;
+    struct xp_query_font_req v;
+    uint32_t fid = xp_query_font_req_view(req, size, false, &v) ? v.font : 0;
     for (uint32_t i = 0; fid && i < pq->n_fonts; i++)
         if (pq->fonts[i].fid == fid)
             learnt_note(l, LEARNT_FONT, (const uint8_t *)pq->fonts[i].name, pq->fonts[i].len, NULL);
@@ -485,18 +489,18 @@ static bool ask_font(struct learnt *l, struct observer *o, uint32_t i)
     if ((l->id_mask & (l->id_mask + 1)) || l->id_mask < 0xfff || q->len > LEARNT_MAX_QUESTION)
         return false;
     uint32_t fid = l->id_base | (l->id_mask - i);
-    uint8_t open[12 + LEARNT_MAX_QUESTION + 3] = { OP_OPEN_FONT };
-    uint32_t open_size = 12 + ((q->len + 3u) & ~3u);
-    st16(open + 2, (uint16_t)(open_size / 4), false);
-    st32(open + 4, fid, false);
-    st16(open + 8, q->len, false);
-    memcpy(open + 12, q->bytes, q->len);
-    uint8_t query[8] = { OP_QUERY_FONT, 0, 2, 0 }, close[8] = { OP_CLOSE_FONT, 0, 2, 0 };
-    st32(query + 4, fid, false);
-    st32(close + 4, fid, false);
+    uint8_t open[XP_OPEN_FONT_REQ_SIZE + LEARNT_MAX_QUESTION + 3] = { 0 };
+    uint32_t open_size = XP_OPEN_FONT_REQ_SIZE + ((q->len + 3u) & ~3u);
+    xp_open_font_req_put(open, sizeof open, false, &(struct xp_open_font_req){
+        .length = (uint16_t)(open_size / 4), .fid = fid, .name_len = q->len });
+    memcpy(open + XP_OPEN_FONT_REQ_SIZE, q->bytes, q->len);
+    uint8_t query[XP_QUERY_FONT_REQ_SIZE], close[XP_CLOSE_FONT_REQ_SIZE];
+    xp_query_font_req_put(query, sizeof query, false, &(struct xp_query_font_req){ .length = sizeof query / 4, .font = fid });
+    xp_close_font_req_put(close, sizeof close, false, &(struct xp_close_font_req){ .length = sizeof close / 4, .font = fid });
     /* An OpenFont that fails makes the QueryFont fail too: that error drops the question. */
-    return observer_ask(o, open, open_size, NULL, NULL, 0) == 0 && observer_ask(o, query, 8, on_answer, l, i) == 0 &&
-           observer_ask(o, close, 8, NULL, NULL, 0) == 0;
+    return observer_ask(o, open, open_size, NULL, NULL, 0) == 0 &&
+           observer_ask(o, query, sizeof query, on_answer, l, i) == 0 &&
+           observer_ask(o, close, sizeof close, NULL, NULL, 0) == 0;
 }
 
 void learnt_probe(struct learnt *l, struct observer *o)

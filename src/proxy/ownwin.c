@@ -7,17 +7,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum {
-    OP_CREATE_WINDOW = 1, OP_CHANGE_WINDOW_ATTRIBUTES = 2, OP_GET_WINDOW_ATTRIBUTES = 3, OP_DESTROY_WINDOW = 4,
-    OP_DESTROY_SUBWINDOWS = 5, OP_REPARENT_WINDOW = 7, OP_MAP_WINDOW = 8, OP_MAP_SUBWINDOWS = 9,
-    OP_UNMAP_WINDOW = 10, OP_UNMAP_SUBWINDOWS = 11, OP_CONFIGURE_WINDOW = 12, OP_GET_GEOMETRY = 14,
-    OP_CHANGE_PROPERTY = 18, OP_DELETE_PROPERTY = 19, OP_GET_PROPERTY = 20, OP_ROTATE_PROPERTIES = 114,
+#include "xproto_wire.h"
+
+/* Where the window is in each request about one that is followed (0: not followed). */
+static const uint8_t window_at[128] = {
+    [XP_OP_CHANGE_WINDOW_ATTRIBUTES] = XP_CHANGE_WINDOW_ATTRIBUTES_REQ_WINDOW_AT,
+    [XP_OP_GET_WINDOW_ATTRIBUTES] = XP_GET_WINDOW_ATTRIBUTES_REQ_WINDOW_AT,
+    [XP_OP_DESTROY_WINDOW] = XP_DESTROY_WINDOW_REQ_WINDOW_AT,
+    [XP_OP_DESTROY_SUBWINDOWS] = XP_DESTROY_SUBWINDOWS_REQ_WINDOW_AT,
+    [XP_OP_REPARENT_WINDOW] = XP_REPARENT_WINDOW_REQ_WINDOW_AT,
+    [XP_OP_MAP_WINDOW] = XP_MAP_WINDOW_REQ_WINDOW_AT,
+    [XP_OP_MAP_SUBWINDOWS] = XP_MAP_SUBWINDOWS_REQ_WINDOW_AT,
+    [XP_OP_UNMAP_WINDOW] = XP_UNMAP_WINDOW_REQ_WINDOW_AT,
+    [XP_OP_UNMAP_SUBWINDOWS] = XP_UNMAP_SUBWINDOWS_REQ_WINDOW_AT,
+    [XP_OP_CONFIGURE_WINDOW] = XP_CONFIGURE_WINDOW_REQ_WINDOW_AT,
+    [XP_OP_GET_GEOMETRY] = XP_GET_GEOMETRY_REQ_DRAWABLE_AT,
+    [XP_OP_CHANGE_PROPERTY] = XP_CHANGE_PROPERTY_REQ_WINDOW_AT,
+    [XP_OP_DELETE_PROPERTY] = XP_DELETE_PROPERTY_REQ_WINDOW_AT,
+    [XP_OP_GET_PROPERTY] = XP_GET_PROPERTY_REQ_WINDOW_AT,
+    [XP_OP_ROTATE_PROPERTIES] = XP_ROTATE_PROPERTIES_REQ_WINDOW_AT,
 };
-enum { CLASS_INPUT_OUTPUT = 1, CLASS_INPUT_ONLY = 2 };
-enum { GRAVITY_NORTH_WEST = 1 };
-enum { MAP_UNMAPPED = 0, MAP_UNVIEWABLE = 1, MAP_VIEWABLE = 2 };
-#define CW_OVERRIDE_REDIRECT 0x200u
-#define CW_LAST_BIT 14
 
 void ownwin_init(struct ownwin_state *o, bool display_side)
 {
@@ -49,26 +58,28 @@ void ownwin_free(struct ownwin_state *o)
 
 void ownwin_learn_setup(struct ownwin_state *o, const uint8_t *setup, size_t size, bool msb)
 {
-    struct rd r = rd_make(setup, size, msb);
-    uint8_t status, n_screens, n_formats;
-    uint16_t vendor_len;
-    if (rd_u8(&r, &status) || status != 1 || rd_skip(&r, 23) || rd_u16(&r, &vendor_len) || rd_skip(&r, 2) ||
-        rd_u8(&r, &n_screens) || rd_u8(&r, &n_formats) || rd_skip(&r, 10) ||
-        rd_skip(&r, vendor_len + ((4 - vendor_len % 4) % 4) + 8u * n_formats))
+    struct xp_setup s;
+    if (!xp_setup_view(setup, size, msb, &s) || s.status != 1)
         return;
+    size_t skip = s.vendor_len + ((4 - s.vendor_len % 4) % 4) + (size_t)XP_FORMAT_SIZE * s.pixmap_formats_len;
+    if (skip > s.rest_len)
+        return;
+    const uint8_t *at = s.rest + skip; /* each view's rest is what follows it */
+    size_t left = s.rest_len - skip;
     o->n_screens = 0;
-    for (uint8_t s = 0; s < n_screens && o->n_screens < OWNWIN_MAX_SCREENS; s++) {
-        struct ownwin_screen sc;
-        uint8_t n_depths;
-        if (rd_u32(&r, &sc.root) || rd_u32(&r, &sc.colormap) || rd_skip(&r, 24) || rd_u32(&r, &sc.visual) ||
-            rd_skip(&r, 2) || rd_u8(&r, &sc.depth) || rd_u8(&r, &n_depths))
+    struct xp_screen sc;
+    struct xp_depth d;
+    for (uint8_t i = 0; i < s.roots_len && o->n_screens < OWNWIN_MAX_SCREENS; i++) {
+        if (!xp_screen_view(at, left, msb, &sc))
             return;
-        for (uint8_t d = 0; d < n_depths; d++) {
-            uint16_t n_visuals;
-            if (rd_skip(&r, 2) || rd_u16(&r, &n_visuals) || rd_skip(&r, 4 + 24u * n_visuals))
+        at = sc.rest, left = sc.rest_len;
+        for (uint8_t k = 0; k < sc.allowed_depths_len; k++) {
+            if (!xp_depth_view(at, left, msb, &d) || (size_t)XP_VISUALTYPE_SIZE * d.visuals_len > d.rest_len)
                 return;
+            at = d.rest + (size_t)XP_VISUALTYPE_SIZE * d.visuals_len, left = d.rest_len - (size_t)XP_VISUALTYPE_SIZE * d.visuals_len;
         }
-        o->screens[o->n_screens++] = sc;
+        o->screens[o->n_screens++] = (struct ownwin_screen){ .root = sc.root, .colormap = sc.default_colormap,
+                                                              .visual = sc.root_visual, .depth = sc.root_depth };
     }
 }
 
@@ -129,25 +140,23 @@ static bool redirectable(const struct ownwin_state *o, const struct ownwin_win *
 static bool apply_attributes(struct ownwin_state *o, struct ownwin_win *w, uint32_t mask, const uint8_t *v,
                              uint32_t len, bool msb)
 {
-    uint32_t at = 0;
-    for (int bit = 0; bit <= CW_LAST_BIT; bit++) {
-        if (!(mask & (1u << bit)))
+    uint32_t i = 0, x;
+    for (uint32_t bit = 1; bit && bit <= XP_CW_CURSOR; bit <<= 1) {
+        if (!(mask & bit))
             continue;
-        if (at + 4 > len)
+        if (!xp_card32_at(v, len, i++, msb, &x))
             return false;
-        uint32_t x = ld32(v + at, msb);
-        at += 4;
         switch (bit) {
-        case 4: w->bit_gravity = (uint8_t)x; break;
-        case 5: w->win_gravity = (uint8_t)x; break;
-        case 6: w->backing_store = (uint8_t)x; break;
-        case 7: w->backing_planes = x; break;
-        case 8: w->backing_pixel = x; break;
-        case 9: w->override_redirect = (uint8_t)(x & 1); break;
-        case 10: w->save_under = (uint8_t)(x & 1); break;
-        case 11: w->event_mask = x; break;
-        case 12: w->dont_propagate = (uint16_t)x; break;
-        case 13:
+        case XP_CW_BIT_GRAVITY: w->bit_gravity = (uint8_t)x; break;
+        case XP_CW_WIN_GRAVITY: w->win_gravity = (uint8_t)x; break;
+        case XP_CW_BACKING_STORE: w->backing_store = (uint8_t)x; break;
+        case XP_CW_BACKING_PLANES: w->backing_planes = x; break;
+        case XP_CW_BACKING_PIXEL: w->backing_pixel = x; break;
+        case XP_CW_OVERRIDE_REDIRECT: w->override_redirect = (uint8_t)(x & 1); break;
+        case XP_CW_SAVE_UNDER: w->save_under = (uint8_t)(x & 1); break;
+        case XP_CW_EVENT_MASK: w->event_mask = x; break;
+        case XP_CW_DONT_PROPAGATE: w->dont_propagate = (uint16_t)x; break;
+        case XP_CW_COLORMAP:
             if (x) {
                 w->colormap = x;
             } else { /* CopyFromParent, as the parent is now */
@@ -169,10 +178,10 @@ static bool apply_attributes(struct ownwin_state *o, struct ownwin_win *w, uint3
 
 static void create_window(struct ownwin_state *o, const uint8_t *req, uint32_t size, bool msb)
 {
-    /* depth in the header; wid, parent, x, y, width, height, border, class, visual, mask, values */
-    if (size < 32)
+    struct xp_create_window_req v;
+    if (!xp_create_window_req_view(req, size, msb, &v))
         return;
-    uint32_t id = ld32(req + 4, msb), parent_id = ld32(req + 8, msb);
+    uint32_t id = v.wid, parent_id = v.parent;
     const struct ownwin_screen *screen = screen_of_root(o, parent_id);
     if (win_get(o, id) || (!win_get(o, parent_id) && !screen) || o->n_wins >= OWNWIN_MAX_WINDOWS)
         return; /* a window under someone else's: not modelled */
@@ -190,20 +199,19 @@ static void create_window(struct ownwin_state *o, const uint8_t *req, uint32_t s
         return;
     e->a = o->n_wins;
     struct ownwin_win *w = &o->wins[o->n_wins++];
-    uint16_t klass = ld16(req + 22, msb);
-    uint8_t parent_class = parent ? parent->klass : CLASS_INPUT_OUTPUT;
+    uint16_t klass = v.class;
+    uint8_t parent_class = parent ? parent->klass : XP_WINDOW_CLASS_INPUT_OUTPUT;
     *w = (struct ownwin_win){
         .id = id, .parent = parent_id, .root = parent ? parent->root : parent_id,
-        .x = (int16_t)ld16(req + 12, msb), .y = (int16_t)ld16(req + 14, msb),
-        .width = ld16(req + 16, msb), .height = ld16(req + 18, msb), .border = ld16(req + 20, msb),
-        .klass = (uint8_t)(klass ? klass : parent_class), .visual = ld32(req + 24, msb),
-        .win_gravity = GRAVITY_NORTH_WEST, .backing_planes = 0xffffffffu,
+        .x = v.x, .y = v.y, .width = v.width, .height = v.height, .border = v.border_width,
+        .klass = (uint8_t)(klass ? klass : parent_class), .visual = v.visual,
+        .win_gravity = XP_GRAVITY_NORTH_WEST, .backing_planes = 0xffffffffu,
         .geom_unknown = parent && parent->geom_unknown, .attrs_unknown = parent && parent->attrs_unknown,
     };
     /* CopyFromParent: depth, visual and colormap are the parent's (InputOnly: none). */
-    uint8_t depth = req[1];
+    uint8_t depth = v.depth;
     uint32_t parent_visual = parent ? parent->visual : screen->visual;
-    if (w->klass == CLASS_INPUT_ONLY) {
+    if (w->klass == XP_WINDOW_CLASS_INPUT_ONLY) {
         w->depth = 0;
     } else {
         w->depth = depth ? depth : parent ? parent->depth : screen->depth;
@@ -211,11 +219,11 @@ static void create_window(struct ownwin_state *o, const uint8_t *req, uint32_t s
     }
     if (!w->visual)
         w->visual = parent_visual;
-    else if (w->visual != parent_visual && w->klass != CLASS_INPUT_ONLY)
+    else if (w->visual != parent_visual && w->klass != XP_WINDOW_CLASS_INPUT_ONLY)
         w->colormap = 0; /* another visual needs a colormap of its own: given below, or BadMatch */
-    if (klass > CLASS_INPUT_ONLY ||
-        !w->width || !w->height || !apply_attributes(o, w, ld32(req + 28, msb), req + 32, size - 32, msb) ||
-        (w->klass != CLASS_INPUT_ONLY && !w->colormap)) {
+    if (klass > XP_WINDOW_CLASS_INPUT_ONLY ||
+        !w->width || !w->height || !apply_attributes(o, w, v.value_mask, v.rest, (uint32_t)v.rest_len, msb) ||
+        (w->klass != XP_WINDOW_CLASS_INPUT_ONLY && !w->colormap)) {
         w->geom_unknown = w->attrs_unknown = true; /* an error, or something we do not follow */
         w->props_unknown = true;
     }
@@ -225,36 +233,37 @@ static void create_window(struct ownwin_state *o, const uint8_t *req, uint32_t s
 static void configure_window(struct ownwin_state *o, struct ownwin_win *w, const uint8_t *req, uint32_t size,
                              bool msb)
 {
-    if (size < 12)
+    struct xp_configure_window_req c;
+    if (!xp_configure_window_req_view(req, size, msb, &c))
         return;
-    uint16_t mask = ld16(req + 8, msb);
-    uint32_t at = 12;
-    int32_t v[7] = { 0 };
+    uint16_t mask = c.value_mask;
+    uint32_t at = 0, x;
+    int32_t v[7] = { 0 }; /* x, y, width, height, border, sibling, stack mode */
     for (int bit = 0; bit < 7; bit++) {
         if (!(mask & (1u << bit)))
             continue;
-        if (at + 4 > size) {
+        if (!xp_card32_at(c.rest, c.rest_len, at++, msb, &x)) {
             w->geom_unknown = true;
             return;
         }
-        v[bit] = (int32_t)ld32(req + at, msb);
-        at += 4;
+        v[bit] = (int32_t)x;
     }
     if (o->display_side && !(redirectable(o, w) && o->root_redirect == OWNWIN_REDIRECT_YES))
         w->configures_due++; /* carried out: one ConfigureNotify; redirected: none */
-    if (((mask & 4) && !(uint16_t)v[2]) || ((mask & 8) && !(uint16_t)v[3])) {
+    if (((mask & XP_CONFIG_WINDOW_WIDTH) && !(uint16_t)v[2]) || ((mask & XP_CONFIG_WINDOW_HEIGHT) && !(uint16_t)v[3])) {
         w->geom_unknown = true; /* BadValue */
         return;
     }
-    bool moved = mask & 0x1f;
-    if (mask & 1) w->x = (int16_t)v[0];
-    if (mask & 2) w->y = (int16_t)v[1];
-    if (mask & 4) w->width = (uint16_t)v[2];
-    if (mask & 8) w->height = (uint16_t)v[3];
-    if (mask & 16) w->border = (uint16_t)v[4];
+    bool moved = mask & (XP_CONFIG_WINDOW_X | XP_CONFIG_WINDOW_Y | XP_CONFIG_WINDOW_WIDTH | XP_CONFIG_WINDOW_HEIGHT |
+                         XP_CONFIG_WINDOW_BORDER_WIDTH);
+    if (mask & XP_CONFIG_WINDOW_X) w->x = (int16_t)v[0];
+    if (mask & XP_CONFIG_WINDOW_Y) w->y = (int16_t)v[1];
+    if (mask & XP_CONFIG_WINDOW_WIDTH) w->width = (uint16_t)v[2];
+    if (mask & XP_CONFIG_WINDOW_HEIGHT) w->height = (uint16_t)v[3];
+    if (mask & XP_CONFIG_WINDOW_BORDER_WIDTH) w->border = (uint16_t)v[4];
     if (moved) /* children whose gravity is not NorthWest move with a resize: not followed */
         for (uint32_t i = 0; i < o->n_wins; i++)
-            if (o->wins[i].parent == w->id && o->wins[i].win_gravity != GRAVITY_NORTH_WEST)
+            if (o->wins[i].parent == w->id && o->wins[i].win_gravity != XP_GRAVITY_NORTH_WEST)
                 o->wins[i].geom_unknown = true;
 }
 
@@ -336,12 +345,13 @@ static void change_property(struct ownwin_state *o, struct ownwin_win *w, const 
                             bool msb)
 {
     bool count = o->display_side;
-    if (size < 24 || w->props_unknown)
+    struct xp_change_property_req v;
+    if (!xp_change_property_req_view(req, size, msb, &v) || w->props_unknown)
         return;
-    uint8_t mode = req[1], format = req[16];
-    uint32_t atom = ld32(req + 8, msb), type = ld32(req + 12, msb), units = ld32(req + 20, msb);
+    uint8_t mode = v.mode, format = v.format;
+    uint32_t atom = v.property, type = v.type, units = v.data_len;
     struct ownwin_prop *p = prop_get(w, atom);
-    if (p && p->unknown && mode != 0)
+    if (p && p->unknown && mode != XP_PROP_MODE_REPLACE)
         return;
     if (p && p->unknown)
         p->unknown = false; /* a whole new value: known again */
@@ -350,19 +360,19 @@ static void change_property(struct ownwin_state *o, struct ownwin_win *w, const 
         return;
     }
     uint64_t n = (uint64_t)units * (format / 8);
-    if (mode > 2 || !type || (format != 8 && format != 16 && format != 32) || n > size - 24) {
+    if (mode > XP_PROP_MODE_APPEND || !type || (format != 8 && format != 16 && format != 32) || n > v.rest_len) {
         if (p || (p = prop_add(w, atom, true))) /* an error we do not follow exactly */
             prop_forget(o, w, p);
         return;
     }
     bool present = p && p->type;
-    if (present && mode != 0 && (p->type != type || p->format != format))
+    if (present && mode != XP_PROP_MODE_REPLACE && (p->type != type || p->format != format))
         return; /* BadMatch: nothing changes, no event */
     if (!p && !(p = prop_add(w, atom, true)))
         return;
     if (count)
         p->events_due++; /* one PropertyNotify, even for an empty append */
-    uint64_t keep = mode == 0 || !present ? 0 : p->len;
+    uint64_t keep = mode == XP_PROP_MODE_REPLACE || !present ? 0 : p->len;
     if (w->prop_bytes - p->len + keep + n > OWNWIN_MAX_PROP_BYTES ||
         o->prop_bytes - p->len + keep + n > OWNWIN_MAX_CLIENT_BYTES) {
         prop_forget(o, w, p);
@@ -373,8 +383,8 @@ static void change_property(struct ownwin_state *o, struct ownwin_win *w, const 
         prop_forget(o, w, p);
         return;
     }
-    const uint8_t *src = req + 24;
-    if (mode == 1) { /* Prepend */
+    const uint8_t *src = v.rest;
+    if (mode == XP_PROP_MODE_PREPEND) {
         memcpy(data, src, n);
         if (keep)
             memcpy(data + n, p->data, keep);
@@ -411,11 +421,11 @@ static void delete_property(struct ownwin_state *o, struct ownwin_win *w, uint32
 
 /* GetProperty with delete: the property goes when the reply holds the whole rest of it
  * (bytes-after 0) and the type matched. */
-static void get_property_deletes(struct ownwin_state *o, struct ownwin_win *w, const uint8_t *req, bool msb)
+static void get_property_deletes(struct ownwin_state *o, struct ownwin_win *w, const struct xp_get_property_req *v)
 {
-    const struct ownwin_prop *p = prop_get(w, ld32(req + 8, msb));
-    uint32_t type = ld32(req + 12, msb);
-    uint64_t offset = 4ull * ld32(req + 16, msb), length = 4ull * ld32(req + 20, msb);
+    const struct ownwin_prop *p = prop_get(w, v->property);
+    uint32_t type = v->type;
+    uint64_t offset = 4ull * v->long_offset, length = 4ull * v->long_length;
     if (!p || !p->type || p->unknown || w->props_unknown || (type && type != p->type) || offset > p->len)
         return;
     if (p->len - offset <= length)
@@ -425,62 +435,71 @@ static void get_property_deletes(struct ownwin_state *o, struct ownwin_win *w, c
 void ownwin_on_request(struct ownwin_state *o, const struct msg_class *cls, const uint8_t *req, uint32_t size,
                        bool msb)
 {
-    if (cls->kind != MSG_REQUEST || cls->ext || size < 8)
+    if (cls->kind != MSG_REQUEST || cls->ext || size < XP_REQUEST_HEADER_SIZE)
         return;
-    if (cls->major == OP_CREATE_WINDOW) {
+    if (cls->major == XP_OP_CREATE_WINDOW) {
         create_window(o, req, size, msb);
         return;
     }
-    struct ownwin_win *w = win_get(o, ld32(req + 4, msb));
+    uint32_t id, property;
+    struct ownwin_win *w = window_at[cls->major] && xp_peek32(req, size, window_at[cls->major], msb, &id) ? win_get(o, id) : NULL;
     if (!w)
         return;
+    union {
+        struct xp_change_window_attributes_req attrs;
+        struct xp_delete_property_req del;
+        struct xp_get_property_req get;
+    } v;
+    struct xp_request_header h;
     switch (cls->major) {
-    case OP_CHANGE_WINDOW_ATTRIBUTES:
-        if (size < 12 || !apply_attributes(o, w, ld32(req + 8, msb), req + 12, size - 12, msb))
+    case XP_OP_CHANGE_WINDOW_ATTRIBUTES:
+        if (!xp_change_window_attributes_req_view(req, size, msb, &v.attrs) ||
+            !apply_attributes(o, w, v.attrs.value_mask, v.attrs.rest, (uint32_t)v.attrs.rest_len, msb))
             w->attrs_unknown = true;
         break;
-    case OP_DESTROY_WINDOW:
+    case XP_OP_DESTROY_WINDOW:
         destroy_tree(o, w->id, true);
         break;
-    case OP_DESTROY_SUBWINDOWS:
+    case XP_OP_DESTROY_SUBWINDOWS:
         destroy_tree(o, w->id, false);
         break;
-    case OP_REPARENT_WINDOW: /* not followed: its new place, and its subtree's map states */
+    case XP_OP_REPARENT_WINDOW: /* not followed: its new place, and its subtree's map states */
         for (uint32_t i = 0; i < o->n_wins; i++) {
             o->wins[i].geom_unknown |= o->wins[i].id == w->id;
             o->wins[i].attrs_unknown = true;
         }
         break;
-    case OP_MAP_WINDOW:
-    case OP_UNMAP_WINDOW:
-        set_mapped(o, w, cls->major == OP_MAP_WINDOW);
+    case XP_OP_MAP_WINDOW:
+    case XP_OP_UNMAP_WINDOW:
+        set_mapped(o, w, cls->major == XP_OP_MAP_WINDOW);
         break;
-    case OP_MAP_SUBWINDOWS:
-    case OP_UNMAP_SUBWINDOWS:
+    case XP_OP_MAP_SUBWINDOWS:
+    case XP_OP_UNMAP_SUBWINDOWS:
         for (uint32_t i = 0; i < o->n_wins; i++)
             if (o->wins[i].parent == w->id)
-                set_mapped(o, &o->wins[i], cls->major == OP_MAP_SUBWINDOWS);
+                set_mapped(o, &o->wins[i], cls->major == XP_OP_MAP_SUBWINDOWS);
         break;
-    case OP_CONFIGURE_WINDOW:
+    case XP_OP_CONFIGURE_WINDOW:
         configure_window(o, w, req, size, msb);
         break;
-    case OP_CHANGE_PROPERTY:
+    case XP_OP_CHANGE_PROPERTY:
         change_property(o, w, req, size, msb);
         break;
-    case OP_DELETE_PROPERTY:
-        if (size >= 12)
-            delete_property(o, w, ld32(req + 8, msb));
+    case XP_OP_DELETE_PROPERTY:
+        if (xp_delete_property_req_view(req, size, msb, &v.del))
+            delete_property(o, w, v.del.property);
         break;
-    case OP_GET_PROPERTY:
-        if (size == 24 && req[1] == 1)
-            get_property_deletes(o, w, req, msb);
-        else if (size >= 12 && req[1]) { /* BadValue, or cut short: not followed */
-            struct ownwin_prop *p = prop_get(w, ld32(req + 8, msb));
-            if (p || (p = prop_add(w, ld32(req + 8, msb), true)))
+    case XP_OP_GET_PROPERTY: /* delete: the header's data byte, 1 or BadValue */
+        if (size == XP_GET_PROPERTY_REQ_SIZE && xp_get_property_req_view(req, size, msb, &v.get) && v.get.delete == 1)
+            get_property_deletes(o, w, &v.get);
+        else if (xp_request_header_view(req, size, msb, &h) && h.data &&
+                 xp_peek32(req, size, XP_GET_PROPERTY_REQ_PROPERTY_AT, msb, &property)) { /* BadValue, or cut short: not followed */
+            struct ownwin_prop *p = prop_get(w, property);
+            if (p || (p = prop_add(w, property, true)))
                 prop_forget(o, w, p);
         }
         break;
-    case OP_ROTATE_PROPERTIES:
+    case XP_OP_ROTATE_PROPERTIES:
         w->props_unknown = true;
         break;
     default:
@@ -491,43 +510,41 @@ void ownwin_on_request(struct ownwin_state *o, const struct msg_class *cls, cons
 bool ownwin_may_fail(const struct ownwin_state *o, const struct msg_class *cls, const uint8_t *req, uint32_t size,
                      bool msb)
 {
-    if (cls->kind != MSG_REQUEST || cls->ext || size < 8)
+    uint32_t id, x;
+    if (cls->kind != MSG_REQUEST || cls->ext || size < XP_REQUEST_HEADER_SIZE || !window_at[cls->major] ||
+        !xp_peek32(req, size, window_at[cls->major], msb, &id))
         return false;
-    const struct ownwin_win *w = win_get(o, ld32(req + 4, msb));
+    const struct ownwin_win *w = win_get(o, id);
     if (!w)
         return false;
-    if (cls->major == OP_CHANGE_PROPERTY && size >= 24) {
-        uint8_t mode = req[1], format = req[16];
-        if (mode > 2 || !ld32(req + 12, msb) || (format != 8 && format != 16 && format != 32))
+    struct xp_change_property_req c;
+    struct xp_configure_window_req g;
+    if (cls->major == XP_OP_CHANGE_PROPERTY && xp_change_property_req_view(req, size, msb, &c)) {
+        if (c.mode > XP_PROP_MODE_APPEND || !c.type || (c.format != 8 && c.format != 16 && c.format != 32))
             return true;
-        if (mode == 0)
+        if (c.mode == XP_PROP_MODE_REPLACE)
             return false;
-        const struct ownwin_prop *p = prop_get(w, ld32(req + 8, msb));
+        const struct ownwin_prop *p = prop_get(w, c.property);
         if (w->props_unknown || (p && p->unknown))
             return true; /* appending to a value we do not know: its type may differ */
-        return p && p->type && (p->type != ld32(req + 12, msb) || p->format != format); /* BadMatch */
+        return p && p->type && (p->type != c.type || p->format != c.format); /* BadMatch */
     }
-    if (cls->major == OP_CONFIGURE_WINDOW && size >= 12) { /* a width or height of 0: BadValue */
-        uint16_t mask = ld16(req + 8, msb);
-        uint32_t at = 12 + 4u * (mask & 1) + 4u * ((mask >> 1) & 1);
-        return ((mask & 4) && at + 4 <= size && !ld16(req + at + (msb ? 2 : 0), msb)) ||
-               ((mask & 8) && at + 4u * ((mask >> 2) & 1) + 4 <= size &&
-                !ld16(req + at + 4u * ((mask >> 2) & 1) + (msb ? 2 : 0), msb));
+    if (cls->major == XP_OP_CONFIGURE_WINDOW && xp_configure_window_req_view(req, size, msb, &g)) {
+        /* a width or height of 0: BadValue */
+        return (xp_mask_value(g.value_mask, XP_CONFIG_WINDOW_WIDTH, g.rest, g.rest_len, msb, &x) && !(uint16_t)x) ||
+               (xp_mask_value(g.value_mask, XP_CONFIG_WINDOW_HEIGHT, g.rest, g.rest_len, msb, &x) && !(uint16_t)x);
     }
     return false;
 }
 
 /* ---------------------------------------------------------------- answers */
 
-static uint8_t *reply_header(struct buf *out, uint16_t seq, bool msb, size_t extra)
+/* Room for a reply of 32 + extra bytes, zeroed, at the end of out; NULL: no memory. */
+static uint8_t *reply_space(struct buf *out, size_t extra)
 {
-    uint8_t *r = buf_append_space(out, 32 + extra);
-    if (!r)
-        return NULL;
-    memset(r, 0, 32 + extra);
-    r[0] = 1;
-    st16(r + 2, seq, msb);
-    st32(r + 4, (uint32_t)(extra / 4), msb);
+    uint8_t *r = buf_append_space(out, XP_SERVER_MSG_SIZE + extra);
+    if (r)
+        memset(r, 0, XP_SERVER_MSG_SIZE + extra);
     return r;
 }
 
@@ -542,17 +559,10 @@ static bool answer_geometry(const struct ownwin_state *o, const struct ownwin_wi
 {
     if (w->geom_unknown || (!verify && (w->geom_foreign || !unmanaged(o, w))))
         return false;
-    uint8_t *r = reply_header(out, seq, msb, 0);
-    if (!r)
-        return false;
-    r[1] = w->depth;
-    st32(r + 8, w->root, msb);
-    st16(r + 12, (uint16_t)w->x, msb);
-    st16(r + 14, (uint16_t)w->y, msb);
-    st16(r + 16, w->width, msb);
-    st16(r + 18, w->height, msb);
-    st16(r + 20, w->border, msb);
-    return true;
+    uint8_t *r = reply_space(out, 0);
+    return r && xp_get_geometry_reply_put(r, XP_GET_GEOMETRY_REPLY_SIZE, msb, &(struct xp_get_geometry_reply){
+        .sequence = seq, .depth = w->depth, .root = w->root, .x = w->x, .y = w->y, .width = w->width,
+        .height = w->height, .border_width = w->border });
 }
 
 /* Unmapped, unviewable or viewable: every ancestor up to the root must be known. */
@@ -565,11 +575,11 @@ static int map_state(const struct ownwin_state *o, const struct ownwin_win *w, b
         if (a->attrs_unknown || (!verify && a->attrs_foreign))
             return -1;
         if (!a->mapped)
-            return a == w ? MAP_UNMAPPED : MAP_UNVIEWABLE;
+            return a == w ? XP_MAP_STATE_UNMAPPED : XP_MAP_STATE_UNVIEWABLE;
         if (!verify && !unmanaged(o, a))
             return -1;
         if (a->parent == a->root)
-            return MAP_VIEWABLE;
+            return XP_MAP_STATE_VIEWABLE;
     }
     return -1;
 }
@@ -584,25 +594,16 @@ static bool answer_attributes(const struct ownwin_state *o, const struct ownwin_
     /* Only the default colormap is known to be installed. */
     if (state < 0 || !s || (w->colormap && w->colormap != s->colormap))
         return false;
-    uint8_t *r = reply_header(out, seq, msb, 12);
-    if (!r)
-        return false;
-    r[1] = w->backing_store;
-    st32(r + 8, w->visual, msb);
-    st16(r + 12, w->klass, msb);
-    r[14] = w->bit_gravity;
-    r[15] = w->win_gravity;
-    st32(r + 16, w->backing_planes, msb);
-    st32(r + 20, w->backing_pixel, msb);
-    r[24] = w->save_under;
-    r[25] = w->colormap != 0;
-    r[26] = (uint8_t)state;
-    r[27] = w->override_redirect;
-    st32(r + 28, w->colormap, msb);
-    st32(r + 32, w->event_mask | o->observer_mask, msb);
-    st32(r + 36, w->event_mask, msb);
-    st16(r + 40, w->dont_propagate, msb);
-    return true;
+    uint8_t *r = reply_space(out, XP_GET_WINDOW_ATTRIBUTES_REPLY_SIZE - XP_SERVER_MSG_SIZE);
+    return r && xp_get_window_attributes_reply_put(r, XP_GET_WINDOW_ATTRIBUTES_REPLY_SIZE, msb,
+        &(struct xp_get_window_attributes_reply){
+            .sequence = seq, .length = (XP_GET_WINDOW_ATTRIBUTES_REPLY_SIZE - XP_SERVER_MSG_SIZE) / 4,
+            .backing_store = w->backing_store, .visual = w->visual, .class = w->klass,
+            .bit_gravity = w->bit_gravity, .win_gravity = w->win_gravity, .backing_planes = w->backing_planes,
+            .backing_pixel = w->backing_pixel, .save_under = w->save_under, .map_is_installed = w->colormap != 0,
+            .map_state = (uint8_t)state, .override_redirect = w->override_redirect, .colormap = w->colormap,
+            .all_event_masks = w->event_mask | o->observer_mask, .your_event_mask = w->event_mask,
+            .do_not_propagate_mask = w->dont_propagate });
 }
 
 /* GetProperty: delete, window, property, type, long-offset, long-length. As the protocol
@@ -612,10 +613,12 @@ static bool answer_attributes(const struct ownwin_state *o, const struct ownwin_
 static bool answer_property(const struct ownwin_win *w, const uint8_t *req, uint32_t size, uint16_t seq, bool msb,
                             bool verify, const struct predictor *atoms, struct buf *out)
 {
-    if (size != 24 || req[1] > 1 || w->props_unknown || (!verify && w->props_foreign))
+    struct xp_get_property_req q;
+    if (size != XP_GET_PROPERTY_REQ_SIZE || !xp_get_property_req_view(req, size, msb, &q) || q.delete > 1 ||
+        w->props_unknown || (!verify && w->props_foreign))
         return false;
-    uint32_t atom = ld32(req + 8, msb), type = ld32(req + 12, msb);
-    uint64_t offset = 4ull * ld32(req + 16, msb), length = 4ull * ld32(req + 20, msb);
+    uint32_t atom = q.property, type = q.type;
+    uint64_t offset = 4ull * q.long_offset, length = 4ull * q.long_length;
     const struct ownwin_prop *p = prop_get(w, atom);
     if (p && (p->unknown || (!verify && p->foreign)))
         return false;
@@ -625,45 +628,50 @@ static bool answer_property(const struct ownwin_win *w, const uint8_t *req, uint
                     (type && !(present && type == p->type) && !predict_atom_known(atoms, type))))
         return false;
     uint8_t *r;
-    if (!present)
-        return reply_header(out, seq, msb, 0) != NULL; /* None, format 0 */
+    struct xp_get_property_reply a = { .sequence = seq };
+    if (!present) /* None, format 0 */
+        return (r = reply_space(out, 0)) && xp_get_property_reply_put(r, XP_GET_PROPERTY_REPLY_SIZE, msb, &a);
     if (type && type != p->type) {
-        if (!(r = reply_header(out, seq, msb, 0)))
+        if (!(r = reply_space(out, 0)))
             return false;
-        r[1] = p->format;
-        st32(r + 8, p->type, msb);
-        st32(r + 12, p->len / (p->format / 8u), msb); /* the sample server counts units here, not bytes */
-        return true;
+        a.format = p->format;
+        a.type = p->type;
+        a.bytes_after = p->len / (p->format / 8u); /* the sample server counts units here, not bytes */
+        return xp_get_property_reply_put(r, XP_GET_PROPERTY_REPLY_SIZE, msb, &a);
     }
     if (offset > p->len)
         return false; /* BadValue */
     uint32_t n = (uint32_t)(p->len - offset < length ? p->len - offset : length);
     unsigned unit = p->format / 8u;
-    if (!unit || n % unit || !(r = reply_header(out, seq, msb, n + (4 - n % 4) % 4)))
+    if (!unit || n % unit || !(r = reply_space(out, n + (4 - n % 4) % 4)))
         return false;
-    r[1] = p->format;
-    st32(r + 8, p->type, msb);
-    st32(r + 12, (uint32_t)(p->len - offset - n), msb);
-    st32(r + 16, n / unit, msb);
+    a.length = (n + (4 - n % 4) % 4) / 4;
+    a.format = p->format;
+    a.type = p->type;
+    a.bytes_after = (uint32_t)(p->len - offset - n);
+    a.value_len = n / unit;
+    xp_get_property_reply_put(r, XP_GET_PROPERTY_REPLY_SIZE, msb, &a);
     if (n)
-        memcpy(r + 32, p->data + offset, n);
+        memcpy(r + XP_GET_PROPERTY_REPLY_SIZE, p->data + offset, n);
     return true;
 }
 
 bool ownwin_answer(const struct ownwin_state *o, const struct predictor *atoms, const struct msg_class *cls,
                    const uint8_t *req, uint32_t size, uint16_t seq, bool msb, bool verify, struct buf *out)
 {
-    if (cls->kind != MSG_REQUEST || cls->ext || size < 8 || (!verify && !o->observer_mask))
+    uint32_t id;
+    if (cls->kind != MSG_REQUEST || cls->ext || size < XP_REQUEST_HEADER_SIZE || (!verify && !o->observer_mask) ||
+        !window_at[cls->major] || !xp_peek32(req, size, window_at[cls->major], msb, &id))
         return false;
-    const struct ownwin_win *w = win_get(o, ld32(req + 4, msb));
+    const struct ownwin_win *w = win_get(o, id);
     if (!w)
         return false;
     switch (cls->major) {
-    case OP_GET_GEOMETRY:
-        return size == 8 && answer_geometry(o, w, seq, msb, verify, out);
-    case OP_GET_WINDOW_ATTRIBUTES:
-        return size == 8 && answer_attributes(o, w, seq, msb, verify, out);
-    case OP_GET_PROPERTY:
+    case XP_OP_GET_GEOMETRY:
+        return size == XP_GET_GEOMETRY_REQ_SIZE && answer_geometry(o, w, seq, msb, verify, out);
+    case XP_OP_GET_WINDOW_ATTRIBUTES:
+        return size == XP_GET_WINDOW_ATTRIBUTES_REQ_SIZE && answer_attributes(o, w, seq, msb, verify, out);
+    case XP_OP_GET_PROPERTY:
         return answer_property(w, req, size, seq, msb, verify, atoms, out);
     default:
         return false;

@@ -137,14 +137,12 @@ int xstream_on_request(struct xstream *xs, const uint8_t *msg, const struct xw_r
                             .reply_bytes = xs_reply_bytes(msg, rq, xs->msb) };
     if (xs->owed_bytes + e.reply_bytes > XS_MAX_OWED_BYTES)
         return -ENOBUFS;
-    if (rq->major == XW_OP_QUERY_EXTENSION) {
-        struct rd r = rd_make(msg, rq->size, xs->msb);
-        uint16_t name_len;
-        const uint8_t *name;
-        if (rd_skip(&r, 4) || rd_u16(&r, &name_len) || rd_skip(&r, 2) || rd_bytes(&r, &name, name_len))
+    if (rq->major == XP_OP_QUERY_EXTENSION) {
+        struct xp_query_extension_req v;
+        if (!xp_query_extension_req_view(msg, rq->size, xs->msb, &v) || !v.name)
             return -EBADMSG;
-        e.query_ext = (int16_t)find_extension(name, name_len);
-        e.query_hidden = xstream_extension_hidden((const char *)name, name_len);
+        e.query_ext = (int16_t)find_extension(v.name, v.name_len);
+        e.query_hidden = xstream_extension_hidden((const char *)v.name, v.name_len);
         cls->query_ext = e.query_ext;
     }
     return pending_push(xs, e);
@@ -179,12 +177,13 @@ static struct xs_pending *pending_for(struct xstream *xs, uint32_t seq)
 
 uint32_t xs_reply_bytes(const uint8_t *msg, const struct xw_request *rq, bool msb)
 {
-    struct rd r = rd_make(msg, rq->size, msb);
+    const uint8_t *body = msg + rq->header_size;
+    uint32_t len = rq->size - rq->header_size;
     uint16_t width, height;
-    if (rq->major != XP_OP_GET_IMAGE || rd_skip(&r, rq->header_size + 8) || rd_u16(&r, &width) ||
-        rd_u16(&r, &height))
-        return 32;
-    uint64_t bytes = 32 + 4ull * width * height;
+    if (rq->major != XP_OP_GET_IMAGE || !xp_peek16(body, len, XP_GET_IMAGE_BODY_WIDTH_AT, msb, &width) ||
+        !xp_peek16(body, len, XP_GET_IMAGE_BODY_HEIGHT_AT, msb, &height))
+        return XP_SERVER_MSG_SIZE;
+    uint64_t bytes = XP_SERVER_MSG_SIZE + 4ull * width * height;
     return bytes < XS_MAX_OWED_BYTES ? (uint32_t)bytes : XS_MAX_OWED_BYTES;
 }
 
@@ -195,17 +194,19 @@ bool xstream_replies_owed(const struct xstream *xs)
     const struct xs_pending *last = &xs->pending[(xs->pending_head + xs->pending_len - 1) % xs->pending_cap];
     /* Entries stay until a later message passes them; one at seq_done has had its reply,
      * unless its request may be answered by several (ListFontsWithInfo). */
-    return last->seq > xs->seq_done || (last->seq == xs->seq_done && last->major == 50);
+    return last->seq > xs->seq_done || (last->seq == xs->seq_done && last->major == XP_OP_LIST_FONTS_WITH_INFO);
 }
 
 void xstream_learn_extension(struct xstream *xs, int16_t query_ext, const uint8_t reply[32])
 {
-    uint8_t present = reply[8], major = reply[9];
-    if (!present || major < 128 || query_ext < 0 || (size_t)query_ext >= xp_n_extensions)
+    struct xp_query_extension_reply v;
+    xp_query_extension_reply_view(reply, XP_QUERY_EXTENSION_REPLY_SIZE, false /* bytes only */, &v);
+    uint8_t major = v.major_opcode;
+    if (!v.present || major < 128 || query_ext < 0 || (size_t)query_ext >= xp_n_extensions)
         return;
     xs->ext_by_major[major - 128] = query_ext;
-    xs->first_event[major - 128] = reply[10];
-    xs->first_error[major - 128] = reply[11];
+    xs->first_event[major - 128] = v.first_event;
+    xs->first_error[major - 128] = v.first_error;
     if (strcmp(xp_extensions[query_ext].xname, "BIG-REQUESTS") == 0)
         xs->big_requests_major = major;
 }
@@ -213,13 +214,14 @@ void xstream_learn_extension(struct xstream *xs, int16_t query_ext, const uint8_
 /* ListExtensions' reply without the hidden names: a list of counted strings after 32 bytes. */
 static int filter_list_extensions(const struct xstream *xs, const uint8_t *msg, uint32_t size, struct buf *out)
 {
-    struct rd r = rd_make(msg, size, xs->msb);
-    if (rd_skip(&r, 32))
+    struct xp_list_extensions_reply v;
+    if (!xp_list_extensions_reply_view(msg, size, xs->msb, &v))
         return -EBADMSG;
+    struct rd r = rd_make(v.rest, v.rest_len, xs->msb);
     size_t start = out->len;
-    if (buf_append(out, msg, 32) < 0)
+    if (buf_append(out, msg, XP_LIST_EXTENSIONS_REPLY_SIZE) < 0)
         return -ENOMEM;
-    uint8_t count = msg[1], kept = 0;
+    uint8_t count = v.names_len, kept = 0;
     for (unsigned i = 0; i < count; i++) {
         uint8_t len;
         const uint8_t *name;
@@ -231,13 +233,13 @@ static int filter_list_extensions(const struct xstream *xs, const uint8_t *msg, 
             return -ENOMEM;
         kept++;
     }
-    size_t body = out->len - start - 32;
+    size_t body = out->len - start - XP_LIST_EXTENSIONS_REPLY_SIZE;
     static const uint8_t zeros[4];
     if (buf_append(out, zeros, xw_pad4(body)) < 0)
         return -ENOMEM;
-    uint8_t *hdr = out->data + out->off + start;
-    hdr[1] = kept;
-    st32(hdr + 4, (uint32_t)((body + xw_pad4(body)) / 4), xs->msb);
+    uint8_t *hdr = out->data + out->off + start; /* the server's bytes, but for the count and length */
+    hdr[XP_LIST_EXTENSIONS_REPLY_NAMES_LEN_AT] = kept;
+    xp_server_set_length(hdr, (uint32_t)((body + xw_pad4(body)) / 4), xs->msb);
     return 0;
 }
 
@@ -260,10 +262,11 @@ static void classify_event(const struct xstream *xs, const uint8_t *msg, const s
                            struct msg_class *cls)
 {
     *cls = (struct msg_class){ .kind = MSG_EVENT, .major = m->code, .query_ext = -1 };
-    if (m->code == XW_GENERIC_EVENT && m->size >= 10) {
-        const struct xp_extension *e = ext_of_major(xs, msg[1]);
-        uint16_t evtype = ld16(msg + 8, xs->msb);
-        cls->minor = msg[1];
+    struct xp_generic_event_header g;
+    if (m->code == XP_EV_GE_GENERIC && xp_generic_event_header_view(msg, m->size, xs->msb, &g)) {
+        const struct xp_extension *e = ext_of_major(xs, g.extension);
+        uint16_t evtype = g.event_type;
+        cls->minor = g.extension;
         if (e) {
             cls->ext = e->xname;
             cls->name = evtype < e->n_xge_events ? e->xge_events[evtype] : NULL;
@@ -302,7 +305,7 @@ int xstream_on_server_msg(struct xstream *xs, const uint8_t *msg, const struct x
 {
     if (m->kind == XW_KIND_SETUP) {
         *cls = (struct msg_class){ .kind = MSG_SETUP, .name = "SetupReply", .query_ext = -1 };
-        xs->phase = msg[0] == 1 ? XS_RUNNING : XS_FAILED;
+        xs->phase = msg[XP_SETUP_STATUS_AT] == 1 /* Success */ ? XS_RUNNING : XS_FAILED;
         return buf_append(out, msg, m->size);
     }
     if (m->has_seq)
@@ -323,17 +326,17 @@ int xstream_on_server_msg(struct xstream *xs, const uint8_t *msg, const struct x
         classify_request(xs, q->major, q->minor, MSG_REPLY, cls, &has_reply);
     else
         *cls = (struct msg_class){ .kind = MSG_REPLY, .query_ext = -1 };
-    if (q && q->major == XW_OP_QUERY_EXTENSION) {
+    if (q && q->major == XP_OP_QUERY_EXTENSION) {
         cls->query_ext = q->query_ext;
         if (q->query_hidden && xs->hide_extensions) {
             size_t at = out->len;
             if (buf_append(out, msg, m->size) < 0)
                 return -ENOMEM;
-            memset(out->data + out->off + at + 8, 0, 4); /* present, major, first event, first error */
+            memset(out->data + out->off + at + XP_QUERY_EXTENSION_REPLY_PRESENT_AT, 0, 4); /* present, major, first event, first error */
             return 0;
         }
         xstream_learn_extension(xs, q->query_ext, msg);
-    } else if (q && q->major == XW_OP_LIST_EXTENSIONS && xs->hide_extensions) {
+    } else if (q && q->major == XP_OP_LIST_EXTENSIONS && xs->hide_extensions) {
         return filter_list_extensions(xs, msg, m->size, out);
     }
     return buf_append(out, msg, m->size);

@@ -10,14 +10,16 @@
 #include <stdint.h>
 
 #include "common/buf.h"
+#include "xproto_wire.h"
 
-#define XW_SETUP_HEADER_SIZE 12
-#define XW_EVENT_SIZE 32
-#define XW_GENERIC_EVENT 35
-#define XW_KEYMAP_NOTIFY 11
-#define XW_OP_QUERY_EXTENSION 98
-#define XW_OP_LIST_EXTENSIONS 99
-#define XW_OP_NO_OPERATION 127
+/* xcb-proto's names under the ones other files use (until they use XP_* themselves). */
+#define XW_SETUP_HEADER_SIZE XP_SETUP_REQUEST_SIZE
+#define XW_EVENT_SIZE XP_SERVER_MSG_SIZE
+#define XW_GENERIC_EVENT XP_EV_GE_GENERIC
+#define XW_KEYMAP_NOTIFY XP_EV_KEYMAP_NOTIFY
+#define XW_OP_QUERY_EXTENSION XP_OP_QUERY_EXTENSION
+#define XW_OP_LIST_EXTENSIONS XP_OP_LIST_EXTENSIONS
+#define XW_OP_NO_OPERATION XP_OP_NO_OPERATION
 
 /* The client's connection-setup request. Pointers point into the parsed bytes. */
 struct xw_setup_request {

@@ -10,13 +10,22 @@
 
 #include "xcodec/xcodec_private.h"
 
-/* Image geometry from PutImage's fixed part (offsets as without BIG-REQUESTS):
- * rows of equal stride when the body divides by the height, else one row. */
+/* PutImage's fixed part (as without BIG-REQUESTS; complete whenever there is a body). */
+static struct xp_put_image_req put_image(const uint8_t *fixed, bool msb)
+{
+    struct xp_put_image_req v;
+    xp_put_image_req_view(fixed, XP_PUT_IMAGE_REQ_SIZE, msb, &v);
+    return v;
+}
+
+/* Image geometry from PutImage's fixed part: rows of equal stride when the body divides by
+ * the height, else one row. */
 static void image_geom(const uint8_t *fixed, uint32_t blen, bool msb, uint32_t *rows, uint32_t *stride,
                        unsigned *psz)
 {
-    uint16_t h = ld16(fixed + 14, msb);
-    uint8_t depth = fixed[21];
+    struct xp_put_image_req v = put_image(fixed, msb);
+    uint16_t h = v.height;
+    uint8_t depth = v.depth;
     *psz = depth > 16 ? 4 : depth > 8 ? 2 : 1;
     *rows = h && blen % h == 0 ? h : 1;
     *stride = blen / *rows;
@@ -439,8 +448,9 @@ static int pix_put(struct xc_model *m, const struct xc_pix_image *im, const uint
                                     * upload of 64 KiB images (bench/latency), 52 ms at 16 KiB */
 static bool image_pix(const uint8_t *fixed, uint32_t blen, bool msb, struct xc_pix_image *im)
 {
-    uint16_t w = ld16(fixed + 12, msb), h = ld16(fixed + 14, msb);
-    uint8_t depth = fixed[21];
+    struct xp_put_image_req v = put_image(fixed, msb);
+    uint16_t w = v.width, h = v.height;
+    uint8_t depth = v.depth;
     *im = (struct xc_pix_image){ .msb = msb, .blen = blen, .w = w, .h = h };
     if (depth > 16)
         im->kind = XC_PIX_ARGB;
@@ -460,8 +470,9 @@ static bool image_pix(const uint8_t *fixed, uint32_t blen, bool msb, struct xc_p
 static bool image_bits(const struct xc_model *m, const uint8_t *fixed, uint32_t blen, bool msb,
                        struct xc_pix_image *im)
 {
-    uint16_t h = ld16(fixed + 14, msb);
-    if (fixed[21] != 1 || !h || blen % h || blen < PIX_MIN_IMAGE || blen > BITS_MAX_IMAGE)
+    struct xp_put_image_req v = put_image(fixed, msb);
+    uint16_t h = v.height;
+    if (v.depth != 1 || !h || blen % h || blen < PIX_MIN_IMAGE || blen > BITS_MAX_IMAGE)
         return false;
     *im = (struct xc_pix_image){ .kind = XC_PIX_BITS, .msb = msb, .blen = blen, .h = h, .stride = blen / h };
     /* The newest recent image, when as long, is most likely the bitmap this one goes with
@@ -638,8 +649,9 @@ static int note_new_code(struct xc_model *m, const uint8_t *body, uint32_t blen,
 
 static bool image_lossy_fits(const uint8_t *fixed, uint32_t blen, bool msb, uint32_t *w, uint32_t *h)
 {
-    *w = ld16(fixed + 12, msb), *h = ld16(fixed + 14, msb);
-    return !msb && fixed[1] == 2 && fixed[20] == 0 && fixed[21] == 24 && *w >= LOSSY_MIN_SIDE &&
+    struct xp_put_image_req v = put_image(fixed, msb);
+    *w = v.width, *h = v.height;
+    return !msb && v.format == XP_IMAGE_FORMAT_Z_PIXMAP && v.left_pad == 0 && v.depth == 24 && *w >= LOSSY_MIN_SIDE &&
            *h >= LOSSY_MIN_SIDE && blen > PIX_MAX_IMAGE && (uint64_t)*w * *h * 4 == blen;
 }
 
@@ -935,9 +947,24 @@ int xc_reply_decode(const struct xc_fonttabs *ft, uint8_t *dst, uint32_t blen, b
 /* AddGlyphs: ids, GLYPHINFOs and images all through the pixel coder (pixel.c), with the
  * images' layout (A8 or 32-bit) a sub-model byte. Whether 32-bit glyphs fit: their
  * sizes add up to the body, with at least one pixel. */
+/* AddGlyphs' glyph count, from its fixed part (complete whenever there is a body). */
+static uint32_t glyph_count(const uint8_t *fixed, bool msb)
+{
+    struct xp_render_add_glyphs_req v;
+    return xp_render_add_glyphs_req_view(fixed, XP_RENDER_ADD_GLYPHS_REQ_SIZE, msb, &v) ? v.glyphs_len : 0;
+}
+
+/* The size of glyph g of n in an AddGlyphs body: its GLYPHINFO, after the n ids. */
+static struct xp_render_glyphinfo glyph_info(const uint8_t *body, uint32_t n, uint32_t g, bool msb)
+{
+    struct xp_render_glyphinfo v;
+    xp_render_glyphinfo_view(body + 4 * (size_t)n + XP_RENDER_GLYPHINFO_SIZE * (size_t)g, XP_RENDER_GLYPHINFO_SIZE, msb, &v);
+    return v;
+}
+
 static bool glyphs_argb(const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb, uint32_t *nglyphs)
 {
-    uint32_t n = ld32(fixed + 8, msb);
+    uint32_t n = glyph_count(fixed, msb);
     if ((uint64_t)16 * n > blen)
         return false;
     *nglyphs = n;
@@ -945,8 +972,8 @@ static bool glyphs_argb(const uint8_t *fixed, const uint8_t *body, uint32_t blen
         return (blen - 16 * n) % 4 == 0;
     uint64_t px = 0;
     for (uint32_t g = 0; g < n; g++) {
-        const uint8_t *info = body + 4 * (size_t)n + 12 * (size_t)g;
-        px += (uint64_t)ld16(info, msb) * ld16(info + 2, msb);
+        struct xp_render_glyphinfo info = glyph_info(body, n, g, msb);
+        px += (uint64_t)info.width * info.height;
     }
     return px * 4 == blen - 16 * n && px > 0;
 }
@@ -955,11 +982,11 @@ static bool glyphs_argb(const uint8_t *fixed, const uint8_t *body, uint32_t blen
  * the GLYPHINFOs' sizes add up to (1-pixel-wide glyphs fit both: either codes them). */
 static bool glyphs_a8(const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb)
 {
-    uint32_t n = ld32(fixed + 8, msb);
+    uint32_t n = glyph_count(fixed, msb);
     uint64_t bytes = 16ull * n;
     for (uint32_t g = 0; g < n && bytes <= blen; g++) {
-        const uint8_t *info = body + 4 * (size_t)n + 12 * (size_t)g;
-        bytes += (uint64_t)((ld16(info, msb) + 3u) & ~3u) * ld16(info + 2, msb);
+        struct xp_render_glyphinfo info = glyph_info(body, n, g, msb);
+        bytes += (uint64_t)((info.width + 3u) & ~3u) * info.height;
     }
     return bytes == blen;
 }

@@ -92,7 +92,7 @@ static int dec_length(const struct xc_model *m, uint8_t b0, uint8_t sel, const s
     }
     if (sel & XC_SEL_BIG)
         return -EBADMSG;
-    if (b0 == 1 || (b0 & 0x7f) == 35)
+    if (b0 == XP_REPLY || (b0 & 0x7f) == XP_EV_GE_GENERIC)
         return *len >= 32 ? 0 : -EBADMSG;
     return *len == 32 ? 0 : -EBADMSG;
 }
@@ -132,16 +132,12 @@ static int dec_head(const struct xc_model *m, const struct xc_shape *s, uint8_t 
     hd[0] = b0;
     hd[1] = byte1;
     if (m->dir == XC_REQUESTS) {
-        if (s->len32) {
-            st16(hd + 2, 0, m->msb);
-            st32(hd + 4, len / 4, m->msb);
-        } else
-            st16(hd + 2, (uint16_t)(len / 4), m->msb);
+        xp_request_set_length(hd, len / 4, s->len32, m->msb);
     } else {
         if (s->has_seq)
-            st16(hd + 2, seq, m->msb);
+            xp_server_set_sequence(hd, seq, m->msb);
         if (s->len32)
-            st32(hd + 4, (len - 32) / 4, m->msb);
+            xp_server_set_length(hd, (len - XP_SERVER_MSG_SIZE) / 4, m->msb);
     }
     return 0;
 }
@@ -201,7 +197,7 @@ static int dec_one(struct xdec *d, struct rd *r, struct buf *out)
     if (slot != XC_NOREF && !ref)
         return -EBADMSG;
     struct xc_shape s;
-    bool has_seq = m->dir == XC_SERVER && (b0 & 0x7f) != 11;
+    bool has_seq = m->dir == XC_SERVER && (b0 & 0x7f) != XP_EV_KEYMAP_NOTIFY;
     uint16_t seq = 0;
     if (has_seq) {
         uint64_t z;
@@ -220,7 +216,7 @@ static int dec_one(struct xdec *d, struct rd *r, struct buf *out)
             return -ENOMEM;
         memcpy(dst, ref->p, ref->len);
         if (has_seq)
-            st16(dst + 2, seq, m->msb);
+            xp_server_set_sequence(dst, seq, m->msb);
         if (has_seq)
             m->last_seq = seq;
         return 0;

@@ -64,21 +64,23 @@ void xenc_free(struct xenc *e)
 /* Whether msg is a well-formed message whose length fields the decoder can rebuild. */
 static bool well_formed(const struct xc_model *m, const uint8_t *msg, size_t len, bool *big)
 {
+    struct xp_request_header rq;
+    struct xp_server_header sm;
     *big = false;
     if (len < 4 || len % 4)
         return false;
     if (m->dir == XC_REQUESTS) {
-        uint16_t l16 = ld16(msg + 2, m->msb);
-        if (l16)
-            return len == 4u * l16;
+        xp_request_header_view(msg, len, m->msb, &rq);
+        if (rq.length)
+            return len == 4u * rq.length;
         *big = true;
-        return len >= 8 && (uint64_t)ld32(msg + 4, m->msb) * 4 == len;
+        return len >= XP_BIG_REQUEST_HEADER_SIZE && (uint64_t)rq.big_length * 4 == len;
     }
-    if (len < 32)
+    if (len < XP_SERVER_MSG_SIZE || !xp_server_header_view(msg, len, m->msb, &sm))
         return false;
-    if (msg[0] == 1 || (msg[0] & 0x7f) == 35)
-        return (uint64_t)ld32(msg + 4, m->msb) * 4 + 32 == len;
-    return len == 32;
+    if (sm.code == XP_REPLY || (sm.code & 0x7f) == XP_EV_GE_GENERIC)
+        return (uint64_t)sm.length * 4 + XP_SERVER_MSG_SIZE == len;
+    return len == XP_SERVER_MSG_SIZE;
 }
 
 static int escape(const uint8_t *msg, size_t len, struct buf *out)
@@ -94,7 +96,8 @@ static bool is_exact(const struct xc_shape *s, const uint8_t *msg, size_t len, c
     if (ref->len != len)
         return false;
     if (s->has_seq)
-        return memcmp(msg, ref->p, 2) == 0 && memcmp(msg + 4, ref->p + 4, len - 4) == 0;
+        return memcmp(msg, ref->p, XP_SEQUENCE_AT) == 0 &&
+               memcmp(msg + XP_SEQUENCE_AT + 2, ref->p + XP_SEQUENCE_AT + 2, len - XP_SEQUENCE_AT - 2) == 0;
     return memcmp(msg, ref->p, len) == 0;
 }
 
@@ -295,7 +298,8 @@ static int encode(struct xenc *e, const uint8_t *msg, uint32_t len, bool big, st
         return -ENOMEM;
     uint16_t seq = 0;
     if (s.has_seq) {
-        seq = ld16(msg + 2, m->msb);
+        struct xp_server_header h;
+        seq = xp_server_header_view(msg, len, m->msb, &h) ? h.sequence : 0;
         if (buf_put_varint(out, xc_zz16((uint16_t)(seq - m->last_seq))) < 0)
             return -ENOMEM;
     }

@@ -30,33 +30,51 @@ static const struct xc_body_model bm_traps = {
     XC_BM_TRAPS, 20, { 0xff, 0xff, 0, 1, 0xff, 0xff, 0, 1, 4, 5, 2, 3, 0xff, 0xff, 6, 7, 12, 13, 10, 11 }
 };
 
-/* Per core request: the fixed part coded as word deltas (0: the first 32 bytes), and the
- * model of what follows it. Model parameters, not protocol facts the generator knows. */
-static const struct { uint8_t head; const struct xc_body_model *body; } core_req[128] = {
-    [1] = { 32, NULL },          /* CreateWindow: value list follows */
-    [2] = { 12, NULL },          /* ChangeWindowAttributes */
-    [12] = { 12, NULL },         /* ConfigureWindow */
-    [16] = { 8, NULL },          /* InternAtom: the name follows */
-    [18] = { 24, NULL },         /* ChangeProperty */
-    [45] = { 12, NULL },         /* OpenFont */
-    [55] = { 16, NULL },         /* CreateGC */
-    [56] = { 12, NULL },         /* ChangeGC */
-    [59] = { 12, &bm_rects },    /* SetClipRectangles */
-    [64] = { 12, &bm_points },   /* PolyPoint */
-    [65] = { 12, &bm_points },   /* PolyLine */
-    [66] = { 12, &bm_segments }, /* PolySegment */
-    [67] = { 12, &bm_rects },    /* PolyRectangle */
-    [68] = { 12, &bm_arcs },     /* PolyArc */
-    [69] = { 16, &bm_points },   /* FillPoly */
-    [70] = { 12, &bm_rects },    /* PolyFillRectangle */
-    [71] = { 12, &bm_arcs },     /* PolyFillArc */
-    [72] = { 24, &bm_image },    /* PutImage */
-    [98] = { 8, NULL },          /* QueryExtension: the name follows */
-    [74] = { 16, NULL },         /* PolyText8 */
-    [75] = { 16, NULL },         /* PolyText16 */
-    [76] = { 16, NULL },         /* ImageText8 */
-    [77] = { 16, NULL },         /* ImageText16 */
-};
+/* Per core request: its opcode, the fixed part coded as word deltas (0: the first 32 bytes),
+ * and the model of what follows it. Wire-frozen (PROTOCOL.md 5): both are written here once
+ * and pinned below to xcb-proto's opcode and fixed size, so that a newer xcb-proto cannot
+ * change the encoding unseen (the build stops instead). */
+#define XC_CORE_HEADS(X)                                                                \
+    X(CREATE_WINDOW, 1, 32, NULL)           /* a value list follows */                  \
+    X(CHANGE_WINDOW_ATTRIBUTES, 2, 12, NULL)                                            \
+    X(CONFIGURE_WINDOW, 12, 12, NULL)                                                   \
+    X(INTERN_ATOM, 16, 8, NULL)             /* the name follows */                      \
+    X(CHANGE_PROPERTY, 18, 24, NULL)                                                    \
+    X(OPEN_FONT, 45, 12, NULL)                                                          \
+    X(CREATE_GC, 55, 16, NULL)                                                          \
+    X(CHANGE_GC, 56, 12, NULL)                                                          \
+    X(SET_CLIP_RECTANGLES, 59, 12, &bm_rects)                                           \
+    X(POLY_POINT, 64, 12, &bm_points)                                                   \
+    X(POLY_LINE, 65, 12, &bm_points)                                                    \
+    X(POLY_SEGMENT, 66, 12, &bm_segments)                                               \
+    X(POLY_RECTANGLE, 67, 12, &bm_rects)                                                \
+    X(POLY_ARC, 68, 12, &bm_arcs)                                                       \
+    X(FILL_POLY, 69, 16, &bm_points)                                                    \
+    X(POLY_FILL_RECTANGLE, 70, 12, &bm_rects)                                           \
+    X(POLY_FILL_ARC, 71, 12, &bm_arcs)                                                  \
+    X(PUT_IMAGE, 72, 24, &bm_image)                                                     \
+    X(POLY_TEXT8, 74, 16, NULL)                                                         \
+    X(POLY_TEXT16, 75, 16, NULL)                                                        \
+    X(IMAGE_TEXT8, 76, 16, NULL)                                                        \
+    X(IMAGE_TEXT16, 77, 16, NULL)                                                       \
+    X(QUERY_EXTENSION, 98, 8, NULL)         /* the name follows */
+#define XC_HEAD_ENTRY(name, op, head, body) [op] = { head, body },
+#define XC_HEAD_PIN(name, op, head, body)                                                                  \
+    _Static_assert(XP_OP_##name == op && XP_##name##_REQ_SIZE == head, "xcodec's head of " #name " is wire-frozen");
+static const struct { uint8_t head; const struct xc_body_model *body; } core_req[128] = { XC_CORE_HEADS(XC_HEAD_ENTRY) };
+XC_CORE_HEADS(XC_HEAD_PIN)
+
+/* The RENDER requests coded by minor (xcodec_private.h), their heads and elements, frozen alike. */
+#define XC_HEAD_TRAPEZOIDS 24 /* op, pictures, source x y; then trapezoids */
+#define XC_HEAD_ADDTRAPS 12   /* picture, x and y offsets; then TRAPs */
+#define XC_HEAD_GLYPHS 28     /* op, pictures, mask format, glyphset, source x y; then items */
+#define XC_HEAD_ADDGLYPHS 12  /* glyphset, count; then ids, GLYPHINFOs and images */
+_Static_assert(XC_HEAD_TRAPEZOIDS == XP_RENDER_TRAPEZOIDS_REQ_SIZE && XC_HEAD_ADDTRAPS == XP_RENDER_ADD_TRAPS_REQ_SIZE &&
+               XC_HEAD_GLYPHS == XP_RENDER_COMPOSITE_GLYPHS8_REQ_SIZE && XC_HEAD_ADDGLYPHS == XP_RENDER_ADD_GLYPHS_REQ_SIZE,
+               "xcodec's RENDER heads are wire-frozen");
+/* The body models' elements, in 16-bit words, are the protocol's structures. */
+_Static_assert(2 * 2 == XP_POINT_SIZE && 2 * 4 == XP_SEGMENT_SIZE && 2 * 4 == XP_RECTANGLE_SIZE && 2 * 6 == XP_ARC_SIZE &&
+               2 * 12 == XP_RENDER_TRAP_SIZE && 2 * 20 == XP_RENDER_TRAPEZOID_SIZE, "xcodec's elements are wire-frozen");
 
 void xc_model_init(struct xc_model *m, enum xc_dir dir, bool msb)
 {
@@ -104,16 +122,16 @@ void xc_shape_of(const struct xc_model *m, uint8_t byte0, uint8_t minor, uint32_
             /* The extension's opcode is the server's choice: any minor 10 is taken for
              * RENDER's Trapezoids (24 bytes, then trapezoids of 40); another extension's
              * minor 10 loses nothing but perhaps compression (its body rarely fits). */
-            head = 24;
+            head = XC_HEAD_TRAPEZOIDS;
             s->body = &bm_traps;
         } else if (byte0 >= 128 && minor == XC_EXT_ADDTRAPS) {
-            head = 12; /* picture, x and y offsets; then TRAPs of 24 bytes */
+            head = XC_HEAD_ADDTRAPS;
             s->body = &bm_addtraps;
         } else if (byte0 >= 128 && minor >= XC_EXT_GLYPHS8 && minor <= XC_EXT_GLYPHS8 + 2) {
-            head = 28; /* op, pictures, mask format, glyphset, source x y; then items */
+            head = XC_HEAD_GLYPHS;
             s->body = &bm_items[minor - XC_EXT_GLYPHS8];
         } else if (byte0 >= 128 && minor == XC_EXT_ADDGLYPHS) {
-            head = 12; /* glyphset, count; then ids, GLYPHINFOs and images */
+            head = XC_HEAD_ADDGLYPHS;
             s->body = &bm_addglyphs;
         }
         if (big) {
@@ -122,9 +140,9 @@ void xc_shape_of(const struct xc_model *m, uint8_t byte0, uint8_t minor, uint32_
         }
     } else {
         unsigned code = byte0 & 0x7f;
-        s->has_seq = code != 11; /* KeymapNotify has none */
-        s->len32 = byte0 == 1 || code == 35;
-        if (byte0 == 1)
+        s->has_seq = code != XP_EV_KEYMAP_NOTIFY; /* it has none */
+        s->len32 = byte0 == XP_REPLY || code == XP_EV_GE_GENERIC;
+        if (byte0 == XP_REPLY)
             s->body = &bm_reply; /* large replies: font tables and few-colour images */
     }
     s->head = head < len ? head : len;

@@ -16,6 +16,7 @@
  * cos(a - t). */
 #define K_SHIFT 29
 #define TRAP 40              /* bytes of a trapezoid */
+_Static_assert(TRAP == XP_RENDER_TRAPEZOID_SIZE, "a trapezoid's coding is wire-frozen");
 #define REPEAT_BACK 12       /* values looked back for a repeat in the sources: a trapezoid's
                               * vertices are its own and the one before's */
 #define SRC_THIS 64          /* source bytes 64-71: this body, 1-8 trapezoids back */

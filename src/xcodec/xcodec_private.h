@@ -9,6 +9,7 @@
 
 #include "common/buf.h"
 #include "xcodec/xcodec.h"
+#include "xproto_wire.h"
 
 #define XC_K 7                       /* references kept per class; slot code 7 = none */
 #define XC_NCLASS 512                /* requests: 0-127 core majors, 128-511 hashed (major, minor) */
@@ -131,6 +132,11 @@ enum { XC_BM_ELEMS = 1, XC_BM_IMAGE = 2, XC_BM_REPLY = 3, XC_BM_GLYPHS = 4, XC_B
 #define XC_EXT_ADDGLYPHS 20  /* RENDER's AddGlyphs, as any extension's minor 20 */
 #define XC_EXT_ADDTRAPS 32   /* RENDER's AddTraps, as any extension's minor 32 */
 #define XC_EXT_GLYPHS8 23    /* RENDER's CompositeGlyphs8; 16 and 32 follow */
+/* These minors are wire-frozen (PROTOCOL.md 5): a newer xcb-proto may not move them. */
+_Static_assert(XC_EXT_TRAPEZOIDS == XP_RENDER_OP_TRAPEZOIDS && XC_EXT_ADDGLYPHS == XP_RENDER_OP_ADD_GLYPHS &&
+               XC_EXT_ADDTRAPS == XP_RENDER_OP_ADD_TRAPS && XC_EXT_GLYPHS8 == XP_RENDER_OP_COMPOSITE_GLYPHS8 &&
+               XC_EXT_GLYPHS8 + 1 == XP_RENDER_OP_COMPOSITE_GLYPHS16 && XC_EXT_GLYPHS8 + 2 == XP_RENDER_OP_COMPOSITE_GLYPHS32,
+               "xcodec's RENDER minors are wire-frozen");
 
 void xc_model_init(struct xc_model *m, enum xc_dir dir, bool msb);
 void xc_model_free(struct xc_model *m);

@@ -1,0 +1,206 @@
+/* predict_quiet.c -- quiet requests: without a reply, touching only the client's own resources
+ * (ids in its range) from a fixed list, so that only a client's bug or the server's running
+ * out of memory makes them fail; later requests may then be answered locally (PROTOCOL.md 3.2). */
+#include "proxy/predict_private.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "link/frame.h"
+
+void predict_learn_connection(struct predict_questions *pq, const uint8_t *setup, size_t size, bool msb)
+{
+    uint32_t base, mask;
+    if (!size || setup[0] != 1 || !xp_peek32(setup, size, XP_SETUP_RESOURCE_ID_BASE_AT, msb, &base) ||
+        !xp_peek32(setup, size, XP_SETUP_RESOURCE_ID_MASK_AT, msb, &mask))
+        return;
+    pq->id_base = base;
+    pq->id_mask = mask;
+    pq->have_ids = true;
+}
+
+/* Whether the id in the request's field at `at` (an XP_..._AT) is the client's own. A
+ * request cut short before the field is not quiet. */
+static bool own_id(const struct predict_questions *pq, const uint8_t *req, uint32_t size, uint32_t at, bool msb)
+{
+    uint32_t id;
+    return pq->have_ids && xp_peek32(req, size, at, msb, &id) && id && (id & ~pq->id_mask) == pq->id_base;
+}
+
+static bool own_or_none(const struct predict_questions *pq, const uint8_t *req, uint32_t size, uint32_t at, bool msb)
+{
+    uint32_t id;
+    return xp_peek32(req, size, at, msb, &id) && (!id || own_id(pq, req, size, at, msb));
+}
+
+/* The reply the connection got to its first request of this extension, when that request
+ * was the handshake `minor` (requests of the extension before it fail or are refused). */
+static const struct exchange *ext_opened(const struct predictor *p, const struct predict_questions *pq,
+                                         uint8_t major, uint8_t minor, bool msb)
+{
+    const struct predict_history *h = pq->hist && major >= 128 ? &pq->hist[major - 128] : NULL;
+    struct xp_request_header first;
+    if (!h || !xp_request_header_view(h->bytes, h->len, msb, &first) || !first.length || 4u * first.length > h->len ||
+        first.data != minor)
+        return NULL;
+    return pd_exchange_find(p, EX_REQ, msb, h->bytes, 4u * first.length);
+}
+
+/* The core keyboard's XKB device id, from a GetMap reply the display side got for
+ * UseCoreKbd (a device id is a byte; 0x100 when not known). */
+static uint16_t core_keyboard_id(const struct predictor *p, uint8_t major)
+{
+    for (uint32_t i = 0; i < p->n_ex; i++) {
+        const struct exchange *e = &p->ex[i];
+        uint32_t at = pd_exchange_get_map_at(e, major);
+        uint16_t device;
+        struct xp_server_header r;
+        if (at && xp_peek16(e->key + at, e->key_len - at, XP_XKB_GET_MAP_REQ_DEVICE_SPEC_AT, e->msb, &device) &&
+            device == XP_XKB_ID_USE_CORE_KBD && xp_server_header_view(e->reply, e->reply_len, e->msb, &r))
+            return r.data; /* the reply's first field: its device id */
+    }
+    return XP_XKB_ID_USE_CORE_KBD;
+}
+
+/* The fields of a request that must name the client's own resources (an XP_..._AT each; 0:
+ * none more), and those that may also be None. */
+struct quiet_fields {
+    uint8_t own[2], own_or_none[2];
+};
+
+static bool own_fields(const struct predict_questions *pq, const uint8_t *req, uint32_t size, bool msb,
+                       const struct quiet_fields *q)
+{
+    if (!q->own[0])
+        return false; /* not a quiet request */
+    for (int i = 0; i < 2; i++)
+        if ((q->own[i] && !own_id(pq, req, size, q->own[i], msb)) ||
+            (q->own_or_none[i] && !own_or_none(pq, req, size, q->own_or_none[i], msb)))
+            return false;
+    return true;
+}
+
+/* Core requests quiet on the client's own resources. */
+static const struct quiet_fields core_quiet[128] = {
+    [XP_OP_CREATE_WINDOW] = { { XP_CREATE_WINDOW_REQ_WID_AT } },
+    [XP_OP_CHANGE_WINDOW_ATTRIBUTES] = { { XP_CHANGE_WINDOW_ATTRIBUTES_REQ_WINDOW_AT } },
+    [XP_OP_MAP_WINDOW] = { { XP_MAP_WINDOW_REQ_WINDOW_AT } },
+    [XP_OP_MAP_SUBWINDOWS] = { { XP_MAP_SUBWINDOWS_REQ_WINDOW_AT } },
+    [XP_OP_UNMAP_WINDOW] = { { XP_UNMAP_WINDOW_REQ_WINDOW_AT } },
+    [XP_OP_CONFIGURE_WINDOW] = { { XP_CONFIGURE_WINDOW_REQ_WINDOW_AT } },
+    [XP_OP_CHANGE_PROPERTY] = { { XP_CHANGE_PROPERTY_REQ_WINDOW_AT } },
+    [XP_OP_DELETE_PROPERTY] = { { XP_DELETE_PROPERTY_REQ_WINDOW_AT } },
+    [XP_OP_CLOSE_FONT] = { { XP_CLOSE_FONT_REQ_FONT_AT } },
+    [XP_OP_CREATE_PIXMAP] = { { XP_CREATE_PIXMAP_REQ_PID_AT } },
+    [XP_OP_FREE_PIXMAP] = { { XP_FREE_PIXMAP_REQ_PIXMAP_AT } },
+    [XP_OP_CREATE_GC] = { { XP_CREATE_GC_REQ_CID_AT } },
+    [XP_OP_CHANGE_GC] = { { XP_CHANGE_GC_REQ_GC_AT } },
+    [XP_OP_SET_CLIP_RECTANGLES] = { { XP_SET_CLIP_RECTANGLES_REQ_GC_AT } },
+    [XP_OP_FREE_GC] = { { XP_FREE_GC_REQ_GC_AT } },
+    [XP_OP_CLEAR_AREA] = { { XP_CLEAR_AREA_REQ_WINDOW_AT } },
+    [XP_OP_CREATE_CURSOR] = { { XP_CREATE_CURSOR_REQ_CID_AT } },
+    [XP_OP_CREATE_GLYPH_CURSOR] = { { XP_CREATE_GLYPH_CURSOR_REQ_CID_AT } },
+    [XP_OP_FREE_CURSOR] = { { XP_FREE_CURSOR_REQ_CURSOR_AT } },
+    [XP_OP_RECOLOR_CURSOR] = { { XP_RECOLOR_CURSOR_REQ_CURSOR_AT } },
+    [XP_OP_GRAB_BUTTON] = { { XP_GRAB_BUTTON_REQ_GRAB_WINDOW_AT },
+                            { XP_GRAB_BUTTON_REQ_CONFINE_TO_AT, XP_GRAB_BUTTON_REQ_CURSOR_AT } },
+    /* drawing: its own drawable and GC */
+    [XP_OP_POLY_POINT] = { { XP_POLY_POINT_REQ_DRAWABLE_AT, XP_POLY_POINT_REQ_GC_AT } },
+    [XP_OP_POLY_LINE] = { { XP_POLY_LINE_REQ_DRAWABLE_AT, XP_POLY_LINE_REQ_GC_AT } },
+    [XP_OP_POLY_SEGMENT] = { { XP_POLY_SEGMENT_REQ_DRAWABLE_AT, XP_POLY_SEGMENT_REQ_GC_AT } },
+    [XP_OP_POLY_RECTANGLE] = { { XP_POLY_RECTANGLE_REQ_DRAWABLE_AT, XP_POLY_RECTANGLE_REQ_GC_AT } },
+    [XP_OP_POLY_ARC] = { { XP_POLY_ARC_REQ_DRAWABLE_AT, XP_POLY_ARC_REQ_GC_AT } },
+    [XP_OP_FILL_POLY] = { { XP_FILL_POLY_REQ_DRAWABLE_AT, XP_FILL_POLY_REQ_GC_AT } },
+    [XP_OP_POLY_FILL_RECTANGLE] = { { XP_POLY_FILL_RECTANGLE_REQ_DRAWABLE_AT, XP_POLY_FILL_RECTANGLE_REQ_GC_AT } },
+    [XP_OP_POLY_FILL_ARC] = { { XP_POLY_FILL_ARC_REQ_DRAWABLE_AT, XP_POLY_FILL_ARC_REQ_GC_AT } },
+    [XP_OP_PUT_IMAGE] = { { XP_PUT_IMAGE_REQ_DRAWABLE_AT, XP_PUT_IMAGE_REQ_GC_AT } },
+    [XP_OP_POLY_TEXT8] = { { XP_POLY_TEXT8_REQ_DRAWABLE_AT, XP_POLY_TEXT8_REQ_GC_AT } },
+    [XP_OP_POLY_TEXT16] = { { XP_POLY_TEXT16_REQ_DRAWABLE_AT, XP_POLY_TEXT16_REQ_GC_AT } },
+    [XP_OP_IMAGE_TEXT8] = { { XP_IMAGE_TEXT8_REQ_DRAWABLE_AT, XP_IMAGE_TEXT8_REQ_GC_AT } },
+    [XP_OP_IMAGE_TEXT16] = { { XP_IMAGE_TEXT16_REQ_DRAWABLE_AT, XP_IMAGE_TEXT16_REQ_GC_AT } },
+};
+
+/* RENDER's requests quiet on the client's own resources, likewise (by minor opcode). */
+static const struct quiet_fields render_quiet[XP_RENDER_OP_CREATE_SOLID_FILL + 1] = {
+    [XP_RENDER_OP_CREATE_PICTURE] = { { XP_RENDER_CREATE_PICTURE_REQ_PID_AT, XP_RENDER_CREATE_PICTURE_REQ_DRAWABLE_AT } },
+    [XP_RENDER_OP_CHANGE_PICTURE] = { { XP_RENDER_CHANGE_PICTURE_REQ_PICTURE_AT } },
+    [XP_RENDER_OP_SET_PICTURE_CLIP_RECTANGLES] = { { XP_RENDER_SET_PICTURE_CLIP_RECTANGLES_REQ_PICTURE_AT } },
+    [XP_RENDER_OP_FREE_PICTURE] = { { XP_RENDER_FREE_PICTURE_REQ_PICTURE_AT } },
+    [XP_RENDER_OP_CREATE_GLYPH_SET] = { { XP_RENDER_CREATE_GLYPH_SET_REQ_GSID_AT } },
+    [XP_RENDER_OP_FREE_GLYPH_SET] = { { XP_RENDER_FREE_GLYPH_SET_REQ_GLYPHSET_AT } },
+    [XP_RENDER_OP_ADD_GLYPHS] = { { XP_RENDER_ADD_GLYPHS_REQ_GLYPHSET_AT } },
+    [XP_RENDER_OP_FREE_GLYPHS] = { { XP_RENDER_FREE_GLYPHS_REQ_GLYPHSET_AT } },
+    [XP_RENDER_OP_CREATE_SOLID_FILL] = { { XP_RENDER_CREATE_SOLID_FILL_REQ_PICTURE_AT } },
+    /* source, destination, and a mask or none */
+    [XP_RENDER_OP_COMPOSITE] = { { XP_RENDER_COMPOSITE_REQ_SRC_AT, XP_RENDER_COMPOSITE_REQ_DST_AT },
+                                 { XP_RENDER_COMPOSITE_REQ_MASK_AT } },
+    [XP_RENDER_OP_FILL_RECTANGLES] = { { XP_RENDER_FILL_RECTANGLES_REQ_DST_AT } },
+    /* from its own picture */
+    [XP_RENDER_OP_CREATE_CURSOR] = { { XP_RENDER_CREATE_CURSOR_REQ_CID_AT, XP_RENDER_CREATE_CURSOR_REQ_SOURCE_AT } },
+};
+
+/* Extension requests that only create, change or free the client's own resources. Each
+ * fails only for a bug of the client (a wrong id, format or value) or for want of memory. */
+static bool quiet_extension(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
+                            const uint8_t *req, uint32_t size, bool msb)
+{
+    const struct exchange *e;
+    struct xp_xkb_use_extension_reply opened;
+    if (!strcmp(cls->ext, "XKEYBOARD")) {
+        /* SelectEvents on the core keyboard, after UseExtension said yes (else BadAccess) */
+        struct xp_xkb_select_events_req v;
+        e = ext_opened(p, pq, cls->major, XP_XKB_OP_USE_EXTENSION, msb);
+        if (cls->minor != XP_XKB_OP_SELECT_EVENTS || !xp_xkb_select_events_req_view(req, size, msb, &v) || !e ||
+            !xp_xkb_use_extension_reply_view(e->reply, e->reply_len, e->msb, &opened) || opened.supported != 1)
+            return false;
+        return v.device_spec == XP_XKB_ID_USE_CORE_KBD || v.device_spec == core_keyboard_id(p, cls->major);
+    }
+    if (!strcmp(cls->ext, "XFIXES")) {
+        /* XFIXES 2 requests, after QueryVersion agreed on 2 or later (the server refuses
+         * requests beyond the version agreed): SetCursorName on its own cursor, */
+        struct xp_xfixes_query_version_reply version;
+        struct xp_xfixes_select_selection_input_req v;
+        e = ext_opened(p, pq, cls->major, XP_XFIXES_OP_QUERY_VERSION, msb);
+        if (!e || !xp_xfixes_query_version_reply_view(e->reply, e->reply_len, e->msb, &version) ||
+            version.major_version < 2)
+            return false;
+        if (cls->minor == XP_XFIXES_OP_SET_CURSOR_NAME)
+            return own_id(pq, req, size, XP_XFIXES_SET_CURSOR_NAME_REQ_CURSOR_AT, msb);
+        /* SelectSelectionInput on its own window, of an atom that exists (else BadAtom), with
+         * the three defined event bits (else BadValue): events only when owners change later */
+        return cls->minor == XP_XFIXES_OP_SELECT_SELECTION_INPUT && size == XP_XFIXES_SELECT_SELECTION_INPUT_REQ_SIZE &&
+               own_id(pq, req, size, XP_XFIXES_SELECT_SELECTION_INPUT_REQ_WINDOW_AT, msb) &&
+               xp_xfixes_select_selection_input_req_view(req, size, msb, &v) && predict_atom_known(p, v.selection) &&
+               v.event_mask <= 7;
+    }
+    if (strcmp(cls->ext, "RENDER") || cls->minor >= sizeof render_quiet / sizeof *render_quiet)
+        return false;
+    /* CreatePicture and ChangePicture: no alpha map or clip mask (other resources) */
+    uint32_t mask, at = cls->minor == XP_RENDER_OP_CREATE_PICTURE ? XP_RENDER_CREATE_PICTURE_REQ_VALUE_MASK_AT
+                      : cls->minor == XP_RENDER_OP_CHANGE_PICTURE ? XP_RENDER_CHANGE_PICTURE_REQ_VALUE_MASK_AT : 0;
+    if (at && (!xp_peek32(req, size, at, msb, &mask) || (mask & (XP_RENDER_CP_ALPHA_MAP | XP_RENDER_CP_CLIP_MASK))))
+        return false;
+    return own_fields(pq, req, size, msb, &render_quiet[cls->minor]);
+}
+
+bool predict_quiet(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
+                   const uint8_t *req, uint32_t size, bool msb)
+{
+    if (cls->kind != MSG_REQUEST || size < XP_REQUEST_HEADER_SIZE)
+        return false;
+    if (cls->ext)
+        return cls->major >= 128 && quiet_extension(p, pq, cls, req, size, msb);
+    if (cls->major == XP_OP_GRAB_SERVER || cls->major == XP_OP_UNGRAB_SERVER) /* no reply, error or event */
+        return size == XP_GRAB_SERVER_REQ_SIZE;
+    if (cls->major == XP_OP_OPEN_FONT) { /* a font that opened before in this session */
+        struct xp_open_font_req v;
+        if (!own_id(pq, req, size, XP_OPEN_FONT_REQ_FID_AT, msb) || !xp_open_font_req_view(req, size, msb, &v) || !v.name)
+            return false;
+        for (uint32_t i = 0; i < p->n_fonts_ok; i++)
+            if (p->fonts_ok[i].len == v.name_len && !memcmp(p->fonts_ok[i].name, v.name, v.name_len))
+                return true;
+        return pd_exchange_find(p, EX_FONT, msb, v.name, v.name_len);
+    }
+    return cls->major < 128 && own_fields(pq, req, size, msb, &core_quiet[cls->major]);
+}
