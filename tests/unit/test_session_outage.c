@@ -1,0 +1,239 @@
+/* test_session_outage.c -- a session whose link is cut, stalls or is replaced (session_rig.h's
+ * relay): every request and event arrives once and in order, silent links are noticed, other
+ * sessions and wrong secrets are refused, the grace period ends it; on a plain link and on a
+ * zstd link. */
+#include "session_rig.h"
+
+/* n NoOperation requests of 4 bytes whose length field is spelt out in 4-byte units
+ * plus a counter in the padding-free form: 127, 0, 1, 0 would all look alike, so each is
+ * a NoOperation of 2 units carrying its number (the server ignores a NoOperation's body). */
+static void numbered_requests(struct buf *out, uint32_t first, uint32_t n)
+{
+    for (uint32_t i = first; i < first + n; i++) {
+        uint8_t rq[8] = { 127, 0, 2, 0 };
+        st32(rq + 4, i, false);
+        CHECK_EQ(buf_append(out, rq, sizeof rq), 0);
+    }
+}
+
+/* Numbered events from the server: KeymapNotify (11) has no sequence number and 31 bytes
+ * of its own, which carry the number. */
+static void numbered_events(struct buf *out, uint32_t first, uint32_t n)
+{
+    for (uint32_t i = first; i < first + n; i++) {
+        uint8_t ev[32] = { 11 };
+        st32(ev + 4, i, false);
+        CHECK_EQ(buf_append(out, ev, sizeof ev), 0);
+    }
+}
+
+/* Writes all of b to fd (non-blocking), pumping while it is full. */
+static void feed(struct rig *r, int fd, const struct buf *b)
+{
+    for (size_t at = 0; at < b->len;) {
+        ssize_t w = write(fd, buf_head(b) + at, b->len - at);
+        if (w > 0)
+            at += (size_t)w;
+        pump(r, 1);
+        fake_now += 1000000;
+    }
+}
+
+/* Reads from fd until want bytes came (or many turns passed). */
+static void collect(struct rig *r, int fd, struct buf *got, size_t want)
+{
+    for (int i = 0; i < 20000 && got->len < want; i++) {
+        pump(r, 1);
+        fake_now += 1000000;
+        uint8_t tmp[16384];
+        ssize_t n = read(fd, tmp, sizeof tmp);
+        if (n > 0)
+            CHECK_EQ(buf_append(got, tmp, (size_t)n), 0);
+    }
+}
+
+static void outage_tests(void)
+{
+    STEST("That a lost link keeps every client, and a new link carries both ways on, each byte once") {
+        struct relay y;
+        rig_relay = &y;
+        rig_grace_s = 60;
+        struct rig r;
+        rig_start(&r, (const uint8_t *)"0123456789abcdefghij", (const uint8_t *)"0123456789abcdefghij");
+        int c = client_ready(&r, 0);
+        struct buf up = { 0 }, down = { 0 }, got_up = { 0 }, got_down = { 0 };
+        /* Before the outage, both ways, some of it in flight when the relay is cut. */
+        numbered_requests(&up, 0, 3000);
+        numbered_events(&down, 0, 1000);
+        feed(&r, c, &up);
+        feed(&r, r.upstream[0], &down);
+        y.stalled = true; /* what is written now is in flight when the relay is cut */
+        struct buf in_flight = { 0 };
+        numbered_requests(&in_flight, 3000, 300);
+        numbered_events(&in_flight, 1000, 300);
+        CHECK_EQ(write(c, buf_head(&in_flight), 300 * 8), 300 * 8);
+        CHECK_EQ(write(r.upstream[0], buf_head(&in_flight) + 300 * 8, 300 * 32), 300 * 32);
+        CHECK_EQ(buf_append(&up, buf_head(&in_flight), 300 * 8), 0);
+        CHECK_EQ(buf_append(&down, buf_head(&in_flight) + 300 * 8, 300 * 32), 0);
+        buf_free(&in_flight);
+        pump(&r, 20);
+        relay_cut(&y);
+        pump(&r, 10);
+        CHECK_EQ(session_state(r.app), SESSION_DETACHED);
+        CHECK_EQ(session_state(r.disp), SESSION_DETACHED);
+        CHECK_EQ(session_channel_count(r.app), 1);
+        CHECK_EQ(session_channel_count(r.disp), 1);
+        /* During it: the client and the server go on writing; it waits in tincan. */
+        struct buf more_up = { 0 }, more_down = { 0 };
+        numbered_requests(&more_up, 3300, 500);
+        numbered_events(&more_down, 1300, 500);
+        CHECK_EQ(write(c, buf_head(&more_up), more_up.len), (ssize_t)more_up.len);
+        CHECK_EQ(write(r.upstream[0], buf_head(&more_down), more_down.len), (ssize_t)more_down.len);
+        fake_now += 5000000000ull;
+        pump(&r, 10);
+        /* A new link, from both ends, as a redial and an accept make it. */
+        int a, d;
+        relay_open(&y, &a, &d);
+        CHECK_EQ(session_attach(r.app, a, a), 0);
+        CHECK_EQ(session_attach(r.disp, d, d), 0);
+        CHECK_EQ(buf_append(&up, buf_head(&more_up), more_up.len), 0);
+        CHECK_EQ(buf_append(&down, buf_head(&more_down), more_down.len), 0);
+        collect(&r, r.upstream[0], &got_up, up.len);
+        collect(&r, c, &got_down, down.len);
+        CHECK_EQ(session_state(r.app), SESSION_UP);
+        CHECK_EQ(session_state(r.disp), SESSION_UP);
+        CHECK_EQ(got_up.len, up.len);
+        CHECK(got_up.len == up.len && !memcmp(buf_head(&got_up), buf_head(&up), up.len));
+        CHECK_EQ(got_down.len, down.len);
+        CHECK(got_down.len == down.len && !memcmp(buf_head(&got_down), buf_head(&down), down.len));
+        CHECK_EQ(session_stats(r.app)->outages, 1);
+        CHECK(session_stats(r.app)->bytes_replayed + session_stats(r.disp)->bytes_replayed > 0);
+        buf_free(&up);
+        buf_free(&down);
+        buf_free(&got_up);
+        buf_free(&got_down);
+        buf_free(&more_up);
+        buf_free(&more_down);
+        close(c);
+        rig_stop(&r);
+        relay_cut(&y);
+        rig_relay = NULL;
+        rig_grace_s = 0;
+    }
+    STEST("That a link that falls silent without closing is noticed, then replaced") {
+        struct relay y;
+        rig_relay = &y;
+        rig_grace_s = 60;
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        int c = client_ready(&r, 0);
+        y.stalled = true; /* out of range: nothing moves, nothing closes */
+        int turns = 0;
+        while (session_state(r.app) == SESSION_UP && turns++ < 200) {
+            fake_now += 100000000; /* 100 ms a turn */
+            pump(&r, 1);
+        }
+        CHECK_EQ(session_state(r.app), SESSION_DETACHED);
+        CHECK(turns >= 20 && turns <= 60); /* 2 s without an answer to a PING, at least; a few at most */
+        struct relay old = y;
+        int a, d;
+        relay_open(&y, &a, &d);
+        CHECK_EQ(session_attach(r.app, a, a), 0);
+        CHECK_EQ(session_attach(r.disp, d, d), 0); /* the display side's old link seemed up: replaced */
+        pump(&r, 20);
+        CHECK_EQ(session_state(r.app), SESSION_UP);
+        CHECK_EQ(session_state(r.disp), SESSION_UP);
+        struct buf got = { 0 };
+        uint8_t focus[4] = { 43, 0, 1, 0 }, reply[32] = { 1, 0, 1, 0 };
+        ask_server(&r, c, 0, focus, 4, reply, &got);
+        CHECK(got.len == 32 && !memcmp(buf_head(&got), reply, 32));
+        /* The old link comes back to life: the halves closed it; nothing of it is read. */
+        old.stalled = false;
+        relay_move(&old);
+        pump(&r, 10);
+        CHECK_EQ(session_state(r.app), SESSION_UP);
+        buf_free(&got);
+        close(c);
+        rig_stop(&r);
+        relay_cut(&y);
+        relay_cut(&old);
+        rig_relay = NULL;
+        rig_grace_s = 0;
+    }
+    STEST("That a new link of another session, or with the wrong secret, is refused and the session waits on") {
+        struct relay y;
+        rig_relay = &y;
+        rig_grace_s = 60;
+        struct rig r;
+        rig_start(&r, (const uint8_t *)"0123456789abcdefghij", (const uint8_t *)"0123456789abcdefghij");
+        int c = client_ready(&r, 0);
+        relay_cut(&y);
+        pump(&r, 5);
+        CHECK_EQ(session_state(r.disp), SESSION_DETACHED);
+        /* Another app side with the same secret, starting a session of its own. */
+        int sv[2];
+        socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv);
+        struct session_config ac = { .role = ROLE_APP, .secret = (const uint8_t *)"0123456789abcdefghij",
+                                     .secret_len = 20, .compress_level = rig_compress, .clock = fake_clock };
+        struct session *other;
+        session_new(&other, r.app_loop, &ac, sv[0], sv[0]);
+        CHECK_EQ(session_attach(r.disp, sv[1], sv[1]), 0);
+        pump(&r, 20);
+        CHECK_EQ(session_attaching(r.disp), 0);
+        CHECK_EQ(session_state(r.disp), SESSION_DETACHED);
+        session_free(other);
+        /* The right session, with the wrong secret: a fresh peer cannot know the tokens. */
+        socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv);
+        ac.secret = (const uint8_t *)"XXXXXXXXXXabcdefghij";
+        session_new(&other, r.app_loop, &ac, sv[0], sv[0]);
+        CHECK_EQ(session_attach(r.disp, sv[1], sv[1]), 0);
+        pump(&r, 20);
+        CHECK_EQ(session_state(r.disp), SESSION_DETACHED);
+        session_free(other);
+        /* And the real one still resumes. */
+        int a, d;
+        relay_open(&y, &a, &d);
+        session_attach(r.app, a, a);
+        session_attach(r.disp, d, d);
+        pump(&r, 20);
+        CHECK_EQ(session_state(r.disp), SESSION_UP);
+        close(c);
+        rig_stop(&r);
+        relay_cut(&y);
+        rig_relay = NULL;
+        rig_grace_s = 0;
+    }
+    STEST("That a link lost for longer than the grace period ends the session and closes its clients") {
+        struct relay y;
+        rig_relay = &y;
+        rig_grace_s = 30;
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        int c = client_ready(&r, 0);
+        relay_cut(&y);
+        pump(&r, 5);
+        CHECK_EQ(session_state(r.app), SESSION_DETACHED);
+        fake_now += 29000000000ull;
+        pump(&r, 5);
+        CHECK_EQ(session_state(r.app), SESSION_DETACHED);
+        fake_now += 2000000000ull;
+        pump(&r, 5);
+        CHECK_EQ(session_state(r.app), SESSION_ENDED);
+        CHECK_EQ(session_state(r.disp), SESSION_ENDED);
+        CHECK(session_end_reason(r.app) && strstr(session_end_reason(r.app), "grace"));
+        CHECK(closed(c));
+        close(c);
+        rig_stop(&r);
+        rig_relay = NULL;
+        rig_grace_s = 0;
+    }
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    outage_tests();
+    rig_compress = 3;
+    outage_tests();
+    return test_summary();
+}
