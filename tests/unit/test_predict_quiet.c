@@ -1,0 +1,161 @@
+/* test_predict_quiet.c -- quiet requests (predict_quiet.c): those without a reply that
+ * only the client's own resources can make fail, in the core protocol and extensions. */
+#include "predict_helpers.h"
+
+static void test_quiet(void)
+{
+    TEST("That only requests on the client's own resources are quiet") {
+        struct predictor *p;
+        CHECK(predict_new(&p) == 0);
+        struct predict_questions a = { 0 };
+        uint8_t b[32];
+        uint32_t w[4] = { 0x400002, ROOT, 0, 0 };
+        struct msg_class cgc = core(55), cp = core(18), put = core(72), grab = core(28);
+        request(b, 55, 0, w, 3);
+        CHECK(!predict_quiet(p, &a, &cgc, b, req_len, false)); /* ids not yet known */
+        uint8_t setup[40] = { 1 };
+        st32(setup + 12, 0x400000, false);
+        st32(setup + 16, 0x1fffff, false);
+        predict_learn_connection(&a, setup, sizeof setup, false);
+        request(b, 55, 0, w, 3);
+        CHECK(predict_quiet(p, &a, &cgc, b, req_len, false));
+        uint32_t prop_root[4] = { ROOT, 23, 31, 0 };
+        request(b, 18, 0, prop_root, 4);
+        CHECK(!predict_quiet(p, &a, &cp, b, req_len, false));
+        uint32_t draw[3] = { 0x400005, 0x400002, 0 };
+        request(b, 72, 2, draw, 3);
+        CHECK(predict_quiet(p, &a, &put, b, req_len, false));
+        uint32_t foreign_gc[3] = { 0x400005, 0x800002, 0 };
+        request(b, 72, 2, foreign_gc, 3);
+        CHECK(!predict_quiet(p, &a, &put, b, req_len, false));
+        request(b, 28, 0, w, 3);
+        CHECK(!predict_quiet(p, &a, &grab, b, req_len, false)); /* too short for a GrabButton */
+        struct msg_class gs = core(36), ugs = core(37);
+        request(b, 36, 0, NULL, 0);
+        CHECK(predict_quiet(p, &a, &gs, b, req_len, false)); /* Grab/UngrabServer: nothing comes back */
+        request(b, 37, 0, NULL, 0);
+        CHECK(predict_quiet(p, &a, &ugs, b, req_len, false));
+        predict_questions_free(&a);
+        predict_free(p);
+    }
+}
+
+static void test_quiet_extensions(void)
+{
+    TEST("That extension requests on the client's own resources are quiet once the extension is open, and fonts that open") {
+        struct predictor *p;
+        CHECK(predict_new(&p) == 0);
+        struct predict_questions a = { 0 }, fresh = { 0 };
+        uint8_t setup[40] = { 1 }, b[64], r[64];
+        st32(setup + 12, 0x400000, false);
+        st32(setup + 16, 0x1fffff, false);
+        predict_learn_connection(&a, setup, sizeof setup, false);
+        predict_learn_connection(&fresh, setup, sizeof setup, false);
+        struct buf fact = { 0 };
+        /* XKEYBOARD: UseExtension said yes; SelectEvents on the core keyboard. */
+        uint8_t use[8], sel[16];
+        request(use, XKB_MAJOR, 0, (uint32_t[1]){ 1 }, 1);
+        memset(r, 0, 32);
+        r[0] = r[1] = 1;
+        CHECK(predict_fact_exchange(&fact, false, use, 8, r, 32) == 0);
+        CHECK(learn(p, &fact) == 0);
+        struct msg_class c_use = ext("XKEYBOARD", XKB_MAJOR, 0), c_sel = ext("XKEYBOARD", XKB_MAJOR, 1);
+        request(sel, XKB_MAJOR, 1, (uint32_t[3]){ 0x00020100, 0, 0x00070007 }, 3);
+        CHECK(!predict_quiet(p, &a, &c_sel, sel, 16, false)); /* before UseExtension */
+        predict_track(p, &a, &c_use, use, 8, false);
+        CHECK(predict_quiet(p, &a, &c_sel, sel, 16, false));
+        CHECK(!predict_quiet(p, &fresh, &c_sel, sel, 16, false));
+        st16(sel + 4, 3, false);           /* the keyboard's device id: known from a GetMap fact */
+        CHECK(!predict_quiet(p, &a, &c_sel, sel, 16, false));
+        uint8_t key[36] = { 0 };
+        memcpy(key, use, 8);
+        request(key + 8, XKB_MAJOR, 8, (uint32_t[6]){ 0x00070100 }, 6);
+        r[1] = 3;
+        CHECK(predict_fact_exchange(&fact, false, key, 36, r, 32) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK(predict_quiet(p, &a, &c_sel, sel, 16, false));
+        st16(sel + 4, 4, false);
+        CHECK(!predict_quiet(p, &a, &c_sel, sel, 16, false));
+        /* XFIXES: SetCursorName needs version 2 agreed. */
+        uint8_t qv[12], scn[20];
+        struct msg_class c_qv = ext("XFIXES", 138, 0), c_scn = ext("XFIXES", 138, 23);
+        request(qv, 138, 0, (uint32_t[2]){ 6, 0 }, 2);
+        request(scn, 138, 23, (uint32_t[3]){ 0x400007, 5, 0x646e6168 }, 3);
+        memset(r, 0, 32);
+        r[0] = 1;
+        st32(r + 8, 1, false);
+        CHECK(predict_fact_exchange(&fact, false, qv, 12, r, 32) == 0);
+        CHECK(learn(p, &fact) == 0);
+        predict_track(p, &a, &c_qv, qv, 12, false);
+        CHECK(!predict_quiet(p, &a, &c_scn, scn, 20, false)); /* version 1 agreed */
+        struct predict_questions c = { 0 };
+        predict_learn_connection(&c, setup, sizeof setup, false);
+        request(qv, 138, 0, (uint32_t[2]){ 5, 0 }, 2);
+        st32(r + 8, 5, false);
+        CHECK(predict_fact_exchange(&fact, false, qv, 12, r, 32) == 0);
+        CHECK(learn(p, &fact) == 0);
+        predict_track(p, &c, &c_qv, qv, 12, false);
+        CHECK(predict_quiet(p, &c, &c_scn, scn, 20, false));
+        st32(scn + 4, 0x800007, false);
+        CHECK(!predict_quiet(p, &c, &c_scn, scn, 20, false)); /* not its cursor */
+        /* SelectSelectionInput on its own window, of an atom that exists, with defined bits. */
+        struct msg_class c_ssi = ext("XFIXES", 138, 2);
+        uint8_t ssi[16];
+        request(ssi, 138, 2, (uint32_t[3]){ 0x400001, 1 /* PRIMARY, predefined */, 7 }, 3);
+        CHECK(predict_quiet(p, &c, &c_ssi, ssi, 16, false));
+        CHECK(!predict_quiet(p, &a, &c_ssi, ssi, 16, false)); /* version 1 agreed on a */
+        request(ssi, 138, 2, (uint32_t[3]){ 0x400001, 1, 8 }, 3);
+        CHECK(!predict_quiet(p, &c, &c_ssi, ssi, 16, false)); /* an undefined bit: BadValue */
+        request(ssi, 138, 2, (uint32_t[3]){ 0x400001, 100000, 1 }, 3);
+        CHECK(!predict_quiet(p, &c, &c_ssi, ssi, 16, false)); /* an atom not known to exist */
+        request(ssi, 138, 2, (uint32_t[3]){ ROOT, 1, 1 }, 3);
+        CHECK(!predict_quiet(p, &c, &c_ssi, ssi, 16, false)); /* not its window */
+        /* RENDER: pictures of its own drawables, without other resources in the values. */
+        struct msg_class cpic = ext("RENDER", RENDER_MAJOR, 4), comp = ext("RENDER", RENDER_MAJOR, 8),
+                         rcur = ext("RENDER", RENDER_MAJOR, 27), trap = ext("RENDER", RENDER_MAJOR, 10);
+        request(b, RENDER_MAJOR, 4, (uint32_t[4]){ 0x400006, 0x400004, 0x25, 0 }, 4);
+        CHECK(predict_quiet(p, &a, &cpic, b, req_len, false));
+        request(b, RENDER_MAJOR, 4, (uint32_t[5]){ 0x400006, 0x400004, 0x25, 1u << 6, 0x400009 }, 5);
+        CHECK(!predict_quiet(p, &a, &cpic, b, req_len, false)); /* a clip mask */
+        request(b, RENDER_MAJOR, 4, (uint32_t[4]){ 0x400006, ROOT, 0x25, 0 }, 4);
+        CHECK(!predict_quiet(p, &a, &cpic, b, req_len, false));
+        request(b, RENDER_MAJOR, 8, (uint32_t[6]){ 3, 0x400006, 0, 0x400008, 0, 0 }, 6);
+        CHECK(predict_quiet(p, &a, &comp, b, req_len, false));
+        request(b, RENDER_MAJOR, 27, (uint32_t[3]){ 0x400007, 0x400006, 0 }, 3);
+        CHECK(predict_quiet(p, &a, &rcur, b, req_len, false));
+        request(b, RENDER_MAJOR, 10, (uint32_t[3]){ 0x400007, 0x400006, 0 }, 3);
+        CHECK(!predict_quiet(p, &a, &trap, b, req_len, false));
+        /* GrabButton and RecolorCursor on its own window and cursor. */
+        struct msg_class grab = core(28), recolor = core(96), of = core(45);
+        request(b, 28, 1, (uint32_t[5]){ 0x400018, 0x0101000c, 0, 0, 0x00000001 }, 5);
+        CHECK(predict_quiet(p, &a, &grab, b, req_len, false));
+        st32(b + 16, 0x800001, false); /* another client's cursor */
+        CHECK(!predict_quiet(p, &a, &grab, b, req_len, false));
+        request(b, 28, 1, (uint32_t[5]){ ROOT, 0x0101000c, 0, 0, 0x00000001 }, 5);
+        CHECK(!predict_quiet(p, &a, &grab, b, req_len, false));
+        request(b, 96, 0, (uint32_t[4]){ 0x400017, 0, 0xffffffff, 0xffff }, 4);
+        CHECK(predict_quiet(p, &a, &recolor, b, req_len, false));
+        /* OpenFont of a font the display side opened. */
+        open_font(b, 0x400002, "cursor");
+        CHECK(!predict_quiet(p, &a, &of, b, req_len, false));
+        CHECK(predict_fact_font(&fact, "cursor", 6) == 0 && predict_fact_font(&fact, "fixed", 5) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK(predict_quiet(p, &a, &of, b, req_len, false));
+        open_font(b, 0x400002, "fixedx");
+        CHECK(!predict_quiet(p, &a, &of, b, req_len, false));
+        uint8_t bad[] = { FACT_FONTS, 3, 'a' };
+        CHECK(predict_on_fact(p, bad, sizeof bad) == -EBADMSG);
+        buf_free(&fact);
+        predict_questions_free(&a);
+        predict_questions_free(&c);
+        predict_questions_free(&fresh);
+        predict_free(p);
+    }
+}
+
+int main(void)
+{
+    test_quiet();
+    test_quiet_extensions();
+    return test_summary();
+}
