@@ -435,7 +435,10 @@ static void get_property_deletes(struct ownwin_state *o, struct ownwin_win *w, c
 void ownwin_on_request(struct ownwin_state *o, const struct msg_class *cls, const uint8_t *req, uint32_t size,
                        bool msb)
 {
-    if (cls->kind != MSG_REQUEST || cls->ext || size < XP_REQUEST_HEADER_SIZE)
+    /* Core requests only: an extension's that xstream does not know yet comes without its
+     * name, its major opcode 128 or more. */
+    if (cls->kind != MSG_REQUEST || cls->ext || cls->major >= sizeof window_at / sizeof *window_at ||
+        size < XP_REQUEST_HEADER_SIZE)
         return;
     if (cls->major == XP_OP_CREATE_WINDOW) {
         create_window(o, req, size, msb);
@@ -511,8 +514,8 @@ bool ownwin_may_fail(const struct ownwin_state *o, const struct msg_class *cls, 
                      bool msb)
 {
     uint32_t id, x;
-    if (cls->kind != MSG_REQUEST || cls->ext || size < XP_REQUEST_HEADER_SIZE || !window_at[cls->major] ||
-        !xp_peek32(req, size, window_at[cls->major], msb, &id))
+    if (cls->kind != MSG_REQUEST || cls->ext || cls->major >= sizeof window_at / sizeof *window_at ||
+        size < XP_REQUEST_HEADER_SIZE || !window_at[cls->major] || !xp_peek32(req, size, window_at[cls->major], msb, &id))
         return false;
     const struct ownwin_win *w = win_get(o, id);
     if (!w)
@@ -660,8 +663,9 @@ bool ownwin_answer(const struct ownwin_state *o, const struct predictor *atoms, 
                    const uint8_t *req, uint32_t size, uint16_t seq, bool msb, bool verify, struct buf *out)
 {
     uint32_t id;
-    if (cls->kind != MSG_REQUEST || cls->ext || size < XP_REQUEST_HEADER_SIZE || (!verify && !o->observer_mask) ||
-        !window_at[cls->major] || !xp_peek32(req, size, window_at[cls->major], msb, &id))
+    if (cls->kind != MSG_REQUEST || cls->ext || cls->major >= sizeof window_at / sizeof *window_at ||
+        size < XP_REQUEST_HEADER_SIZE || (!verify && !o->observer_mask) || !window_at[cls->major] ||
+        !xp_peek32(req, size, window_at[cls->major], msb, &id))
         return false;
     const struct ownwin_win *w = win_get(o, id);
     if (!w)
