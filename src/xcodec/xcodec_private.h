@@ -310,4 +310,19 @@ static inline const uint8_t *xc_ref_last_elem(const struct xc_model *m, const st
     return rb % el == 0 ? ref->p + ref->len - el : NULL;
 }
 
+/* PutImage bodies (putimage.c), and what glyphs (body.c) share of the pixel coder there. */
+#define PIX_FRESH 8 /* added to a pixel code's marker: new, though equal to a cached one's (pixcache) */
+/* A PutImage body (fixed: its fixed part) coded, or decoded to exactly blen bytes. 0 or -errno. */
+int xc_image_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb, struct buf *out);
+int xc_image_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb, struct rd *r);
+/* Rows of at most PALETTE_MAX distinct pixels of psz bytes, as palette indices. 1: not for it. */
+int xc_palette_encode(const uint8_t *body, uint32_t rows, uint32_t stride, unsigned psz, struct buf *out);
+int xc_palette_decode(uint8_t *dst, uint32_t rows, uint32_t stride, unsigned psz, struct rd *r);
+/* The pixel coder's statistics (made on first use); an image through it (from mark, at least
+ * min bytes); a new code noted for the next session, or a code of the last taken as its body. */
+struct xc_pix *xc_pix_of(struct xc_model *m);
+int xc_pix_put(struct xc_model *m, const struct xc_pix_image *im, const uint8_t *p, struct buf *out, size_t mark, uint32_t min);
+int xc_pix_note_new_code(struct xc_model *m, const uint8_t *body, uint32_t blen, struct buf *out, size_t mark);
+int xc_pix_take_cached(struct xc_model *m, struct rd *r, uint8_t *dst, uint32_t blen);
+
 #endif
