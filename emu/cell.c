@@ -88,9 +88,28 @@ static int apply_profile(struct emu_cell_opts *o, const char *name)
     return 0;
 }
 
+/* --hidden I-J[,I-J...]: stations I and J (1..) cannot hear each other. */
+static int parse_hidden(struct emu_cell_opts *o, const char *v)
+{
+    const char *p = v;
+    for (;;) {
+        char *end;
+        long a = strtol(p, &end, 10);
+        if (end == p || *end != '-') return -EINVAL;
+        p = end + 1;
+        long b = strtol(p, &end, 10);
+        if (end == p || (*end && *end != ',') || a < 1 || b < 1 || a >= N || b >= N || a == b) return -EINVAL;
+        o->deaf[a] |= 1u << b;
+        o->deaf[b] |= 1u << a;
+        if (!*end) return 0;
+        p = end + 1;
+    }
+}
+
 int emu_cell_option_is_flag(const char *name)
 {
-    return strcmp(name, "-v") == 0 || strcmp(name, "--verbose") == 0 || strcmp(name, "--vj") == 0;
+    return strcmp(name, "-v") == 0 || strcmp(name, "--verbose") == 0 || strcmp(name, "--vj") == 0 ||
+           strcmp(name, "--no-eifs") == 0;
 }
 
 int emu_cell_option(struct emu_cell_opts *o, const char *name, const char *v)
@@ -100,6 +119,7 @@ int emu_cell_option(struct emu_cell_opts *o, const char *name, const char *v)
     const char *rest;
     int i;
     if (strcmp(name, "--vj") == 0) { o->vj = 1; return 0; }
+    if (strcmp(name, "--no-eifs") == 0) { o->no_eifs = 1; return 0; }
     if (emu_cell_option_is_flag(name)) { o->verbose = 1; return 0; }
     if (!v) return -EINVAL;
     if (strcmp(name, "--profile") == 0) return apply_profile(o, v);
@@ -170,6 +190,14 @@ int emu_cell_option(struct emu_cell_opts *o, const char *name, const char *v)
         o->sched[o->n_sched++].join = name[2] == 'j';
         return 0;
     }
+    if (strcmp(name, "--ap-queue") == 0) {
+        if (strcmp(v, "fifo") == 0) o->ap_sched = EMU_AP_FIFO;
+        else if (strcmp(v, "rr") == 0) o->ap_sched = EMU_AP_RR;
+        else if (strcmp(v, "airtime") == 0) o->ap_sched = EMU_AP_AIRTIME;
+        else return -EINVAL;
+        return 0;
+    }
+    if (strcmp(name, "--hidden") == 0) return parse_hidden(o, v);
     if (strcmp(name, "--seed") == 0) return emu_parse_u64(v, &o->seed) ? -EINVAL : 0;
     if (strcmp(name, "--info-file") == 0) { o->info_file = v; return 0; }
     if (strcmp(name, "--stats-file") == 0) { o->stats_file = v; return 0; }
@@ -189,6 +217,11 @@ void emu_cell_help(FILE *out)
 "  --queue N             packets in each station's queue and each of the base's (default 50)\n"
 "  --mtu N               of every TUN device (default 1500)\n"
 "  --preamble long|short, --rts-threshold B     (dcf)\n"
+"  --ap-queue fifo|rr|airtime   (dcf) the base's queueing: one FIFO for all stations\n"
+"                        (default), a queue per station served round robin, or by\n"
+"                        deficit round robin of airtime (1 ms quantum)\n"
+"  --no-eifs             (dcf) DIFS, not EIFS (364 us), after a garbled frame\n"
+"  --hidden I-J[,I-J...] (maca) stations I and J cannot hear each other\n"
 "  --vj                  header compression per station and direction; the compressor\n"
 "                        forgets when the MAC drops a packet\n"
 "  --leave I@T, --join I@T   station I leaves or (re)joins T after the start (e.g. 5s)\n"
@@ -374,14 +407,31 @@ static int medium_setup(struct cmode *c)
     const struct emu_cell_opts *o = c->o;
     struct emu_medium_hooks h = { on_delivered, on_dropped, on_acked, c };
     int rc;
+    int hidden = 0;
+    for (int i = 0; i < N; i++) hidden |= o->deaf[i] != 0;
     if (strcmp(o->mac, "maca") == 0) {
-        rc = emu_medium_init(&c->med, &emu_mac_maca, NULL, o->seed, &h);
+        if (o->ap_sched != EMU_AP_FIFO) {
+            fprintf(stderr, "tincan-link: --ap-queue is for --mac dcf (MACA keeps a queue per destination)\n");
+            return -EINVAL;
+        }
+        static struct emu_maca_cfg mc;        /* 1 KiB of hears[][]: not on the stack */
+        emu_maca_default(&mc);
+        mc.hidden = hidden;
+        for (int i = 0; i < N; i++)
+            for (int j = 0; j < N; j++) mc.hears[i][j] = !(o->deaf[i] >> j & 1);
+        rc = emu_medium_init(&c->med, &emu_mac_maca, &mc, o->seed, &h);
     } else {
+        if (hidden) {
+            fprintf(stderr, "tincan-link: --hidden needs --mac maca (the DCF model has every station hear every other)\n");
+            return -EINVAL;
+        }
         struct emu_dcf_cfg dc;
         emu_dcf_default(&dc);
         if (o->short_preamble) dc.plcp_ns = 96000;
         dc.rts_threshold_bytes = o->rts_threshold_bytes;
+        if (o->no_eifs) dc.eifs_ns = 0;
         rc = emu_medium_init(&c->med, &emu_mac_dcf, &dc, o->seed, &h);
+        if (rc == 0) rc = emu_medium_set_ap_sched(&c->med, o->ap_sched);
     }
     if (rc < 0) return rc;
     c->med_ready = 1;
