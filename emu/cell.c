@@ -51,6 +51,7 @@ struct cmode {
     struct in_addr addr[N];
     struct cdir dir[2][N];                    /* [0] up: station i -> base, [1] down */
     uint64_t write_errors, malformed;
+    struct emu_hist lateness;         /* a packet written - its delivery on the medium's clock */
     uint8_t rbuf[PKT_BUF_BYTES], cbuf[PKT_BUF_BYTES], dbuf[PKT_BUF_BYTES];
     uint32_t sched_done;              /* bit k: --leave/--join entry k has happened */
 };
@@ -254,6 +255,8 @@ static void on_delivered(void *arg, const struct emu_mframe *f, int64_t now_ns)
     d->pkts++;
     d->bytes += len;
     emu_hist_add(&d->one_way, now_ns - k->in_ns);
+    int64_t late = emu_now_ns() - c->t0_ns - now_ns;   /* the loop runs events up to 50 us early */
+    emu_hist_add(&c->lateness, late > 0 ? late : 0);
 }
 
 /* The sender's queue lets go of a frame only here or in on_dropped: the packet is freed then. */
@@ -350,6 +353,10 @@ static void report(FILE *out, void *arg)
     const struct cmode *c = arg;
     fprintf(out, "mode=cell\nmac=%s\nstations=%d\nmalformed=%llu\nwrite_errors=%llu\n", c->o->mac,
             c->o->n_stations, (unsigned long long)c->malformed, (unsigned long long)c->write_errors);
+    fprintf(out, "lateness_p50_us=%lld\nlateness_p99_us=%lld\nlateness_max_us=%lld\n",
+            (long long)(emu_hist_quantile_ns(&c->lateness, 0.5) / 1000),
+            (long long)(emu_hist_quantile_ns(&c->lateness, 0.99) / 1000),
+            (long long)(emu_hist_quantile_ns(&c->lateness, 1.0) / 1000));
     for (int i = 0; i <= c->o->n_stations; i++) {
         const struct emu_station *s = &c->med.st[i];
         char pfx[32];

@@ -40,6 +40,19 @@ def runq():
         return int(f.read().split()[3].split("/")[0])
 
 
+def proc_cpu_s(pids):
+    """utime + stime of these processes, in seconds (those gone count 0)."""
+    tck, t = os.sysconf("SC_CLK_TCK"), 0
+    for pid in pids:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                v = f.read().rsplit(")", 1)[1].split()
+            t += int(v[11]) + int(v[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return t / tck
+
+
 def read_kv(path):
     d = {}
     try:
@@ -170,7 +183,8 @@ class Run:
         time.sleep(1.0)
         # 3. pen phase: 50 events/s each, typing into the xterm, a program started meanwhile
         s0 = self.stats()
-        c0, r0 = cpu_sample(), []
+        ours = [p.pid for p in self.procs] + [self.link.pid]
+        c0, p0, l0 = cpu_sample(), proc_cpu_s(ours), proc_cpu_s([self.link.pid])
         t_go = now()
         for i in range(1, n + 1):
             watch[i].stdin.write(b"go\n")
@@ -184,7 +198,7 @@ class Run:
             if prog_map is None and now() >= t_go + a.program_at:
                 prog_map = self.start_all(a.program, lambda i: [a.program, "-geometry", "+600+400"], cenv, xenv, 0)
             time.sleep(0.25)
-        c1 = cpu_sample()
+        c1, p1, l1 = cpu_sample(), proc_cpu_s(ours), proc_cpu_s([self.link.pid])
         s1 = self.stats()
         phase_s = now() - t_go
         prog = self.finish_maps(prog_map, 60) if prog_map else {}
@@ -211,12 +225,17 @@ class Run:
                 "down_one_way_p99_ms": int(s2.get("sta%d_down_one_way_p99_us" % i, 0)) / 1e3,
                 "up_one_way_p99_ms": int(s2.get("sta%d_up_one_way_p99_us" % i, 0)) / 1e3,
                 "down_bytes": int(s2.get("sta%d_down_bytes" % i, 0)), "up_bytes": int(s2.get("sta%d_up_bytes" % i, 0)),
+                "down_pkts": int(s2.get("sta%d_down_pkts" % i, 0)), "up_pkts": int(s2.get("sta%d_up_pkts" % i, 0)),
                 "drops": int(s2.get("sta%d_down_drops" % i, 0)) + int(s2.get("sta%d_up_drops" % i, 0)),
             }
         tot, idle = c1[0] - c0[0], c1[1] - c0[1]
         res.update({
             "phase_s": phase_s, "cpu_busy": 1 - idle / tot if tot else None, "ncpu": os.cpu_count(),
             "runq_mean": sum(rq) / len(rq) if rq else None,
+            "ours_cpu": (p1 - p0) / phase_s / (os.cpu_count() or 1), "link_cpu": (l1 - l0) / phase_s,
+            "lateness_p99_ms": int(s2.get("lateness_p99_us", 0)) / 1e3,
+            "phase_pkts": sum(int(s1.get("sta%d_%s_pkts" % (i, d), 0)) - int(s0.get("sta%d_%s_pkts" % (i, d), 0))
+                              for i in range(1, n + 1) for d in ("up", "down")),
             "medium_busy": (self.airtime_us(s1) - self.airtime_us(s0)) / 1e6 / phase_s,
             "base_airtime_ms": (int(s1.get("base_airtime_us", 0)) - int(s0.get("base_airtime_us", 0))) / 1e3,
             "collisions": sum(int(s2.get("sta%d_collisions" % i, 0)) for i in range(n + 1)) +

@@ -2,7 +2,8 @@
 # emu_cell.sh -- tincan-link cell mode with real kernel traffic: namespaces of a base and
 # stations, ping through the medium, station to station through the base, clean-up after
 # SIGKILL, 802.11b TCP goodput of one 11 Mbit/s station, the performance anomaly of a
-# 1 + 11 Mbit/s pair, bulk TCP over the MACA radio. Needs root; skips otherwise.
+# 1 + 11 Mbit/s pair, the access point's FIFO against airtime fairness with a bad apple,
+# hidden stations (MACA), bulk TCP over the MACA radio. Needs root; skips otherwise.
 source "$(dirname "$0")/../lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 LINK=${TINCAN_LINK:-$here/../../build/tincan-link}
@@ -80,6 +81,35 @@ stop
 s=$(mbps "$tmp/slow"); f=$(mbps "$tmp/fast")
 check "That an 11 Mbit/s station beside a 1 Mbit/s one is dragged below 1.5 Mbit/s ($f Mbit/s; the slow one $s)" \
     within "$f" 0 1.5
+
+# The bad apple downstream: the base sends bulk TCP to a 1 Mbit/s station with 20% frame
+# loss and to an 11 Mbit/s one. One FIFO at the access point holds the fast station's frames
+# behind the slow one's retransmissions; airtime fairness gives the fast one its own half.
+# down_start TO BYTES PORT OUT: the base sends BYTES to station TO.
+down_start() {
+    in_ns "$1" python3 "$BULK" recv 10.78.0.$((1 + $1)) "$3" >"$4" &
+    RECV="$RECV $!"
+    sleep 0.3
+    in_ns base timeout 120 python3 "$BULK" send 10.78.0.$((1 + $1)) "$3" "$2" &
+}
+for q in fifo airtime; do
+    start --profile dot11b-short --stations 2 --station-rate 1=1M --station-loss 1=20% --ap-queue $q
+    down_start 1 300000 7110 "$tmp/apple_slow_$q"
+    down_start 2 1000000 7111 "$tmp/apple_fast_$q"
+    bulk_wait
+    stop
+done
+ff=$(mbps "$tmp/apple_fast_fifo"); fa=$(mbps "$tmp/apple_fast_airtime")
+check "That with --ap-queue airtime the fast station gets at least twice its goodput under one FIFO ($fa against $ff Mbit/s)" \
+    python3 -c "import sys; sys.exit(0 if $fa >= 2 * $ff else 1)"
+check "That --ap-queue and --hidden refuse the model they do not fit" \
+    bash -c "! '$LINK' cell --profile mpad --ap-queue rr 2>/dev/null && ! '$LINK' cell --profile dot11b --stations 2 --hidden 1-2 2>/dev/null"
+
+# Hidden stations over MACA: 1 and 2 cannot hear each other; both still reach the base.
+start --profile mpad --stations 2 --hidden 1-2
+both_reach() { ping_ok 1 10.78.0.1 && ping_ok 2 10.78.0.1; }
+check "That two MACA stations hidden from each other both reach the base" both_reach
+stop
 
 # MACA at 256 kbit/s with 512-byte packets: paced by the 4-way exchanges.
 start --profile mpad --stations 1 --mtu 576
