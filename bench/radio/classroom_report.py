@@ -75,8 +75,8 @@ def main():
             print("\nFAILED: %s, %d students, %s: %s" % (r["path"], r["n"], r.get("tag"), r["error"]))
     print()
     print("| path | cell options | students | bad station's ink p99, ms | others' p99, ms: median / worst |"
-          " the same without the bad apple | worst other's p99 rise | others' xcalc start, s: median |"
-          " CPU busy | medium busy | base's frames dropped (queue / retry) |")
+          " the same without the bad apple | rise of the others' p99: median / worst | others' xcalc start, s: median |"
+          " CPU busy | medium busy | packets dropped in the cell: the bad one's / the others' |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     apple = []
     for r in runs:
@@ -89,13 +89,14 @@ def main():
         if b:
             bo = [x["p99_ms"] for x in students(b)[1:]]
             ref = "%s / %s" % (fmt(med(bo)), fmt(mx(bo)))
-            rise = "%+.0f%%" % (100 * (mx(op) / mx(bo) - 1)) if mx(op) and mx(bo) else "-"
+            rise = "%+.0f%% / %+.0f%%" % (100 * (med(op) / med(bo) - 1), 100 * (mx(op) / mx(bo) - 1)) \
+                if mx(op) and mx(bo) else "-"
         else:
             ref, rise = "(no run)", "-"
         print("| %s | `%s` | %d | %s | %s / %s | %s | %s | %s | %.0f%% | %.0f%% | %d / %d |" % (
             r["path"], r["extra"], r["n"], fmt(bad["p99_ms"]), fmt(med(op)), fmt(mx(op)), ref, rise,
             fmt(med([x["program_s"] for x in others]), "%.2f"), 100 * r["cpu_busy"], 100 * r["medium_busy"],
-            r["base_drop_queue"], r["base_drop_retry"]))
+            bad["drops"], sum(x["drops"] for x in others)))
         apple.append((r["path"], r["extra"], med(op), mx(op), bad["p99_ms"]))
     if plotdir:
         with open(plotdir + "/classroom_size.dat", "w") as f:

@@ -2,7 +2,8 @@
 # bench/radio/run.sh -- the seeds' shared-radio experiments over tincan-link cell mode, with
 # the kernel's own TCP: MACA (PARC MPad cell, 256 kbit/s) bulk TCP with 512-byte packets,
 # 16-byte datagrams, 1 and 4 stations at once; 802.11b DCF one station (long and short
-# preamble), N stations, and the 1 + 11 Mbit/s anomaly. Needs root. Prints one table row per
+# preamble), N stations, and the 1 + 11 Mbit/s anomaly; streams and HTTP with a bad apple,
+# with one FIFO at the access point and with a queue per client (--ap-queue). Needs root. Prints one table row per
 # run (results: docs/EMULATOR.md). Usage: bench/radio/run.sh [path/to/tincan-link]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -174,8 +175,11 @@ echo "| --- | --- | --- | --- |"
 streams "8 clients at 11 Mbit/s" 8 --profile dot11b
 streams "8 clients, client 1 at 1 Mbit/s (bad apple)" 8 --profile dot11b --station-rate 1=1M
 streams "8 clients, client 1 at 1 Mbit/s with 10% frame loss" 8 --profile dot11b --station-rate 1=1M --station-loss 1=10%
+streams "the same, a queue per client at the access point, round robin" 8 --profile dot11b --station-rate 1=1M --station-loss 1=10% --ap-queue rr
+streams "the same, a queue per client, airtime fairness" 8 --profile dot11b --station-rate 1=1M --station-loss 1=10% --ap-queue airtime
 echo
 echo "| HTTP/1.0 fetches for 8 s | cell options | size | requests/s, all clients | kbit/s | response p50 per client, ms |"
 echo "| --- | --- | --- | --- | --- | --- |"
 for size in 1000 10000 100000; do http "4 clients" 4 $size --profile dot11b; done
 http "4 clients, client 1 at 1 Mbit/s" 4 10000 --profile dot11b --station-rate 1=1M
+http "4 clients, client 1 at 1 Mbit/s, airtime fairness" 4 10000 --profile dot11b --station-rate 1=1M --ap-queue airtime
