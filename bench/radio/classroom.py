@@ -186,11 +186,12 @@ class Run:
         ours = [p.pid for p in self.procs] + [self.link.pid]
         c0, p0, l0 = cpu_sample(), proc_cpu_s(ours), proc_cpu_s([self.link.pid])
         t_go = now()
+        typists = {}
         for i in range(1, n + 1):
             watch[i].stdin.write(b"go\n")
             watch[i].stdin.flush()
-            self.spawn(str(i), ["xdotool", "search", "--sync", "--class", "xterm", "windowfocus", "--sync",
-                                "type", "--delay", "100", a.text], "type%d" % i, env=xenv(i))
+            typists[i] = self.spawn(str(i), ["xdotool", "search", "--sync", "--class", "xterm", "windowfocus", "--sync",
+                                             "type", "--delay", "100", a.text], "type%d" % i, env=xenv(i))
         rq = []
         prog_map = None
         while now() < t_go + a.events * 0.02 + 0.5:
@@ -221,7 +222,7 @@ class Run:
             lat.sort()
             res["students"][i] = {
                 "sent": sent, "inked": len(lat), "p50_ms": pct(lat, 0.5), "p99_ms": pct(lat, 0.99),
-                "xterm_s": xterm_map.get(i), "program_s": prog.get(i),
+                "xterm_s": xterm_map.get(i), "program_s": prog.get(i), "typed": typists[i].poll() == 0,
                 "down_one_way_p99_ms": int(s2.get("sta%d_down_one_way_p99_us" % i, 0)) / 1e3,
                 "up_one_way_p99_ms": int(s2.get("sta%d_up_one_way_p99_us" % i, 0)) / 1e3,
                 "down_bytes": int(s2.get("sta%d_down_bytes" % i, 0)), "up_bytes": int(s2.get("sta%d_up_bytes" % i, 0)),

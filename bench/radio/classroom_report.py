@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """classroom_report.py -- classroom.py's JSON lines -> Markdown tables and gnuplot data.
 
-usage: classroom_report.py JSONL [PLOTDIR]
+usage: classroom_report.py [--base-tag TAG] [--per-student] JSONL [PLOTDIR]
 Prints two tables: the class by size (tag "base"), and the bad apple (every other tag: the
 others' p99 against the same path and size without it). With PLOTDIR, writes
 classroom_{size,apple}.dat there for plots.gp. Standard library only."""
@@ -42,11 +42,29 @@ def apq(r):
 
 
 def main():
-    runs = load(sys.argv[1])
-    plotdir = sys.argv[2] if len(sys.argv) > 2 else None
+    args = sys.argv[1:]
+    btag = "base"
+    if args[:1] == ["--base-tag"]:
+        btag, args = args[1], args[2:]
+    if args[:1] == ["--per-student"]:
+        for r in load(args[1]):
+            if "error" in r:
+                continue
+            print("%s, %d students, %s%s: per student, ink p50 / p99 ms, xterm start s, xcalc start s\n" % (
+                r["path"], r["n"], r["tag"], ", `%s`" % r["extra"] if r["extra"] else ""))
+            print("| student | " + " | ".join(sorted(r["students"], key=int)) + " |")
+            print("| --- " * (len(r["students"]) + 1) + "|")
+            st = students(r)
+            print("| ink p50 | " + " | ".join(fmt(x["p50_ms"]) for x in st) + " |")
+            print("| ink p99 | " + " | ".join(fmt(x["p99_ms"]) for x in st) + " |")
+            print("| xterm | " + " | ".join(fmt(x["xterm_s"], "%.2f") for x in st) + " |")
+            print("| xcalc | " + " | ".join(fmt(x["program_s"], "%.2f") for x in st) + " |\n")
+        return
+    runs = load(args[0])
+    plotdir = args[1] if len(args) > 1 else None
     base = {}
     for r in runs:
-        if r.get("tag") == "base" and "error" not in r:
+        if r.get("tag") == btag and "error" not in r:
             base[(r["path"], r["n"], apq(r))] = r      # the last run of each kind counts
     print("| path | AP queue | students | ink p50, ms: median of students | ink p99, ms: median / worst student | inked / sent |"
           " xterm start, s: median / worst | xcalc start during the pen, s: median / worst |"
@@ -80,7 +98,7 @@ def main():
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     apple = []
     for r in runs:
-        if r.get("tag") == "base" or "error" in r:
+        if r.get("tag") == btag or "error" in r:
             continue
         b = base.get((r["path"], r["n"], apq(r)))
         s = students(r)
@@ -97,17 +115,18 @@ def main():
             r["path"], r["extra"], r["n"], fmt(bad["p99_ms"]), fmt(med(op)), fmt(mx(op)), ref, rise,
             fmt(med([x["program_s"] for x in others]), "%.2f"), 100 * r["cpu_busy"], 100 * r["medium_busy"],
             bad["drops"], sum(x["drops"] for x in others)))
-        apple.append((r["path"], r["extra"], med(op), mx(op), bad["p99_ms"]))
+        apple.append((r["path"], r["n"], r["extra"], med(op), mx(op), bad["p99_ms"],
+                      med([x["p99_ms"] for x in students(b)[1:]]) if b else None))
     if plotdir:
         with open(plotdir + "/classroom_size.dat", "w") as f:
             f.write("# n path p50 p99_median p99_worst xterm_s xcalc_s cpu_busy medium_busy\n")
             for row in rows:
                 f.write(" ".join("%s" % ("nan" if v is None else v) for v in row) + "\n")
         with open(plotdir + "/classroom_apple.dat", "w") as f:
-            f.write("# label others_p99_median others_p99_worst bad_p99\n")
-            for p, e, m, w, bp in apple:
-                q = "fair queue" if "airtime" in e or "rr" in e.split() else "one FIFO"
-                f.write('"%s, %s" %s %s %s\n' % (p, q, m, w, bp))
+            f.write("# label others_p99_median others_p99_worst bad_p99 others_p99_median_without\n")
+            for p, n, e, m, w, bp, ref in sorted(apple, key=lambda a: (a[1], "airtime" in a[2], a[0])):
+                q = "airtime" if "airtime" in e else "rr" if "rr" in e.split() else "FIFO"
+                f.write('"%s, %d, %s" %s %s %s %s\n' % (p, n, q, m, w, bp, "nan" if ref is None else ref))
 
 
 if __name__ == "__main__":

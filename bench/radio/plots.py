@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """plots.py -- the radio benchmark's plots: the tables run.sh wrote (results.md) and the
-classroom's JSON lines (classroom.jsonl) -> gnuplot data -> SVG files in docs/plots/.
+classroom's JSON lines (bench/radio/classroom.jsonl: the runs docs/EMULATOR.md quotes, copied
+from build/radio/) -> gnuplot data -> SVG files in docs/plots/.
 
 usage: plots.py [RESULTS_MD [CLASSROOM_JSONL [OUTDIR]]]
 Draws only what was measured: every number comes from those two files. Needs gnuplot
@@ -10,7 +11,7 @@ import os, re, subprocess, sys
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
 results = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "results.md")
-jsonl = sys.argv[2] if len(sys.argv) > 2 else os.path.join(root, "build/radio/classroom.jsonl")
+jsonl = sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, "classroom.jsonl")
 out = sys.argv[3] if len(sys.argv) > 3 else os.path.join(root, "docs/plots")
 os.makedirs(out, exist_ok=True)
 work = os.path.join(root, "build/radio/plots")
@@ -119,10 +120,12 @@ if os.path.exists(jsonl):
     if os.path.getsize(fa) > 60:
         gp += ["set output '%s/classroom_apple.svg'" % out, "set style data histograms", "set style histogram clustered gap 1",
                "set style fill solid 0.8 border -1", "unset xlabel", "set yrange [0:*]", "set ylabel 'ms'",
-               "set xtics rotate by -25 left noenhanced",
-               "set title '14 students, station 1 at 1 Mbit/s with 10% loss: ink p99'",
-               "plot '%s' using 2:xtic(1) title 'others, median' lc rgb '#4477aa', '' using 3 title 'others, worst' "
-               "lc rgb '#ee6677', '' using 4 title 'the bad apple' lc rgb '#bbbbbb'" % fa]
+               "set xtics auto rotate by -25 left noenhanced", "set key outside below",
+               "set title 'Bad apple (station 1 at 1 Mbit/s, 10% loss): ink p99 by path, students, AP queue'",
+               "set ylabel 'ms (log)'", "set logscale y", "set yrange [10:*]",
+               "plot '%s' using 5:xtic(1) title 'others, median, without the bad apple' lc rgb '#88ccee', "
+               "'' using 2 title 'others, median' lc rgb '#4477aa', '' using 3 title 'others, worst' "
+               "lc rgb '#ee6677', '' using 4 title 'the bad apple' lc rgb '#bbbbbb'" % fa, "unset logscale y"]
         made.append("classroom_apple.svg")
 g = os.path.join(work, "plots.gp")
 open(g, "w").write("\n".join(gp) + "\n")
