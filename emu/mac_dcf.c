@@ -176,8 +176,8 @@ static void on_deliver(struct emu_medium *m, struct dcf *d, int st)
 {
     struct emu_mframe *f = NULL;
     for (int k = 0; k < d->n_tx; k++)
-        if (d->tx[k] == st) f = emu_mqueue_head(d->txq[k]);
-    if (!f || !m->st[st].present) return;
+        if (d->tx[k] == st && (f = emu_mqueue_head(d->txq[k])) && f->id != d->tx_id[k]) f = NULL;
+    if (!f || !m->st[st].present) return;       /* gone meanwhile: a station left */
     m->st[st].c.delivered++;
     m->st[st].c.delivered_bytes += f->bytes;
     if (m->hooks.delivered) m->hooks.delivered(m->hooks.arg, f, m->now_ns);

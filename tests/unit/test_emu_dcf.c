@@ -324,6 +324,18 @@ int main(void)
         CHECK_EQ(emu_medium_send(&m, 1, 0, 100, NULL), 0);
         emu_medium_free(&m);
     }
+    TEST("That a station leaving while the access point sends to it does not deliver the next frame in its place") {
+        cell(&m, &l, &c, 2, r11);
+        emu_medium_run(&m, 1 * MS);
+        emu_medium_send(&m, 0, 1, 1500, NULL);                  /* on the air at once */
+        emu_medium_send(&m, 0, 2, 1500, NULL);                  /* behind it in the one FIFO */
+        emu_medium_run(&m, 1 * MS + 500 * US);
+        CHECK_EQ(emu_medium_leave(&m, 1), 0);
+        emu_medium_run(&m, 100 * MS);
+        CHECK_EQ(l.n_deliv, 1);                                 /* station 2's frame, once */
+        CHECK(l.deliv_ns[0] > 1 * MS + 1567091);                /* in an exchange of its own */
+        emu_medium_free(&m);
+    }
     TEST("That a full station queue refuses the packet and counts it") {
         cell(&m, &l, &c, 1, r11);
         m.st[1].p.queue_pkts = 2;
