@@ -77,9 +77,9 @@ for head, rows in T:
         f = os.path.join(work, "streams.dat")
         with open(f, "w") as fh:
             for r in rows:
-                v = nums(r[2])
-                fh.write("%s %s\n" % (q(r[0]), " ".join("%g" % x for x in v)))
-        n = max(len(nums(r[2])) for r in rows)
+                v = r[2].split()              # "failed": a client without its stream
+                fh.write("%s %s\n" % (q(r[0]), " ".join(x if re.match(r"^[\d.]+$", x) else "nan" for x in v)))
+        n = max(len(r[2].split()) for r in rows)
         gp += ["set output '%s/radio_streams.svg'" % out, "set title '802.11b: 528 kbit/s streams, received per client'",
                "set ylabel 'kbit/s'", "plot " + ", ".join("'%s' using %d%s title 'client %d'" % (
                    f, k + 2, ":xtic(1)" if k == 0 else "", k + 1) for k in range(n))]
