@@ -87,7 +87,8 @@ def main():
             r["runq_mean"], r.get("phase_pkts", 0) / r["phase_s"], 100 * r["medium_busy"],
             fmt(mx([x["down_one_way_p99_ms"] for x in s])), fmt(r.get("lateness_p99_ms"))))
         if q == "fifo":
-            rows.append((n, path, p50, p99m, p99w, med(xs), med(ps), r["cpu_busy"], r["medium_busy"]))
+            rows.append((n, path, p50, p99m, p99w, med(xs), med(ps), r["cpu_busy"], r["medium_busy"],
+                         r.get("ours_cpu")))
     for r in runs:
         if "error" in r:
             print("\nFAILED: %s, %d students, %s: %s" % (r["path"], r["n"], r.get("tag"), r["error"]))
@@ -119,7 +120,7 @@ def main():
                       med([x["p99_ms"] for x in students(b)[1:]]) if b else None))
     if plotdir:
         with open(plotdir + "/classroom_size.dat", "w") as f:
-            f.write("# n path p50 p99_median p99_worst xterm_s xcalc_s cpu_busy medium_busy\n")
+            f.write("# n path p50 p99_median p99_worst xterm_s xcalc_s cpu_busy medium_busy ours_cpu\n")
             for row in rows:
                 f.write(" ".join("%s" % ("nan" if v is None else v) for v in row) + "\n")
         with open(plotdir + "/classroom_apple.dat", "w") as f:

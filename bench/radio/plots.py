@@ -42,12 +42,26 @@ def nums(s):
     return [float(x) for x in re.findall(r"[-+]?\d+(?:\.\d+)?", s)]
 
 
+def short(opts):
+    """A short label from a row's cell options: what differs from the profile."""
+    o = opts.strip("`").split()
+    out, k = [], 0
+    while k < len(o):
+        name, v = o[k], o[k + 1] if k + 1 < len(o) else ""
+        if name == "--station-rate": out.append("station %s" % v.replace("=", " at "))
+        elif name == "--station-loss": out.append("%s loss" % v.split("=")[1])
+        elif name == "--ap-queue": out.append("AP %s" % v)
+        elif name == "--profile": out.insert(0, v)
+        k += 2
+    return ", ".join(out)
+
+
 def q(s):
     return '"%s"' % s.replace('"', "'")
 
 
 T = tables(results)
-gp = ['set terminal svg size 900,480 dynamic font "sans,12"', "set style data histograms",
+gp = ['set terminal svg size 900,560 dynamic font "sans,12"', "set style data histograms",
       "set style histogram clustered gap 1", "set style fill solid 0.8 border -1", "set grid ytics",
       "set key top right", "set xtics rotate by -25 left noenhanced", "set yrange [0:*]"]
 made = []
@@ -78,17 +92,17 @@ for head, rows in T:
         with open(f, "w") as fh:
             for r in rows:
                 v = r[2].split()              # "failed": a client without its stream
-                fh.write("%s %s\n" % (q(r[0]), " ".join(x if re.match(r"^[\d.]+$", x) else "nan" for x in v)))
+                fh.write("%s %s\n" % (q(short(r[1])), " ".join(x if re.match(r"^[\d.]+$", x) else "nan" for x in v)))
         n = max(len(r[2].split()) for r in rows)
-        gp += ["set output '%s/radio_streams.svg'" % out, "set title '802.11b: 528 kbit/s streams, received per client'",
+        gp += ["set output '%s/radio_streams.svg'" % out, "set key outside below horizontal", "set title '802.11b: 528 kbit/s streams, received per client'",
                "set ylabel 'kbit/s'", "plot " + ", ".join("'%s' using %d%s title 'client %d'" % (
-                   f, k + 2, ":xtic(1)" if k == 0 else "", k + 1) for k in range(n))]
+                   f, k + 2, ":xtic(1)" if k == 0 else "", k + 1) for k in range(n)), "set key inside top right"]
         made.append("radio_streams.svg")
     elif head[0].startswith("HTTP/1.0 fetches"):
         f = os.path.join(work, "http.dat")
         with open(f, "w") as fh:
             for r in rows:
-                fh.write("%s %s %s\n" % (q(r[0] + ", " + r[2]), nums(r[3])[0], nums(r[4])[0]))
+                fh.write("%s %s %s\n" % (q(short(r[1]) + ", " + r[2]), nums(r[3])[0], nums(r[4])[0]))
         gp += ["set output '%s/radio_http.svg'" % out, "set title '802.11b: HTTP/1.0 fetches, 4 clients'",
                "set ylabel 'requests/s'", "set y2label 'kbit/s'", "set y2tics", "set y2range [0:*]",
                "plot '%s' using 2:xtic(1) title 'requests/s' lc rgb '#4477aa', '' using 3 axes x1y2 title 'kbit/s' lc rgb '#228833'" % f,
@@ -110,11 +124,13 @@ if os.path.exists(jsonl):
            "'< grep \" tincan \" %s' using 1:5 title 'tincan, worst student' dt 2 lc rgb '#4477aa'" % (f, f, f, f),
            "unset arrow", "unset label", "unset logscale y", "set yrange [0:1]", "set ylabel 'fraction busy'",
            "set output '%s/classroom_cpu_medium.svg'" % out,
-           "set title 'Classroom: CPU (2 cores, shared machine) and the medium during the pen phase'",
-           "plot '< grep \" raw \" %s' using 1:8 title 'CPU, raw X' lc rgb '#ee6677', "
-           "'< grep \" tincan \" %s' using 1:8 title 'CPU, tincan' lc rgb '#4477aa', "
+           "set title 'Classroom: CPU (share of 2 cores) and airtime of the medium during the pen phase'", "set key top left",
+           "plot '< grep \" raw \" %s' using 1:10 title 'CPU of the class, raw X' lw 2 lc rgb '#ee6677', "
+           "'< grep \" tincan \" %s' using 1:10 title 'CPU of the class, tincan' lw 2 lc rgb '#4477aa', "
+           "'< grep \" raw \" %s' using 1:8 title 'whole machine, raw X run' dt 3 lc rgb '#ee6677', "
+           "'< grep \" tincan \" %s' using 1:8 title 'whole machine, tincan run' dt 3 lc rgb '#4477aa', "
            "'< grep \" raw \" %s' using 1:9 title 'medium airtime, raw X' dt 2 lc rgb '#ee6677', "
-           "'< grep \" tincan \" %s' using 1:9 title 'medium airtime, tincan' dt 2 lc rgb '#4477aa'" % (f, f, f, f)]
+           "'< grep \" tincan \" %s' using 1:9 title 'medium airtime, tincan' dt 2 lc rgb '#4477aa'" % (f, f, f, f, f, f)]
     made += ["classroom_latency.svg", "classroom_cpu_medium.svg"]
     fa = os.path.join(work, "classroom_apple.dat")
     if os.path.getsize(fa) > 60:
