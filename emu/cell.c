@@ -51,6 +51,7 @@ struct cmode {
     struct in_addr addr[N];
     struct cdir dir[2][N];                    /* [0] up: station i -> base, [1] down */
     uint64_t write_errors, malformed;
+    struct emu_hist lateness;         /* a packet written - its delivery on the medium's clock */
     uint8_t rbuf[PKT_BUF_BYTES], cbuf[PKT_BUF_BYTES], dbuf[PKT_BUF_BYTES];
     uint32_t sched_done;              /* bit k: --leave/--join entry k has happened */
 };
@@ -88,9 +89,28 @@ static int apply_profile(struct emu_cell_opts *o, const char *name)
     return 0;
 }
 
+/* --hidden I-J[,I-J...]: stations I and J (1..) cannot hear each other. */
+static int parse_hidden(struct emu_cell_opts *o, const char *v)
+{
+    const char *p = v;
+    for (;;) {
+        char *end;
+        long a = strtol(p, &end, 10);
+        if (end == p || *end != '-') return -EINVAL;
+        p = end + 1;
+        long b = strtol(p, &end, 10);
+        if (end == p || (*end && *end != ',') || a < 1 || b < 1 || a >= N || b >= N || a == b) return -EINVAL;
+        o->deaf[a] |= 1u << b;
+        o->deaf[b] |= 1u << a;
+        if (!*end) return 0;
+        p = end + 1;
+    }
+}
+
 int emu_cell_option_is_flag(const char *name)
 {
-    return strcmp(name, "-v") == 0 || strcmp(name, "--verbose") == 0 || strcmp(name, "--vj") == 0;
+    return strcmp(name, "-v") == 0 || strcmp(name, "--verbose") == 0 || strcmp(name, "--vj") == 0 ||
+           strcmp(name, "--no-eifs") == 0;
 }
 
 int emu_cell_option(struct emu_cell_opts *o, const char *name, const char *v)
@@ -100,6 +120,7 @@ int emu_cell_option(struct emu_cell_opts *o, const char *name, const char *v)
     const char *rest;
     int i;
     if (strcmp(name, "--vj") == 0) { o->vj = 1; return 0; }
+    if (strcmp(name, "--no-eifs") == 0) { o->no_eifs = 1; return 0; }
     if (emu_cell_option_is_flag(name)) { o->verbose = 1; return 0; }
     if (!v) return -EINVAL;
     if (strcmp(name, "--profile") == 0) return apply_profile(o, v);
@@ -170,6 +191,14 @@ int emu_cell_option(struct emu_cell_opts *o, const char *name, const char *v)
         o->sched[o->n_sched++].join = name[2] == 'j';
         return 0;
     }
+    if (strcmp(name, "--ap-queue") == 0) {
+        if (strcmp(v, "fifo") == 0) o->ap_sched = EMU_AP_FIFO;
+        else if (strcmp(v, "rr") == 0) o->ap_sched = EMU_AP_RR;
+        else if (strcmp(v, "airtime") == 0) o->ap_sched = EMU_AP_AIRTIME;
+        else return -EINVAL;
+        return 0;
+    }
+    if (strcmp(name, "--hidden") == 0) return parse_hidden(o, v);
     if (strcmp(name, "--seed") == 0) return emu_parse_u64(v, &o->seed) ? -EINVAL : 0;
     if (strcmp(name, "--info-file") == 0) { o->info_file = v; return 0; }
     if (strcmp(name, "--stats-file") == 0) { o->stats_file = v; return 0; }
@@ -189,6 +218,11 @@ void emu_cell_help(FILE *out)
 "  --queue N             packets in each station's queue and each of the base's (default 50)\n"
 "  --mtu N               of every TUN device (default 1500)\n"
 "  --preamble long|short, --rts-threshold B     (dcf)\n"
+"  --ap-queue fifo|rr|airtime   (dcf) the base's queueing: one FIFO for all stations\n"
+"                        (default), a queue per station served round robin, or by\n"
+"                        deficit round robin of airtime (1 ms quantum)\n"
+"  --no-eifs             (dcf) DIFS, not EIFS (364 us), after a garbled frame\n"
+"  --hidden I-J[,I-J...] (maca) stations I and J cannot hear each other\n"
 "  --vj                  header compression per station and direction; the compressor\n"
 "                        forgets when the MAC drops a packet\n"
 "  --leave I@T, --join I@T   station I leaves or (re)joins T after the start (e.g. 5s)\n"
@@ -221,6 +255,8 @@ static void on_delivered(void *arg, const struct emu_mframe *f, int64_t now_ns)
     d->pkts++;
     d->bytes += len;
     emu_hist_add(&d->one_way, now_ns - k->in_ns);
+    int64_t late = emu_now_ns() - c->t0_ns - now_ns;   /* the loop runs events up to 50 us early */
+    emu_hist_add(&c->lateness, late > 0 ? late : 0);
 }
 
 /* The sender's queue lets go of a frame only here or in on_dropped: the packet is freed then. */
@@ -317,6 +353,10 @@ static void report(FILE *out, void *arg)
     const struct cmode *c = arg;
     fprintf(out, "mode=cell\nmac=%s\nstations=%d\nmalformed=%llu\nwrite_errors=%llu\n", c->o->mac,
             c->o->n_stations, (unsigned long long)c->malformed, (unsigned long long)c->write_errors);
+    fprintf(out, "lateness_p50_us=%lld\nlateness_p99_us=%lld\nlateness_max_us=%lld\n",
+            (long long)(emu_hist_quantile_ns(&c->lateness, 0.5) / 1000),
+            (long long)(emu_hist_quantile_ns(&c->lateness, 0.99) / 1000),
+            (long long)(emu_hist_quantile_ns(&c->lateness, 1.0) / 1000));
     for (int i = 0; i <= c->o->n_stations; i++) {
         const struct emu_station *s = &c->med.st[i];
         char pfx[32];
@@ -374,14 +414,31 @@ static int medium_setup(struct cmode *c)
     const struct emu_cell_opts *o = c->o;
     struct emu_medium_hooks h = { on_delivered, on_dropped, on_acked, c };
     int rc;
+    int hidden = 0;
+    for (int i = 0; i < N; i++) hidden |= o->deaf[i] != 0;
     if (strcmp(o->mac, "maca") == 0) {
-        rc = emu_medium_init(&c->med, &emu_mac_maca, NULL, o->seed, &h);
+        if (o->ap_sched != EMU_AP_FIFO) {
+            fprintf(stderr, "tincan-link: --ap-queue is for --mac dcf (MACA keeps a queue per destination)\n");
+            return -EINVAL;
+        }
+        static struct emu_maca_cfg mc;        /* 1 KiB of hears[][]: not on the stack */
+        emu_maca_default(&mc);
+        mc.hidden = hidden;
+        for (int i = 0; i < N; i++)
+            for (int j = 0; j < N; j++) mc.hears[i][j] = !(o->deaf[i] >> j & 1);
+        rc = emu_medium_init(&c->med, &emu_mac_maca, &mc, o->seed, &h);
     } else {
+        if (hidden) {
+            fprintf(stderr, "tincan-link: --hidden needs --mac maca (the DCF model has every station hear every other)\n");
+            return -EINVAL;
+        }
         struct emu_dcf_cfg dc;
         emu_dcf_default(&dc);
         if (o->short_preamble) dc.plcp_ns = 96000;
         dc.rts_threshold_bytes = o->rts_threshold_bytes;
+        if (o->no_eifs) dc.eifs_ns = 0;
         rc = emu_medium_init(&c->med, &emu_mac_dcf, &dc, o->seed, &h);
+        if (rc == 0) rc = emu_medium_set_ap_sched(&c->med, o->ap_sched);
     }
     if (rc < 0) return rc;
     c->med_ready = 1;

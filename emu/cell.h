@@ -19,6 +19,9 @@ struct emu_cell_opts {
     int short_preamble;               /* dcf: 96 us PLCP instead of 192 us */
     uint32_t rts_threshold_bytes;     /* dcf: RTS/CTS above this; 0 never */
     int vj;                           /* RFC 1144 (+ timestamps) per stream, reset on a MAC drop */
+    int ap_sched;                     /* dcf: the base's queueing, enum emu_ap_sched (--ap-queue) */
+    int no_eifs;                      /* dcf: DIFS instead of EIFS after a garbled frame */
+    uint32_t deaf[EMU_MEDIUM_STATIONS];   /* maca: bit j of deaf[i]: i cannot hear j (--hidden) */
     struct { int st; int64_t at_ns; int join; } sched[16];   /* --leave I@T, --join I@T */
     int n_sched;
     uint64_t seed;
@@ -28,7 +31,8 @@ struct emu_cell_opts {
 
 void emu_cell_opts_default(struct emu_cell_opts *o);
 /* Applies one cell option (--mac, --stations, --rate, --station-rate I=R, --loss,
- * --station-loss I=P, --queue, --mtu, --preamble, --rts-threshold, --seed, --profile).
+ * --station-loss I=P, --queue, --mtu, --preamble, --rts-threshold, --ap-queue, --hidden,
+ * --no-eifs, --seed, --profile).
  * 0, -ENOENT (not a cell option) or -EINVAL. */
 int emu_cell_option(struct emu_cell_opts *o, const char *name, const char *value);
 int emu_cell_option_is_flag(const char *name);

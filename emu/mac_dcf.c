@@ -1,6 +1,7 @@
 /* mac_dcf.c -- the 802.11b DCF model: DIFS, slotted backoff frozen while the medium is busy,
  * collisions of equal counters, ACK or RTS/CTS exchanges, MAC retransmission up to a retry
- * limit, post-backoff. All stations hear each other (no hidden terminals, no capture, no EIFS).
+ * limit, post-backoff, EIFS after a garbled frame. All stations hear each other (no hidden
+ * terminals, no capture). The base sends from the queue its scheduler (medium.c) chooses.
  * Workload: a handful of events per frame. */
 #include "mac_dcf.h"
 
@@ -13,16 +14,19 @@ enum { EV_TX = 1, EV_DELIVER, EV_END };
 struct dcf_sta {
     int has_bo;                       /* a backoff counter is running or has reached 0 */
     uint32_t bo, cw, attempts;
+    int64_t ok_ns;                    /* idle medium from here on lets it send at once (DIFS/EIFS) */
+    int64_t count_from_ns;            /* its counter is valid at this slot boundary */
 };
 
 struct dcf {
     struct emu_dcf_cfg c;
     struct dcf_sta s[EMU_MEDIUM_STATIONS];
     int busy;
-    int64_t idle_since_ns;            /* end of the last busy period */
-    int64_t count_from_ns;            /* counters are valid at this slot boundary */
     uint64_t gen;                     /* of the one EV_TX that is current */
     int tx[EMU_MEDIUM_STATIONS], n_tx, ok;    /* the exchange in progress */
+    struct emu_mqueue *txq[EMU_MEDIUM_STATIONS];
+    uint64_t tx_id[EMU_MEDIUM_STATIONS];      /* the frame each sent (it may be gone by the end) */
+    int64_t garbled_end_ns;           /* end of the last frame heard in error in this exchange */
 };
 
 void emu_dcf_default(struct emu_dcf_cfg *c)
@@ -32,7 +36,7 @@ void emu_dcf_default(struct emu_dcf_cfg *c)
         .cw_min = 31, .cw_max = 1023, .retry_limit = 7,
         .plcp_ns = 192000, .mac_overhead_bytes = 36,
         .ack_bytes = 14, .rts_bytes = 20, .cts_bytes = 14,
-        .basic_rate_bps = 2000000, .rts_threshold_bytes = 0,
+        .basic_rate_bps = 2000000, .rts_threshold_bytes = 0, .eifs_ns = 364000,
     };
 }
 
@@ -80,9 +84,14 @@ static int64_t failed_ns(const struct emu_dcf_cfg *c, uint32_t ip_bytes, uint64_
 
 static struct dcf *state(const struct emu_medium *m) { return m->mac_state; }
 
+static struct emu_mqueue *sendq(struct emu_medium *m, int st)
+{
+    return st == EMU_MEDIUM_BASE ? emu_medium_base_queue(m) : emu_medium_queue(m, st, 0);
+}
+
 static struct emu_mframe *head(struct emu_medium *m, int st)
 {
-    return m->st[st].present ? emu_mqueue_head(emu_medium_queue(m, st, 0)) : NULL;
+    return m->st[st].present ? emu_mqueue_head(sendq(m, st)) : NULL;
 }
 
 static void draw(struct emu_medium *m, struct dcf_sta *s)
@@ -94,11 +103,14 @@ static void draw(struct emu_medium *m, struct dcf_sta *s)
 /* Counts down every running counter by the idle slots that have passed by now. */
 static void advance(struct emu_medium *m, struct dcf *d)
 {
-    if (d->busy || m->now_ns <= d->count_from_ns) return;
-    int64_t k = (m->now_ns - d->count_from_ns) / d->c.slot_ns;
-    for (int i = 0; i < EMU_MEDIUM_STATIONS; i++)
-        if (d->s[i].has_bo) d->s[i].bo = d->s[i].bo > k ? d->s[i].bo - (uint32_t)k : 0;
-    d->count_from_ns += k * d->c.slot_ns;
+    if (d->busy) return;
+    for (int i = 0; i < EMU_MEDIUM_STATIONS; i++) {
+        struct dcf_sta *s = &d->s[i];
+        if (m->now_ns <= s->count_from_ns) continue;
+        int64_t k = (m->now_ns - s->count_from_ns) / d->c.slot_ns;
+        if (s->has_bo) s->bo = s->bo > k ? s->bo - (uint32_t)k : 0;
+        s->count_from_ns += k * d->c.slot_ns;
+    }
 }
 
 /* When the first contender's counter reaches 0; INT64_MAX if nobody has a frame. */
@@ -107,7 +119,7 @@ static int64_t next_start_ns(struct emu_medium *m, struct dcf *d)
     int64_t best = INT64_MAX;
     for (int i = 0; i < EMU_MEDIUM_STATIONS; i++) {
         if (!head(m, i) || !d->s[i].has_bo) continue;
-        int64_t t = d->count_from_ns + (int64_t)d->s[i].bo * d->c.slot_ns;
+        int64_t t = d->s[i].count_from_ns + (int64_t)d->s[i].bo * d->c.slot_ns;
         if (t < m->now_ns) t = m->now_ns;     /* counter at 0 already: go as soon as it has a frame */
         if (t < best) best = t;
     }
@@ -133,9 +145,12 @@ static void on_tx(struct emu_medium *m, struct dcf *d)
     d->busy = 1;
     int collided = d->n_tx > 1;
     int64_t end = m->now_ns;
+    d->garbled_end_ns = INT64_MIN;
     for (int k = 0; k < d->n_tx; k++) {
         int st = d->tx[k];
         struct emu_mframe *f = head(m, st);
+        d->txq[k] = sendq(m, st);
+        d->tx_id[k] = f->id;
         uint64_t rate = m->st[emu_mframe_peer(f)].p.rate_bps;
         struct emu_station_counters *c = &m->st[st].c;
         c->attempts++;
@@ -144,16 +159,25 @@ static void on_tx(struct emu_medium *m, struct dcf *d)
         c->collisions += collided;
         c->noise_losses += !collided && !d->ok;
         c->airtime_ns += dur;
+        if (st == EMU_MEDIUM_BASE) emu_medium_charge(m, f->dst, dur);
         if (d->ok) emu_medium_at(m, m->now_ns + data_end_ns(&d->c, f->bytes, rate), EV_DELIVER, st, 0, 0);
+        if (!d->ok) {                         /* the frame the others heard garbled */
+            uint64_t cr = emu_dcf_ctrl_rate(&d->c, rate);
+            int64_t g = collided && uses_rts(&d->c, f->bytes) ? emu_dcf_frame_ns(&d->c, d->c.rts_bytes, cr)
+                                                               : data_end_ns(&d->c, f->bytes, rate);
+            if (m->now_ns + g > d->garbled_end_ns) d->garbled_end_ns = m->now_ns + g;
+        }
         if (m->now_ns + dur > end) end = m->now_ns + dur;
     }
     emu_medium_at(m, end, EV_END, 0, 0, 0);
 }
 
-static void on_deliver(struct emu_medium *m, int st)
+static void on_deliver(struct emu_medium *m, struct dcf *d, int st)
 {
-    struct emu_mframe *f = head(m, st);
-    if (!f) return;
+    struct emu_mframe *f = NULL;
+    for (int k = 0; k < d->n_tx; k++)
+        if (d->tx[k] == st && (f = emu_mqueue_head(d->txq[k])) && f->id != d->tx_id[k]) f = NULL;
+    if (!f || !m->st[st].present) return;       /* gone meanwhile: a station left */
     m->st[st].c.delivered++;
     m->st[st].c.delivered_bytes += f->bytes;
     if (m->hooks.delivered) m->hooks.delivered(m->hooks.arg, f, m->now_ns);
@@ -162,13 +186,18 @@ static void on_deliver(struct emu_medium *m, int st)
 static void on_end(struct emu_medium *m, struct dcf *d)
 {
     d->busy = 0;
-    d->idle_since_ns = m->now_ns;
-    d->count_from_ns = m->now_ns + d->c.difs_ns;
+    /* Who sent waits DIFS after its exchange (or ACK timeout); after a garbled frame everyone
+     * else waits EIFS from its end, since it could not read the frame's duration. */
+    int64_t after = m->now_ns + d->c.difs_ns, eifs = after;
+    if (!d->ok && d->c.eifs_ns && d->garbled_end_ns + d->c.eifs_ns > eifs) eifs = d->garbled_end_ns + d->c.eifs_ns;
+    for (int i = 0; i < EMU_MEDIUM_STATIONS; i++) d->s[i].ok_ns = d->s[i].count_from_ns = eifs;
+    for (int k = 0; k < d->n_tx; k++) d->s[d->tx[k]].ok_ns = d->s[d->tx[k]].count_from_ns = after;
     for (int k = 0; k < d->n_tx; k++) {
         int st = d->tx[k];
         struct dcf_sta *s = &d->s[st];
-        struct emu_mqueue *q = emu_medium_queue(m, st, 0);
-        if (!q->len) continue;                /* the station left meanwhile */
+        struct emu_mqueue *q = d->txq[k];
+        struct emu_mframe *f = emu_mqueue_head(q);
+        if (!f || f->id != d->tx_id[k]) continue;   /* gone meanwhile (the station left) */
         if (d->ok) {
             if (m->hooks.acked) m->hooks.acked(m->hooks.arg, emu_mqueue_head(q), m->now_ns);
             emu_medium_pop(m, q, 0);
@@ -194,8 +223,10 @@ static int dcf_init(struct emu_medium *m, const void *cfg)
     if (cfg) d->c = *(const struct emu_dcf_cfg *)cfg;
     else emu_dcf_default(&d->c);
     if (d->c.slot_ns <= 0 || d->c.cw_min > d->c.cw_max || !d->c.retry_limit) { free(d); return -EINVAL; }
-    for (int i = 0; i < EMU_MEDIUM_STATIONS; i++) d->s[i].cw = d->c.cw_min;
-    d->count_from_ns = d->c.difs_ns;          /* the medium has been idle since time 0 */
+    for (int i = 0; i < EMU_MEDIUM_STATIONS; i++) {
+        d->s[i].cw = d->c.cw_min;
+        d->s[i].ok_ns = d->s[i].count_from_ns = d->c.difs_ns;   /* the medium is idle since 0 */
+    }
     m->mac_state = d;
     return 0;
 }
@@ -214,7 +245,7 @@ static void dcf_wake(struct emu_medium *m, int st)
     advance(m, d);
     struct dcf_sta *s = &d->s[st];
     if (!s->has_bo) {
-        if (!d->busy && m->now_ns >= d->idle_since_ns + d->c.difs_ns) { s->has_bo = 1; s->bo = 0; }
+        if (!d->busy && m->now_ns >= s->ok_ns) { s->has_bo = 1; s->bo = 0; }
         else draw(m, s);
     }
     schedule_round(m, d);
@@ -224,14 +255,15 @@ static void dcf_event(struct emu_medium *m, const struct emu_mevent *e)
 {
     struct dcf *d = state(m);
     if (e->kind == EV_TX && e->gen == d->gen) on_tx(m, d);
-    else if (e->kind == EV_DELIVER) on_deliver(m, e->a);
+    else if (e->kind == EV_DELIVER) on_deliver(m, d, e->a);
     else if (e->kind == EV_END) on_end(m, d);
 }
 
 static void dcf_left(struct emu_medium *m, int st)
 {
     struct dcf *d = state(m);
-    d->s[st] = (struct dcf_sta){ 0, 0, d->c.cw_min, 0 };
+    struct dcf_sta *s = &d->s[st];
+    s->has_bo = 0, s->bo = 0, s->cw = d->c.cw_min, s->attempts = 0;
 }
 
 int emu_dcf_set_backoff(struct emu_medium *m, int st, uint32_t slots)

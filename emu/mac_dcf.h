@@ -1,6 +1,6 @@
 /* mac_dcf.h -- IEEE 802.11b DCF (CSMA/CA with binary exponential backoff) as a MAC model of
  * the shared medium (medium.h): every station hears every other, so collisions happen only
- * when backoff counters reach zero in the same slot. Timing constants are parameters. */
+ * when backoff counters reach zero in the same slot; EIFS after a garbled frame. Timing constants are parameters. */
 #ifndef EMU_MAC_DCF_H
 #define EMU_MAC_DCF_H
 
@@ -17,6 +17,9 @@ struct emu_dcf_cfg {
     uint32_t ack_bytes, rts_bytes, cts_bytes; /* 14, 20, 14 */
     uint64_t basic_rate_bps;                  /* control frames: the highest basic rate <= the data rate */
     uint32_t rts_threshold_bytes;             /* RTS/CTS before data frames longer than this; 0: never */
+    int64_t eifs_ns;                          /* after a frame heard in error, those who did not send
+                                               * it wait EIFS = SIFS + ACK at 1 Mbit/s with the long
+                                               * preamble + DIFS = 364 us (instead of DIFS); 0: off */
 };
 
 void emu_dcf_default(struct emu_dcf_cfg *c);

@@ -57,10 +57,67 @@ void emu_medium_free(struct emu_medium *m)
 
 /* --- queues --- */
 
+static int base_per_dest(const struct emu_medium *m)
+{
+    return m->mac->per_dest_queues || m->ap_sched != EMU_AP_FIFO;
+}
+
 struct emu_mqueue *emu_medium_queue(struct emu_medium *m, int st, int dst)
 {
-    int per_dest = st == EMU_MEDIUM_BASE && m->mac->per_dest_queues;
+    int per_dest = st == EMU_MEDIUM_BASE && base_per_dest(m);
     return &m->st[st].q[per_dest ? dst : 0];
+}
+
+int emu_medium_set_ap_sched(struct emu_medium *m, int sched)
+{
+    if (sched < EMU_AP_FIFO || sched > EMU_AP_AIRTIME || (sched != EMU_AP_FIFO && m->mac->per_dest_queues))
+        return -EINVAL;
+    m->ap_sched = sched;
+    m->ap_cur = m->ap_last = 0;
+    return 0;
+}
+
+/* Round robin: the next backlogged destination after the last one served. Airtime: the same
+ * order, but a destination is served while it has credit; one without credit gets a quantum
+ * and waits for the next round (deficit round robin, with the airtime used as the cost). */
+static int ap_pick(struct emu_medium *m)
+{
+    struct emu_station *b = &m->st[EMU_MEDIUM_BASE];
+    int last = m->ap_last, any = 0;
+    for (int j = 1; j < EMU_MEDIUM_STATIONS; j++) any |= b->q[j].len > 0;
+    if (!any) return 0;
+    if (m->ap_sched == EMU_AP_RR) {
+        for (int k = 1; k < EMU_MEDIUM_STATIONS; k++) {
+            int j = (last + k - 1) % (EMU_MEDIUM_STATIONS - 1) + 1;
+            if (b->q[j].len) return j;
+        }
+        return 0;
+    }
+    for (;;) {                        /* ends: every round adds a quantum to each backlogged one */
+        for (int k = 0; k < EMU_MEDIUM_STATIONS - 1; k++) {
+            int j = (last + k + EMU_MEDIUM_STATIONS - 2) % (EMU_MEDIUM_STATIONS - 1) + 1;
+            if (!b->q[j].len) continue;
+            if (m->ap_deficit_ns[j] > 0) return j;
+            m->ap_deficit_ns[j] += EMU_AP_QUANTUM_NS;
+        }
+    }
+}
+
+struct emu_mqueue *emu_medium_base_queue(struct emu_medium *m)
+{
+    struct emu_station *b = &m->st[EMU_MEDIUM_BASE];
+    if (!base_per_dest(m)) return &b->q[0];
+    if (!m->ap_cur || !b->q[m->ap_cur].len) {
+        int j = ap_pick(m);
+        if (!j) return &b->q[m->ap_last ? m->ap_last : 1];
+        m->ap_cur = j;
+    }
+    return &b->q[m->ap_cur];
+}
+
+void emu_medium_charge(struct emu_medium *m, int dst, int64_t ns)
+{
+    if (m->ap_sched == EMU_AP_AIRTIME && dst > 0 && dst < EMU_MEDIUM_STATIONS) m->ap_deficit_ns[dst] -= ns;
 }
 
 struct emu_mframe *emu_mqueue_head(struct emu_mqueue *q)
@@ -92,6 +149,8 @@ void emu_medium_pop(struct emu_medium *m, struct emu_mqueue *q, int why)
     struct emu_mframe f = q->f[q->head];
     q->head = (q->head + 1) % q->cap;
     q->len--;
+    /* The base's next frame is chosen afresh: round robin moves on after every frame. */
+    if (m->ap_cur && q == &m->st[EMU_MEDIUM_BASE].q[m->ap_cur]) { m->ap_last = m->ap_cur; m->ap_cur = 0; }
     if (why) {
         struct emu_station_counters *c = &m->st[f.src].c;
         if (why == EMU_MDROP_RETRY) c->drop_retry++;
@@ -117,8 +176,9 @@ int emu_medium_leave(struct emu_medium *m, int i)
         while (m->st[i].q[j].len) emu_medium_pop(m, &m->st[i].q[j], EMU_MDROP_LEFT);
     /* Frames for it at the base: from a per-destination queue, or picked out of the one FIFO. */
     struct emu_mqueue *bq = emu_medium_queue(m, EMU_MEDIUM_BASE, i);
-    if (m->mac->per_dest_queues) {
+    if (base_per_dest(m)) {
         while (bq->len) emu_medium_pop(m, bq, EMU_MDROP_LEFT);
+        m->ap_deficit_ns[i] = 0;
     } else {
         uint32_t keep = 0;
         for (uint32_t k = 0; k < bq->len; k++) {

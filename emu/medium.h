@@ -78,6 +78,13 @@ struct emu_mac_ops {
     void (*left)(struct emu_medium *m, int st);           /* st left; its queues are empty */
 };
 
+/* How the base station (access point) orders its frames for the stations, when its MAC model
+ * has one sender process there (DCF): one FIFO for all (the "bad apple" queue: frames for a
+ * slow station hold up everyone's), a queue per destination served round robin, or per
+ * destination by deficit round robin of the airtime each destination's exchanges used. */
+enum emu_ap_sched { EMU_AP_FIFO = 0, EMU_AP_RR, EMU_AP_AIRTIME };
+#define EMU_AP_QUANTUM_NS 1000000     /* airtime credit a backlogged destination gets per round */
+
 struct emu_medium {
     const struct emu_mac_ops *mac;
     void *mac_state;
@@ -87,6 +94,10 @@ struct emu_medium {
     struct emu_mevent *ev;            /* min-heap by (t_ns, seq) */
     uint32_t n_ev, cap_ev;
     struct emu_station st[EMU_MEDIUM_STATIONS];
+    int ap_sched;                     /* enum emu_ap_sched */
+    int ap_cur;                       /* destination the base serves now; 0: pick at the next ask */
+    int ap_last;                      /* the one served last: where the next pick starts */
+    int64_t ap_deficit_ns[EMU_MEDIUM_STATIONS];   /* EMU_AP_AIRTIME: credit left per destination */
 };
 
 /* Prepares m with MAC model mac (cfg is the model's, e.g. struct emu_dcf_cfg; NULL: its
@@ -94,6 +105,10 @@ struct emu_medium {
 int emu_medium_init(struct emu_medium *m, const struct emu_mac_ops *mac, const void *cfg, uint64_t seed,
                     const struct emu_medium_hooks *hooks);
 void emu_medium_free(struct emu_medium *m);
+
+/* The base's queueing (enum emu_ap_sched), before any frame is sent; -EINVAL for a MAC model
+ * that keeps its own queue per destination (MACA) or an unknown value. */
+int emu_medium_set_ap_sched(struct emu_medium *m, int sched);
 
 /* Station i (1..EMU_MEDIUM_STATIONS-1, or 0 to set the base's queue) joins or changes its
  * parameters. 0 or -EINVAL. */
@@ -121,6 +136,12 @@ int emu_medium_at(struct emu_medium *m, int64_t t_ns, int kind, int a, int b, ui
 /* The queue station st sends from for destination dst. */
 struct emu_mqueue *emu_medium_queue(struct emu_medium *m, int st, int dst);
 struct emu_mframe *emu_mqueue_head(struct emu_mqueue *q);
+/* The queue the base's one sender process sends from now, by its ap_sched: the FIFO, or the
+ * destination chosen by round robin or airtime deficit, kept until its head frame is popped
+ * (a frame's retransmissions stay with it). Never NULL; may be empty. */
+struct emu_mqueue *emu_medium_base_queue(struct emu_medium *m);
+/* The MAC used ns of airtime for an exchange of the base's for dst (EMU_AP_AIRTIME counts it). */
+void emu_medium_charge(struct emu_medium *m, int dst, int64_t ns);
 /* Removes q's head: delivered (the hooks were called by the MAC) or dropped with why. */
 void emu_medium_pop(struct emu_medium *m, struct emu_mqueue *q, int why);
 /* Uniform in [0, n). */

@@ -2,8 +2,11 @@
 # bench/radio/run.sh -- the seeds' shared-radio experiments over tincan-link cell mode, with
 # the kernel's own TCP: MACA (PARC MPad cell, 256 kbit/s) bulk TCP with 512-byte packets,
 # 16-byte datagrams, 1 and 4 stations at once; 802.11b DCF one station (long and short
-# preamble), N stations, and the 1 + 11 Mbit/s anomaly. Needs root. Prints one table row per
-# run (results: docs/EMULATOR.md). Usage: bench/radio/run.sh [path/to/tincan-link]
+# preamble), N stations, and the 1 + 11 Mbit/s anomaly; streams and HTTP with a bad apple,
+# with one FIFO at the access point and with a queue per client (--ap-queue). Needs root.
+# Prints one table row per run (results: docs/EMULATOR.md).
+# Usage: bench/radio/run.sh [path/to/tincan-link]; RADIO_PARTS="bulk dgrams pens streams http"
+# (the default) names the tables to run.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 LINK=${1:-$here/../../build/tincan-link}
@@ -116,6 +119,7 @@ streams() {
     local per="" ok=0
     for i in $(seq "$ncli"); do
         local r; r=$(val rate_bps "$tmp/s$i")
+        [ -n "$r" ] || { per="$per failed"; continue; }     # a client that never got its stream
         per="$per $(python3 -c "print('%.0f' % ($r / 1e3))")"
         ok=$((ok + $(python3 -c "print(1 if $r >= 0.95 * 528000 else 0)")))
     done
@@ -145,37 +149,54 @@ http() {
         "$(python3 -c "print($bytes * 8 / 8 / 1e3)")" "${p50# }"
 }
 
+PARTS=" ${RADIO_PARTS:-bulk dgrams pens streams http} "
+part() { case $PARTS in *" $1 "*) return 0 ;; esac; return 1; }
+
 echo "# tincan-link cell mode, $(date -u +%F), $(nproc) cores, kernel $(uname -r), TCP $(sysctl -n net.ipv4.tcp_congestion_control)"
 echo
-echo "| run | cell options | goodput per station, kbit/s | all stations, kbit/s | collisions / attempts |"
-echo "| --- | --- | --- | --- | --- |"
-bulk "MACA, bulk TCP, 512-byte packets" 60000 1 --profile mpad --mtu 512
-bulk "MACA, bulk TCP, 1500-byte packets" 60000 1 --profile mpad --mtu 1500
-bulk "MACA, 4 stations bulk TCP at once, 512-byte packets" 30000 4 --profile mpad --mtu 512
-bulk "802.11b, 1 station, long preamble" 6000000 1 --profile dot11b
-bulk "802.11b, 1 station, short preamble" 6000000 1 --profile dot11b-short
-bulk "802.11b, 4 stations at once, short preamble" 2000000 4 --profile dot11b-short
-bulk "802.11b, 11 + 11 Mbit/s" 2000000 2 --profile dot11b-short
-bulk "802.11b, 1 + 11 Mbit/s (anomaly)" 500000 2 --profile dot11b-short --station-rate 1=1M
-echo
-echo "| run | cell options | delivered |"
-echo "| --- | --- | --- |"
-dgrams "MACA, 16-byte UDP datagrams, saturating" 400 6 --profile mpad
-dgrams "MACA, 16-byte UDP datagrams, one pad's pen at 50/s" 50 6 --profile mpad
-echo
-echo "| pads, pen events at 50/s each for 8 s | cell options | events arrived | latency p50 per pad, ms | p99, ms |"
-echo "| --- | --- | --- | --- | --- |"
-pens "1 pad, a datagram per event" 1 plain --profile mpad
-pens "4 pads, a datagram per event" 4 plain --profile mpad
-pens "4 pads, coalesced (one datagram in flight)" 4 coalesce --profile mpad
-echo
-echo "| 528 kbit/s streams from the base | cell options | received per client, kbit/s | clients served (>= 95%) |"
-echo "| --- | --- | --- | --- |"
-streams "8 clients at 11 Mbit/s" 8 --profile dot11b
-streams "8 clients, client 1 at 1 Mbit/s (bad apple)" 8 --profile dot11b --station-rate 1=1M
-streams "8 clients, client 1 at 1 Mbit/s with 10% frame loss" 8 --profile dot11b --station-rate 1=1M --station-loss 1=10%
-echo
-echo "| HTTP/1.0 fetches for 8 s | cell options | size | requests/s, all clients | kbit/s | response p50 per client, ms |"
-echo "| --- | --- | --- | --- | --- | --- |"
-for size in 1000 10000 100000; do http "4 clients" 4 $size --profile dot11b; done
-http "4 clients, client 1 at 1 Mbit/s" 4 10000 --profile dot11b --station-rate 1=1M
+if part bulk; then
+    echo "| run | cell options | goodput per station, kbit/s | all stations, kbit/s | collisions / attempts |"
+    echo "| --- | --- | --- | --- | --- |"
+    bulk "MACA, bulk TCP, 512-byte packets" 60000 1 --profile mpad --mtu 512
+    bulk "MACA, bulk TCP, 1500-byte packets" 60000 1 --profile mpad --mtu 1500
+    bulk "MACA, 4 stations bulk TCP at once, 512-byte packets" 30000 4 --profile mpad --mtu 512
+    bulk "802.11b, 1 station, long preamble" 6000000 1 --profile dot11b
+    bulk "802.11b, 1 station, short preamble" 6000000 1 --profile dot11b-short
+    bulk "802.11b, 4 stations at once, short preamble" 2000000 4 --profile dot11b-short
+    bulk "802.11b, 11 + 11 Mbit/s" 2000000 2 --profile dot11b-short
+    bulk "802.11b, 1 + 11 Mbit/s (anomaly)" 500000 2 --profile dot11b-short --station-rate 1=1M
+    echo
+fi
+if part dgrams; then
+    echo "| run | cell options | delivered |"
+    echo "| --- | --- | --- |"
+    dgrams "MACA, 16-byte UDP datagrams, saturating" 400 6 --profile mpad
+    dgrams "MACA, 16-byte UDP datagrams, one pad's pen at 50/s" 50 6 --profile mpad
+    echo
+fi
+if part pens; then
+    echo "| pads, pen events at 50/s each for 8 s | cell options | events arrived | latency p50 per pad, ms | p99, ms |"
+    echo "| --- | --- | --- | --- | --- |"
+    pens "1 pad, a datagram per event" 1 plain --profile mpad
+    pens "4 pads, a datagram per event" 4 plain --profile mpad
+    pens "4 pads, coalesced (one datagram in flight)" 4 coalesce --profile mpad
+    echo
+fi
+if part streams; then
+    echo "| 528 kbit/s streams from the base | cell options | received per client, kbit/s | clients served (>= 95%) |"
+    echo "| --- | --- | --- | --- |"
+    streams "8 clients at 11 Mbit/s" 8 --profile dot11b
+    streams "8 clients, client 1 at 1 Mbit/s (bad apple)" 8 --profile dot11b --station-rate 1=1M
+    streams "8 clients, client 1 at 1 Mbit/s with 10% frame loss" 8 --profile dot11b --station-rate 1=1M --station-loss 1=10%
+    streams "the same, a queue per client at the access point, round robin" 8 --profile dot11b --station-rate 1=1M --station-loss 1=10% --ap-queue rr
+    streams "the same, a queue per client, airtime fairness" 8 --profile dot11b --station-rate 1=1M --station-loss 1=10% --ap-queue airtime
+    echo
+fi
+if part http; then
+    echo "| HTTP/1.0 fetches for 8 s | cell options | size | requests/s, all clients | kbit/s | response p50 per client, ms |"
+    echo "| --- | --- | --- | --- | --- | --- |"
+    for size in 1000 10000 100000; do http "4 clients" 4 $size --profile dot11b; done
+    http "4 clients, client 1 at 1 Mbit/s" 4 10000 --profile dot11b --station-rate 1=1M
+    http "4 clients, client 1 at 1 Mbit/s, airtime fairness" 4 10000 --profile dot11b --station-rate 1=1M --ap-queue airtime
+    echo
+fi

@@ -15,14 +15,21 @@ def serve(addr, port, rate, secs):
     try:
         while time.monotonic() - t0 < secs:
             due = t0 + sent * 8 / rate
-            if due > time.monotonic(): time.sleep(due - time.monotonic())
+            time.sleep(max(0.0, due - time.monotonic()))
             c.sendall(buf); sent += CHUNK
     except OSError:
         pass
     c.close()
 
 def watch(addr, port, secs, warm):
-    s = socket.create_connection((addr, port), timeout=60)
+    for _ in range(100):              # the server may not listen yet on a busy machine
+        try:
+            s = socket.create_connection((addr, port), timeout=60)
+            break
+        except ConnectionRefusedError:
+            time.sleep(0.05)
+    else:
+        raise SystemExit("stream.py: nobody listens on %s:%d" % (addr, port))
     t0 = time.monotonic(); n = 0; n_warm = 0
     while True:
         b = s.recv(65536)

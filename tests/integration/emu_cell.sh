@@ -2,7 +2,8 @@
 # emu_cell.sh -- tincan-link cell mode with real kernel traffic: namespaces of a base and
 # stations, ping through the medium, station to station through the base, clean-up after
 # SIGKILL, 802.11b TCP goodput of one 11 Mbit/s station, the performance anomaly of a
-# 1 + 11 Mbit/s pair, bulk TCP over the MACA radio. Needs root; skips otherwise.
+# 1 + 11 Mbit/s pair, the access point's FIFO against airtime fairness with a bad apple,
+# hidden stations (MACA), bulk TCP over the MACA radio. Needs root; skips otherwise.
 source "$(dirname "$0")/../lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 LINK=${TINCAN_LINK:-$here/../../build/tincan-link}
@@ -80,6 +81,50 @@ stop
 s=$(mbps "$tmp/slow"); f=$(mbps "$tmp/fast")
 check "That an 11 Mbit/s station beside a 1 Mbit/s one is dragged below 1.5 Mbit/s ($f Mbit/s; the slow one $s)" \
     within "$f" 0 1.5
+
+# The bad apple downstream: the base floods UDP (1400-byte datagrams, 4 Mbit/s each) to a
+# 1 Mbit/s station with 20% frame loss and to an 11 Mbit/s one for 4 s. One FIFO at the
+# access point serves them frame by frame in arrival order, so the fast station gets about
+# the slow one's rate; airtime fairness gives the fast one half the airtime.
+# udp_down TO PORT OUT: station TO counts what arrives in 4 s; the base sends to it.
+udp_down() {
+    in_ns "$1" timeout 10 python3 -c "
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('10.78.0.$((1 + $1))', $2)); s.settimeout(1)
+n = 0; t_end = time.monotonic() + 4.5
+while time.monotonic() < t_end:
+    try: n += len(s.recv(2000))
+    except socket.timeout: pass
+print('goodput_Bps=%.1f' % (n / 4.0))" >"$3" &
+    RECV="$RECV $!"
+    in_ns base timeout 10 python3 -c "
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); b = bytes(1400); t0 = time.monotonic(); k = 0
+while time.monotonic() - t0 < 4:
+    k += 1; time.sleep(max(0, t0 + k * 1400 * 8 / 4e6 - time.monotonic()))
+    try: s.sendto(b, ('10.78.0.$((1 + $1))', $2))
+    except OSError: pass" &
+}
+for q in fifo airtime; do
+    start --profile dot11b-short --stations 2 --station-rate 1=1M --station-loss 1=20% --ap-queue $q
+    sleep 0.3
+    udp_down 1 7110 "$tmp/apple_slow_$q"
+    udp_down 2 7111 "$tmp/apple_fast_$q"
+    bulk_wait
+    stop
+done
+ff=$(mbps "$tmp/apple_fast_fifo"); fa=$(mbps "$tmp/apple_fast_airtime")
+sf=$(mbps "$tmp/apple_slow_fifo"); sa=$(mbps "$tmp/apple_slow_airtime")
+check "That with --ap-queue airtime the fast station gets at least twice its rate under one FIFO ($fa against $ff Mbit/s; the slow one $sa and $sf)" \
+    python3 -c "import sys; sys.exit(0 if $fa >= 2 * $ff else 1)"
+check "That --ap-queue and --hidden refuse the model they do not fit" \
+    bash -c "! '$LINK' cell --profile mpad --ap-queue rr 2>/dev/null && ! '$LINK' cell --profile dot11b --stations 2 --hidden 1-2 2>/dev/null"
+
+# Hidden stations over MACA: 1 and 2 cannot hear each other; both still reach the base.
+start --profile mpad --stations 2 --hidden 1-2
+both_reach() { ping_ok 1 10.78.0.1 && ping_ok 2 10.78.0.1; }
+check "That two MACA stations hidden from each other both reach the base" both_reach
+stop
 
 # MACA at 256 kbit/s with 512-byte packets: paced by the 4-way exchanges.
 start --profile mpad --stations 1 --mtu 576

@@ -1,12 +1,14 @@
 /* test_emu_dcf.c -- the shared medium (emu/medium.c) under the 802.11b DCF model
  * (emu/mac_dcf.c) on a virtual clock: frame airtime and exchange timing exactly as the
  * constants imply, deferring and frozen backoff, collisions, retry limit, leaving stations,
- * saturated throughput, TCP-like goodput of one station and the performance anomaly. */
+ * saturated throughput, TCP-like goodput of one station and the performance anomaly; EIFS;
+ * the access point's FIFO, round robin and airtime fairness. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "mac_dcf.h"
+#include "mac_maca.h"
 #include "medium.h"
 #include "emu_mac_log.h"
 #include "test.h"
@@ -74,6 +76,49 @@ static void run_load(const struct emu_dcf_cfg *c, int n, const uint64_t *rates, 
     }
     emu_medium_run(&m, (int64_t)(secs * 1e9));
     for (int i = 1; i <= n; i++) bps[i] = (double)ld.data_deliv[i] * payload_bytes * 8 / secs;
+    emu_medium_free(&m);
+}
+
+
+/* --- the access point's queueing: downlink to stations kept backlogged --- */
+
+struct down {
+    struct emu_medium *m;
+    uint64_t deliv[EMU_MEDIUM_STATIONS];
+    int64_t first_ns[EMU_MEDIUM_STATIONS];    /* first delivery to each station */
+    int refill;                               /* keep every destination's queue non-empty */
+};
+
+static void down_deliv(void *arg, const struct emu_mframe *f, int64_t now)
+{
+    struct down *d = arg;
+    if (!d->deliv[f->dst]++) d->first_ns[f->dst] = now;
+}
+static void down_acked(void *arg, const struct emu_mframe *f, int64_t now)
+{
+    struct down *d = arg;
+    (void)now;
+    if (d->refill) emu_medium_send(d->m, EMU_MEDIUM_BASE, f->dst, f->bytes, NULL);
+}
+
+/* The base sends 1500-byte frames to station 1 at 1 Mbit/s and station 2 at 11 Mbit/s, each
+ * queue given 20 frames, for secs of virtual time under scheduler sched. */
+static void run_down(int sched, int refill, double secs, struct down *d)
+{
+    static struct emu_medium m;
+    memset(d, 0, sizeof *d);
+    d->m = &m;
+    d->refill = refill;
+    struct emu_medium_hooks h = { down_deliv, NULL, down_acked, d };
+    emu_medium_init(&m, &emu_mac_dcf, NULL, 5, &h);
+    struct emu_station_params slow = { 1000000, 0, 100 }, fast = { 11000000, 0, 100 }, bp = { 0, 0, 100 };
+    emu_medium_join(&m, 1, &slow);
+    emu_medium_join(&m, 2, &fast);
+    emu_medium_join(&m, EMU_MEDIUM_BASE, &bp);
+    CHECK_EQ(emu_medium_set_ap_sched(&m, sched), 0);
+    for (int k = 0; k < 20; k++) emu_medium_send(&m, EMU_MEDIUM_BASE, 1, 1500, NULL);
+    for (int k = 0; k < 20; k++) emu_medium_send(&m, EMU_MEDIUM_BASE, 2, 1500, NULL);
+    emu_medium_run(&m, (int64_t)(secs * 1e9));
     emu_medium_free(&m);
 }
 
@@ -170,6 +215,86 @@ int main(void)
         CHECK_EQ(m.st[1].c.airtime_ns, 272000 + 10000 + 248000);
         emu_medium_free(&m);
     }
+    TEST("That after a garbled frame the others wait EIFS (364 us) from its end, its sender DIFS after the ACK timeout") {
+        /* Station 1's frame is lost to noise and, with a retry limit of 1, dropped; station 2's
+         * frame arrived meanwhile with a counter of 0. It may start EIFS after the garbled
+         * frame's end: 1309091 + 364000 ns after station 1 started; with EIFS off, DIFS after
+         * the ACK timeout: 1567091 + 50000. */
+        for (int on = 1; on >= 0; on--) {
+            struct emu_dcf_cfg s = c;
+            s.retry_limit = 1;
+            s.eifs_ns = on ? 364000 : 0;
+            cell(&m, &l, &s, 2, r11);
+            m.st[1].p.loss_ppm = 1000000;
+            emu_medium_run(&m, 1 * MS);
+            emu_medium_send(&m, 1, 0, 1500, NULL);             /* idle for DIFS: goes at once */
+            emu_medium_run(&m, 1 * MS + 100 * US);
+            emu_medium_send(&m, 2, 0, 1500, NULL);
+            emu_dcf_set_backoff(&m, 2, 0);
+            emu_medium_run(&m, 20 * MS);
+            CHECK_EQ(m.st[1].c.noise_losses, 1);
+            CHECK_EQ(l.n_drop, 1);
+            CHECK_EQ(l.n_deliv, 1);
+            CHECK_EQ(l.deliv_src[0], 2);
+            CHECK_EQ(l.deliv_ns[0], 1 * MS + (on ? 1309091 + 364000 : 1567091 + 50000) + 1309091);
+            emu_medium_free(&m);
+        }
+        emu_dcf_default(&c);
+        CHECK_EQ(c.eifs_ns, c.sifs_ns + emu_dcf_frame_ns(&c, c.ack_bytes, 1000000) + c.difs_ns);
+    }
+    TEST("That the sender of a collided frame waits DIFS after its ACK timeout, a bystander EIFS after the frame") {
+        /* Stations 1 and 2 collide at slot 4; station 3's frame arrives during the collision
+         * with a counter of 0; 1 and 2 are given counters of 30 so that 3 goes first. */
+        const uint64_t r3[3] = { 11000000, 11000000, 11000000 };
+        cell(&m, &l, &c, 3, r3);
+        emu_dcf_set_backoff(&m, 1, 4);
+        emu_dcf_set_backoff(&m, 2, 4);
+        emu_medium_send(&m, 1, 0, 1500, NULL);
+        emu_medium_send(&m, 2, 0, 1500, NULL);
+        emu_medium_run(&m, 130 * US + 1000);
+        emu_medium_send(&m, 3, 0, 100, NULL);
+        emu_dcf_set_backoff(&m, 3, 0);
+        emu_medium_run(&m, 130 * US + 1567091);                  /* the ACK timeout ends */
+        emu_dcf_set_backoff(&m, 1, 30);
+        emu_dcf_set_backoff(&m, 2, 30);
+        emu_medium_run(&m, 100 * MS);
+        CHECK_EQ(l.deliv_src[0], 3);
+        CHECK_EQ(l.deliv_ns[0], 130 * US + 1309091 + 364000 + emu_dcf_frame_ns(&c, 136, 11000000));
+        emu_medium_free(&m);
+    }
+    TEST("That one FIFO at the access point holds a fast station's frames behind a slow one's") {
+        struct down d;
+        run_down(EMU_AP_FIFO, 0, 2.0, &d);
+        CHECK_EQ(d.deliv[1], 20);
+        CHECK_EQ(d.deliv[2], 20);
+        /* 20 frames of ~12.8 ms at 1 Mbit/s go first: the fast station's first frame waits them */
+        CHECK(d.first_ns[2] > 20 * (12480000 + 10000 + 304000));
+    }
+    TEST("That round robin at the access point alternates destinations, frame by frame") {
+        struct down d;
+        run_down(EMU_AP_RR, 0, 2.0, &d);
+        CHECK_EQ(d.deliv[1], 20);
+        CHECK_EQ(d.deliv[2], 20);
+        CHECK(d.first_ns[2] < 2 * (12480000 + 10000 + 304000) + 2 * MS);   /* after one slow frame */
+        run_down(EMU_AP_RR, 1, 10.0, &d);            /* kept backlogged: equal frames each */
+        printf("  AP round robin, 1 + 11 Mbit/s backlogged, 10 s: %llu and %llu frames\n",
+               (unsigned long long)d.deliv[1], (unsigned long long)d.deliv[2]);
+        CHECK(d.deliv[2] >= d.deliv[1] && d.deliv[2] <= d.deliv[1] + 1);
+    }
+    TEST("That airtime deficit round robin gives each backlogged destination the same airtime") {
+        struct down d;
+        run_down(EMU_AP_AIRTIME, 1, 10.0, &d);
+        double slow_air = (double)d.deliv[1] * (12480000 + 10000 + 304000);
+        double fast_air = (double)d.deliv[2] * 1567091;
+        printf("  AP airtime fairness, 1 + 11 Mbit/s backlogged, 10 s: %llu and %llu frames, airtime %.2f s and %.2f s\n",
+               (unsigned long long)d.deliv[1], (unsigned long long)d.deliv[2], slow_air / 1e9, fast_air / 1e9);
+        CHECK(fast_air > slow_air * 0.9 && fast_air < slow_air * 1.1);
+        CHECK(d.deliv[2] > 5 * d.deliv[1]);           /* the fast one gets its rate's worth, not the slow one's */
+        struct emu_medium mm;
+        emu_medium_init(&mm, &emu_mac_maca, NULL, 1, NULL);
+        CHECK_EQ(emu_medium_set_ap_sched(&mm, EMU_AP_RR), -EINVAL);   /* MACA has its own per destination */
+        emu_medium_free(&mm);
+    }
     TEST("That a frame lost to noise on every try is dropped after the retry limit of 7 transmissions") {
         cell(&m, &l, &c, 1, r11);
         m.st[1].p.loss_ppm = 1000000;
@@ -197,6 +322,18 @@ int main(void)
         struct emu_station_params p = { 11000000, 0, 10 };
         CHECK_EQ(emu_medium_join(&m, 1, &p), 0);
         CHECK_EQ(emu_medium_send(&m, 1, 0, 100, NULL), 0);
+        emu_medium_free(&m);
+    }
+    TEST("That a station leaving while the access point sends to it does not deliver the next frame in its place") {
+        cell(&m, &l, &c, 2, r11);
+        emu_medium_run(&m, 1 * MS);
+        emu_medium_send(&m, 0, 1, 1500, NULL);                  /* on the air at once */
+        emu_medium_send(&m, 0, 2, 1500, NULL);                  /* behind it in the one FIFO */
+        emu_medium_run(&m, 1 * MS + 500 * US);
+        CHECK_EQ(emu_medium_leave(&m, 1), 0);
+        emu_medium_run(&m, 100 * MS);
+        CHECK_EQ(l.n_deliv, 1);                                 /* station 2's frame, once */
+        CHECK(l.deliv_ns[0] > 1 * MS + 1567091);                /* in an exchange of its own */
         emu_medium_free(&m);
     }
     TEST("That a full station queue refuses the packet and counts it") {
