@@ -332,8 +332,9 @@ def list_of(e, sizes):
 
 def read_spec(path):
     """The spec file: `opcodes EXT...` lines, and `KIND EXT NAME` lines (KIND: request,
-    reply, event, struct; EXT: core or an xcb header name such as render)."""
-    opcodes, msgs = [], []
+    reply, event, struct; EXT: core or an xcb header name such as render), and `events EXT...`
+    lines (enums of those extensions' event numbers)."""
+    opcodes, events, msgs = [], [], []
     with open(path) as f:
         for line in f:
             words = line.split("#")[0].split()
@@ -341,11 +342,13 @@ def read_spec(path):
                 continue
             if words[0] == "opcodes":
                 opcodes += words[1:]
+            elif words[0] == "events":
+                events += words[1:]
             elif words[0] in ("request", "body", "reply", "event", "struct", "enum") and len(words) == 3:
                 msgs.append(tuple(words))
             else:
                 raise SystemExit("%s: cannot read: %s" % (path, line.strip()))
-    return opcodes, msgs
+    return opcodes, events, msgs
 
 
 def find_message(ext, kind, name):
@@ -635,7 +638,7 @@ def emit_enum(h, ext, name):
 
 
 def emit_wire(exts, version, spec, out_w):
-    opcodes, msgs = read_spec(spec)
+    opcodes, events, msgs = read_spec(spec)
     by_header = {("core" if e["xname"] is None else e["header"]): e for e in exts}
     sizes = type_sizes([e["root"] for e in exts])
     base = base_types([e["root"] for e in exts])
@@ -656,6 +659,15 @@ def emit_wire(exts, version, spec, out_w):
         h.append("enum xp_%s_opcode {" % x)
         for op, r in sorted(e["requests"].items()):
             h.append("    XP_%s_OP_%s = %d," % (x.upper(), upper_snake(r[0]), op))
+        h.append("};\n")
+    for x in events:  # an extension's events by their number: added to its first event code, or
+        e = by_header.get(x)  # a GenericEvent's type, or XKEYBOARD's xkbType
+        if e is None or e["xname"] is None:
+            raise SystemExit("gen_xproto.py: %s: no extension %s in xcb-proto" % (spec, x))
+        h.append("/* %s's events by number (GenericEvent types among them). */" % e["xname"])
+        h.append("enum xp_%s_event {" % x)
+        for n, name in sorted(list(e["events"].items()) + list(e["xge_events"].items())):
+            h.append("    XP_%s_EV_%s = %d," % (x.upper(), upper_snake(name), n))
         h.append("};\n")
     h.append(GENERIC)
     for kind, x, name in msgs:

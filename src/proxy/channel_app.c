@@ -197,8 +197,12 @@ static bool answer_noexpose(struct channel *ch, const struct msg_class *cls, con
     uint32_t len = rq->size - rq->header_size;
     if (s->cfg.no_local_answers || xstream_replies_owed(&ch->xs) || !expose_predict(&ch->ex, cls, body, len, ch->xs.msb))
         return false;
-    uint8_t ev[32];
-    expose_build_noexpose(ev, (uint16_t)ch->xs.seq_sent, ld32(body + 4, ch->xs.msb), cls->major, ch->xs.msb);
+    uint8_t ev[XP_NO_EXPOSURE_EVENT_SIZE];
+    uint32_t dst; /* CopyArea's or CopyPlane's destination, in one place in both */
+    _Static_assert((int)XP_COPY_AREA_BODY_DST_DRAWABLE_AT == (int)XP_COPY_PLANE_BODY_DST_DRAWABLE_AT, "copies' destinations");
+    if (!xp_peek32(body, len, XP_COPY_AREA_BODY_DST_DRAWABLE_AT, ch->xs.msb, &dst))
+        return false;
+    expose_build_noexpose(ev, (uint16_t)ch->xs.seq_sent, dst, cls->major, ch->xs.msb);
     if (buf_append(&ch->to_x, ev, sizeof ev) < 0)
         return false;
     struct msg_class ecls = { .kind = MSG_EVENT, .major = XEV_NO_EXPOSE, .name = "NoExpose", .query_ext = -1 };
@@ -236,7 +240,7 @@ void channel_app_on_server_msg(struct channel *ch, const struct xw_server_msg *m
     if (m->has_seq && ch->xs.seq_done < ch->seq_floor) {
         /* An event from before a locally answered request: only answered requests lie
          * between, so it may as well have come after them. Keep the numbers rising. */
-        st16(msg + 2, (uint16_t)ch->seq_floor, ch->xs.msb);
+        xp_server_set_sequence(msg, (uint16_t)ch->seq_floor, ch->xs.msb);
     }
     /* An answer to the latest request: a client that needed it has waited a round trip. */
     if ((m->kind == XW_KIND_REPLY || m->kind == XW_KIND_ERROR || m->kind == XW_KIND_SETUP) &&

@@ -44,11 +44,13 @@ void channel_display_on_request(struct channel *ch, const struct msg_class *cls,
     struct dropped_reply *d = drop_find(ch, seq);
     if (d) /* the state may have changed since the app side answered: a miss, not a bug */
         d->state = predict_is_state_query(cls, msg, rq->size, ch->xs.msb);
-    if (d && channel_is_copy(cls) && body_len >= 8) {
+    uint32_t dst; /* CopyArea's or CopyPlane's destination, in one place in both */
+    _Static_assert((int)XP_COPY_AREA_BODY_DST_DRAWABLE_AT == (int)XP_COPY_PLANE_BODY_DST_DRAWABLE_AT, "copies' destinations");
+    if (d && channel_is_copy(cls) && xp_peek32(body, body_len, XP_COPY_AREA_BODY_DST_DRAWABLE_AT, ch->xs.msb, &dst)) {
         d->event = true;
-        uint8_t *ev = buf_append_space(&d->expected, 32);
+        uint8_t *ev = buf_append_space(&d->expected, XP_NO_EXPOSURE_EVENT_SIZE);
         if (ev)
-            expose_build_noexpose(ev, (uint16_t)seq, ld32(body + 4, ch->xs.msb), cls->major, ch->xs.msb);
+            expose_build_noexpose(ev, (uint16_t)seq, dst, cls->major, ch->xs.msb);
     } else if (d && d->atom_none) {
         predict_atom_none_reply(&d->expected, (uint16_t)seq, ch->xs.msb);
     } else if (d && !predict_answer(s->predict, &ch->pq, cls, msg, rq->size, (uint16_t)seq, ch->xs.msb, &d->expected) &&

@@ -13,12 +13,8 @@
 #include "proxy/predict.h"
 #include "proxy/session_private.h"
 #include "x11/xwire.h"
+#include "xproto_wire.h"
 
-#define OP_OPEN_FONT 45
-#define OP_CLOSE_FONT 46
-#define OP_QUERY_FONT 47
-#define OP_LIST_FONTS 49
-#define OP_LIST_FONTS_WITH_INFO 50
 #define FONTSET_MAX_PATTERN 255   /* longer patterns are left alone */
 
 /* The charsets of the font sets of libX11's en_US.UTF-8 XLC_LOCALE, in its order, as Xlib
@@ -124,18 +120,21 @@ int fontset_split(const uint8_t *p, size_t n, size_t *base_len)
 /* A ListFonts or ListFontsWithInfo request as Xlib builds it: max-names 1, the pattern, zero padding. */
 static int build_request(struct buf *out, uint8_t major, const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len)
 {
-    size_t n = a_len + b_len, size = 8 + ((n + 3) & ~(size_t)3);
+    _Static_assert(XP_LIST_FONTS_REQ_SIZE == XP_LIST_FONTS_WITH_INFO_REQ_SIZE, "the two requests' fixed parts");
+    size_t n = a_len + b_len, size = XP_LIST_FONTS_REQ_SIZE + ((n + 3) & ~(size_t)3);
     uint8_t *r = buf_append_space(out, size);
     if (!r)
         return -ENOMEM;
     memset(r, 0, size);
-    r[0] = major;
-    st16(r + 2, (uint16_t)(size / 4), false);
-    st16(r + 4, 1, false);
-    st16(r + 6, (uint16_t)n, false);
-    memcpy(r + 8, a, a_len);
+    if (major == XP_OP_LIST_FONTS)
+        xp_list_fonts_req_put(r, size, false, &(struct xp_list_fonts_req){
+            .length = (uint16_t)(size / 4), .max_names = 1, .pattern_len = (uint16_t)n });
+    else
+        xp_list_fonts_with_info_req_put(r, size, false, &(struct xp_list_fonts_with_info_req){
+            .length = (uint16_t)(size / 4), .max_names = 1, .pattern_len = (uint16_t)n });
+    memcpy(r + XP_LIST_FONTS_REQ_SIZE, a, a_len);
     if (b_len)
-        memcpy(r + 8 + a_len, b, b_len);
+        memcpy(r + XP_LIST_FONTS_REQ_SIZE + a_len, b, b_len);
     return 0;
 }
 
@@ -205,10 +204,12 @@ static void tell_font(struct fontset *f, struct question *q, const uint8_t *repl
 /* Xlib asks next the info of the name a ListFonts found, by that name. */
 static void ask_info_of(struct fontset *f, const uint8_t *reply, size_t size)
 {
-    uint16_t names = size >= 32 ? ld16(reply + 8, false) : 0;
-    uint8_t len = size > 32 ? reply[32] : 0;
-    if (names && len && 33u + len <= size)
-        ask(f, OP_LIST_FONTS_WITH_INFO, reply + 33, len, NULL, 0);
+    struct xp_list_fonts_reply v; /* its names: counted strings */
+    if (!xp_list_fonts_reply_view(reply, size, false, &v) || !v.names_len || !v.rest_len)
+        return;
+    uint8_t len = v.rest[0];
+    if (len && 1u + len <= v.rest_len)
+        ask(f, XP_OP_LIST_FONTS_WITH_INFO, v.rest + 1, len, NULL, 0);
 }
 
 static int ask(struct fontset *f, uint8_t major, const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len)
@@ -219,14 +220,14 @@ static int ask(struct fontset *f, uint8_t major, const uint8_t *a, size_t a_len,
     if (!add_question(f))
         return -ENOMEM;
     struct question *q = &f->q[f->n_q];
-    *q = (struct question){ .kind = major == OP_LIST_FONTS ? LEARNT_LIST_FONTS : LEARNT_LIST_FONTS_WITH_INFO };
+    *q = (struct question){ .kind = major == XP_OP_LIST_FONTS ? LEARNT_LIST_FONTS : LEARNT_LIST_FONTS_WITH_INFO };
     int rc = build_request(&q->req, major, a, a_len, b, b_len);
     size_t n;
     const uint8_t *known = rc ? NULL : predict_font_list_answer(f->s->predict, buf_head(&q->req), (uint32_t)q->req.len,
                                                                 false, &n);
     if (known) { /* the app side has it already; what Xlib asks next may be new */
         buf_free(&q->req);
-        if (major == OP_LIST_FONTS)
+        if (major == XP_OP_LIST_FONTS)
             ask_info_of(f, known, n);
         return 0;
     }
@@ -283,7 +284,8 @@ static void on_answer(void *ctx, uint32_t tag, const uint8_t *msg, uint32_t size
             question_done(f);
             return;
         }
-        if (msg[1])
+        struct xp_server_header h; /* a ListFontsWithInfo reply's data byte: its name's length */
+        if (xp_server_header_view(msg, size, false, &h) && h.data)
             return; /* not yet the last reply */
         tell(f, q, buf_head(&q->replies), q->replies.len);
     } else if (!error && size >= 32) {
@@ -328,17 +330,16 @@ static int ask_font(struct fontset *f, struct observer *o, const uint8_t *name, 
     *q = (struct question){ .kind = LEARNT_FONT };
     if (buf_append(&q->req, name, len) < 0)
         return -ENOMEM;
-    uint8_t open[12 + 255 + 3] = { OP_OPEN_FONT };
-    uint32_t open_size = 12 + ((len + 3u) & ~3u);
-    st16(open + 2, (uint16_t)(open_size / 4), false);
-    st32(open + 4, fid, false);
-    st16(open + 8, len, false);
-    memcpy(open + 12, name, len);
-    uint8_t query[8] = { OP_QUERY_FONT, 0, 2, 0 }, close[8] = { OP_CLOSE_FONT, 0, 2, 0 };
-    st32(query + 4, fid, false);
-    st32(close + 4, fid, false);
-    if (observer_ask(o, open, open_size, NULL, NULL, 0) || observer_ask(o, query, 8, on_answer, f, f->n_q) ||
-        observer_ask(o, close, 8, NULL, NULL, 0)) {
+    uint8_t open[XP_OPEN_FONT_REQ_SIZE + 255 + 3] = { 0 };
+    uint32_t open_size = XP_OPEN_FONT_REQ_SIZE + ((len + 3u) & ~3u);
+    xp_open_font_req_put(open, sizeof open, false, &(struct xp_open_font_req){
+        .length = (uint16_t)(open_size / 4), .fid = fid, .name_len = len });
+    memcpy(open + XP_OPEN_FONT_REQ_SIZE, name, len);
+    uint8_t query[XP_QUERY_FONT_REQ_SIZE], close[XP_CLOSE_FONT_REQ_SIZE];
+    xp_query_font_req_put(query, sizeof query, false, &(struct xp_query_font_req){ .length = sizeof query / 4, .font = fid });
+    xp_close_font_req_put(close, sizeof close, false, &(struct xp_close_font_req){ .length = sizeof close / 4, .font = fid });
+    if (observer_ask(o, open, open_size, NULL, NULL, 0) || observer_ask(o, query, sizeof query, on_answer, f, f->n_q) ||
+        observer_ask(o, close, sizeof close, NULL, NULL, 0)) {
         buf_free(&q->req);
         return -EPIPE;
     }
@@ -404,7 +405,7 @@ static void start(struct fontset *f, struct base *b)
     for (size_t c = 0; c < N_CHARSETS; c++) {
         char tail[32] = "-";
         strcat(tail, charsets[c]);
-        if (ask(f, OP_LIST_FONTS, b->pattern, b->len, (const uint8_t *)tail, strlen(tail)) < 0)
+        if (ask(f, XP_OP_LIST_FONTS, b->pattern, b->len, (const uint8_t *)tail, strlen(tail)) < 0)
             break;
     }
     log_debug("font set: a client asks the charsets of %.*s one by one: asking the server %u ahead",
@@ -414,27 +415,31 @@ static void start(struct fontset *f, struct base *b)
 bool fontset_hold(struct fontset *f, struct observer *o, struct channel *ch, const uint8_t *req, uint32_t size,
                   bool msb)
 {
-    if (f && f->outstanding && size >= 4 && req[0] == OP_QUERY_FONT)
+    struct xp_request_header h;
+    struct xp_list_fonts_req v;
+    if (!xp_request_header_view(req, size, msb, &h))
+        return false;
+    if (f && f->outstanding && h.major == XP_OP_QUERY_FONT)
         return hold_channel(f, ch); /* perhaps of a font asked ahead: its answer goes first */
-    if (!f || !o || !f->s->predict || msb || size < 8 || req[0] != OP_LIST_FONTS || ld16(req + 2, false) * 4u != size ||
-        ld16(req + 4, false) != 1)
+    if (!f || !o || !f->s->predict || msb || h.major != XP_OP_LIST_FONTS || !xp_list_fonts_req_view(req, size, false, &v) ||
+        v.length * 4u != size || v.max_names != 1)
         return false;
-    size_t n = ld16(req + 6, false), base_len;
-    if (n > FONTSET_MAX_PATTERN || 8 + n > size)
+    size_t n = v.pattern_len, base_len;
+    if (n > FONTSET_MAX_PATTERN || !v.pattern)
         return false;
-    int c = fontset_split(req + 8, n, &base_len);
+    int c = fontset_split(v.pattern, n, &base_len);
     size_t known;
     if (c < 0 || predict_font_list_answer(f->s->predict, req, size, false, &known))
         return false; /* not a font set's, or answered already (an earlier session's, learnt.h) */
     struct base *b = NULL;
     for (uint32_t i = 0; i < f->n_bases && !b; i++)
-        if (f->bases[i].len == base_len && !memcmp(f->bases[i].pattern, req + 8, base_len))
+        if (f->bases[i].len == base_len && !memcmp(f->bases[i].pattern, v.pattern, base_len))
             b = &f->bases[i];
     if (!b) {
         if (f->n_bases == FONTSET_MAX_BASES)
             return false;
         b = &f->bases[f->n_bases++];
-        memcpy(b->pattern, req + 8, base_len);
+        memcpy(b->pattern, v.pattern, base_len);
         b->len = base_len;
         b->first = c;
         b->state = BASE_ONE_CHARSET;

@@ -9,6 +9,7 @@
 #include "common/buf.h"
 #include "proxy/session_private.h"
 #include "xproto_tables.h"
+#include "xproto_wire.h"
 
 #define NOTICE_WINDOW 0x200u   /* resource ids above the observer's base: window, GC, font */
 #define NOTICE_GC 0x201u
@@ -17,45 +18,35 @@
 #define NOTICE_CHAR_W 6        /* "fixed" is 6x13 */
 #define NOTICE_H 20
 
-static void put16(uint8_t *p, uint16_t v) { st16(p, v, false); }
-static void put32(uint8_t *p, uint32_t v) { st32(p, v, false); }
-
 static void make(struct session *s, struct observer *o, uint32_t root, uint32_t base, uint32_t white, uint32_t black,
                  uint16_t height)
 {
-    uint8_t b[44] = { 0 };
-    put32(b, base + NOTICE_WINDOW);
-    put32(b + 4, root);
-    put16(b + 8, 8);          /* x */
-    put16(b + 10, (uint16_t)(height > NOTICE_H + 10 ? height - NOTICE_H - 10 : 0)); /* y */
-    put16(b + 12, NOTICE_MAX_TEXT * NOTICE_CHAR_W / 2);
-    put16(b + 14, NOTICE_H);
-    put16(b + 16, 1);         /* border */
-    put16(b + 18, 1);         /* InputOutput */
-    put32(b + 20, 0);         /* CopyFromParent */
-    /* back pixel, border pixel, backing store, override redirect */
-    put32(b + 24, 0x2 | 0x8 | 0x40 | 0x200);
-    put32(b + 28, black);
-    put32(b + 32, white);
-    put32(b + 36, 2);         /* Always */
-    put32(b + 40, 1);
-    observer_send_quiet(o, XP_OP_CREATE_WINDOW, 0, b, 44);
-    uint8_t f[16] = { 0 };
-    put32(f, base + NOTICE_FONT);
-    put16(f + 4, 5);
-    memcpy(f + 8, "fixed", 5);
-    observer_send_quiet(o, XP_OP_OPEN_FONT, 0, f, 16);
-    uint8_t g[24];
-    put32(g, base + NOTICE_GC);
-    put32(g + 4, base + NOTICE_WINDOW);
-    put32(g + 8, 0x4 | 0x8 | 0x4000); /* foreground, background, font */
-    put32(g + 12, white);
-    put32(g + 16, black);
-    put32(g + 20, base + NOTICE_FONT);
-    observer_send_quiet(o, XP_OP_CREATE_GC, 0, g, 24);
-    uint8_t w[4];
-    put32(w, base + NOTICE_WINDOW);
-    observer_send_quiet(o, XP_OP_MAP_WINDOW, 0, w, 4);
+    /* back pixel, border pixel, backing store, override redirect: their values in that order */
+    const uint32_t mask = XP_CW_BACK_PIXEL | XP_CW_BORDER_PIXEL | XP_CW_BACKING_STORE | XP_CW_OVERRIDE_REDIRECT;
+    const uint32_t values[] = { black, white, XP_BACKING_STORE_ALWAYS, 1 };
+    uint8_t b[XP_CREATE_WINDOW_BODY_SIZE + sizeof values];
+    xp_create_window_body_put(b, sizeof b, false, &(struct xp_create_window_body){
+        .wid = base + NOTICE_WINDOW, .parent = root, .x = 8,
+        .y = (int16_t)(height > NOTICE_H + 10 ? height - NOTICE_H - 10 : 0),
+        .width = NOTICE_MAX_TEXT * NOTICE_CHAR_W / 2, .height = NOTICE_H, .border_width = 1,
+        .class = XP_WINDOW_CLASS_INPUT_OUTPUT, .visual = 0 /* CopyFromParent */, .value_mask = mask });
+    for (size_t i = 0; i < sizeof values / sizeof *values; i++)
+        xp_card32_put(b + XP_CREATE_WINDOW_BODY_SIZE, sizeof values, i, values[i], false);
+    observer_send_quiet(o, XP_OP_CREATE_WINDOW, 0, b, sizeof b);
+    uint8_t f[XP_OPEN_FONT_BODY_SIZE + 8] = { 0 };
+    xp_open_font_body_put(f, sizeof f, false, &(struct xp_open_font_body){ .fid = base + NOTICE_FONT, .name_len = 5 });
+    memcpy(f + XP_OPEN_FONT_BODY_SIZE, "fixed", 5);
+    observer_send_quiet(o, XP_OP_OPEN_FONT, 0, f, sizeof f);
+    const uint32_t gc_values[] = { white, black, base + NOTICE_FONT }; /* foreground, background, font */
+    uint8_t g[XP_CREATE_GC_BODY_SIZE + sizeof gc_values];
+    xp_create_gc_body_put(g, sizeof g, false, &(struct xp_create_gc_body){
+        .cid = base + NOTICE_GC, .drawable = base + NOTICE_WINDOW, .value_mask = XP_GC_FOREGROUND | XP_GC_BACKGROUND | XP_GC_FONT });
+    for (size_t i = 0; i < sizeof gc_values / sizeof *gc_values; i++)
+        xp_card32_put(g + XP_CREATE_GC_BODY_SIZE, sizeof gc_values, i, gc_values[i], false);
+    observer_send_quiet(o, XP_OP_CREATE_GC, 0, g, sizeof g);
+    uint8_t w[XP_MAP_WINDOW_BODY_SIZE];
+    xp_map_window_body_put(w, sizeof w, false, &(struct xp_map_window_body){ .window = base + NOTICE_WINDOW });
+    observer_send_quiet(o, XP_OP_MAP_WINDOW, 0, w, sizeof w);
     s->notice_shown = true;
 }
 
@@ -69,20 +60,20 @@ void notice_show(struct session *s, const char *text)
     if (!s->notice_shown)
         make(s, o, root, base, white, black, height);
     size_t n = strlen(text) > NOTICE_MAX_TEXT ? NOTICE_MAX_TEXT : strlen(text);
-    uint8_t c[16] = { 0 };    /* ClearArea of the whole window, then the line */
-    put32(c, base + NOTICE_WINDOW);
-    observer_send_quiet(o, XP_OP_CLEAR_AREA, 0, c, 12);
-    uint8_t stack[12] = { 0 }; /* ConfigureWindow: stack mode Above, over what came since */
-    put32(stack, base + NOTICE_WINDOW);
-    put16(stack + 4, 0x40);
-    observer_send_quiet(o, XP_OP_CONFIGURE_WINDOW, 0, stack, 12);
-    uint8_t t[12 + NOTICE_MAX_TEXT] = { 0 };
-    put32(t, base + NOTICE_WINDOW);
-    put32(t + 4, base + NOTICE_GC);
-    put16(t + 8, 6);          /* x */
-    put16(t + 10, 14);        /* baseline */
-    memcpy(t + 12, text, n);
-    observer_send_quiet(o, XP_OP_IMAGE_TEXT8, (uint8_t)n, t, (uint16_t)(12 + n));
+    uint8_t c[XP_CLEAR_AREA_BODY_SIZE]; /* ClearArea of the whole window (no exposures), then the line */
+    xp_clear_area_body_put(c, sizeof c, false, &(struct xp_clear_area_body){ .window = base + NOTICE_WINDOW });
+    observer_send_quiet(o, XP_OP_CLEAR_AREA, 0, c, sizeof c);
+    uint8_t stack[XP_CONFIGURE_WINDOW_BODY_SIZE + 4] = { 0 }; /* ConfigureWindow: stack mode Above, over what came since */
+    xp_configure_window_body_put(stack, sizeof stack, false, &(struct xp_configure_window_body){
+        .window = base + NOTICE_WINDOW, .value_mask = XP_CONFIG_WINDOW_STACK_MODE });
+    xp_card32_put(stack + XP_CONFIGURE_WINDOW_BODY_SIZE, 4, 0, XP_STACK_MODE_ABOVE, false);
+    observer_send_quiet(o, XP_OP_CONFIGURE_WINDOW, 0, stack, sizeof stack);
+    uint8_t t[XP_IMAGE_TEXT8_REQ_SIZE + NOTICE_MAX_TEXT] = { 0 }; /* the whole request; its body is sent */
+    xp_image_text8_req_put(t, sizeof t, false, &(struct xp_image_text8_req){
+        .string_len = (uint8_t)n, .drawable = base + NOTICE_WINDOW, .gc = base + NOTICE_GC, .x = 6, .y = 14 /* baseline */ });
+    memcpy(t + XP_IMAGE_TEXT8_REQ_SIZE, text, n);
+    observer_send_quiet(o, XP_OP_IMAGE_TEXT8, (uint8_t)n, t + XP_REQUEST_HEADER_SIZE,
+                        (uint16_t)(XP_IMAGE_TEXT8_REQ_SIZE - XP_REQUEST_HEADER_SIZE + n));
 }
 
 void notice_hide(struct session *s)
@@ -91,12 +82,14 @@ void notice_hide(struct session *s)
     uint16_t height;
     if (!s->notice_shown || !s->observer || !observer_screen(s->observer, &root, &base, &white, &black, &height))
         return;
-    uint8_t b[4];
-    put32(b, base + NOTICE_GC);
-    observer_send_quiet(s->observer, XP_OP_FREE_GC, 0, b, 4);
-    put32(b, base + NOTICE_FONT);
-    observer_send_quiet(s->observer, XP_OP_CLOSE_FONT, 0, b, 4);
-    put32(b, base + NOTICE_WINDOW);
-    observer_send_quiet(s->observer, XP_OP_DESTROY_WINDOW, 0, b, 4);
+    uint8_t b[XP_FREE_GC_BODY_SIZE];
+    xp_free_gc_body_put(b, sizeof b, false, &(struct xp_free_gc_body){ .gc = base + NOTICE_GC });
+    observer_send_quiet(s->observer, XP_OP_FREE_GC, 0, b, sizeof b);
+    uint8_t f[XP_CLOSE_FONT_BODY_SIZE];
+    xp_close_font_body_put(f, sizeof f, false, &(struct xp_close_font_body){ .font = base + NOTICE_FONT });
+    observer_send_quiet(s->observer, XP_OP_CLOSE_FONT, 0, f, sizeof f);
+    uint8_t w[XP_DESTROY_WINDOW_BODY_SIZE];
+    xp_destroy_window_body_put(w, sizeof w, false, &(struct xp_destroy_window_body){ .window = base + NOTICE_WINDOW });
+    observer_send_quiet(s->observer, XP_OP_DESTROY_WINDOW, 0, w, sizeof w);
     s->notice_shown = false;
 }

@@ -11,7 +11,7 @@
 
 static void observer_event(struct watch *w, unsigned events);
 static void ask_answer(struct observer *o, const struct pending *p, const uint8_t *msg, size_t size, bool error);
-static bool ask_more(const struct pending *p, const uint8_t *msg, bool error);
+static bool ask_more(const struct pending *p, const uint8_t *msg, size_t size, bool error);
 
 /* ---------------------------------------------------------------- connection */
 
@@ -78,24 +78,28 @@ int observer_start(struct session *s, const struct observer_listener *listeners,
     }
     if (!rc) {
         int n = read_setup_reply(o->fd, &o->rx, clock_ns() + OBSERVER_CONNECT_TIMEOUT_MS * 1000000ull);
-        /* Success, and at least its fixed part (40 bytes: the resource-id base at 12). */
-        rc = n < 0 ? n : buf_head(&o->rx)[0] != 1 ? -EACCES : n < 40 ? -EPROTO : 0;
+        /* Success, and at least its fixed part (the resource-id base among it). */
+        struct xp_setup setup;
+        rc = n < 0 ? n : buf_head(&o->rx)[XP_SETUP_STATUS_AT] != 1 ? -EACCES
+           : !xp_setup_view(buf_head(&o->rx), (size_t)n, false, &setup) ? -EPROTO : 0;
         if (!rc) {
-            /* Screen 0 follows the vendor string and the pixmap formats; its root comes first. */
-            struct rd r = rd_make(buf_head(&o->rx), (size_t)n, false);
-            uint16_t vendor_len;
-            uint8_t n_formats;
-            if (!rd_skip(&r, 24) && !rd_u16(&r, &vendor_len) && !rd_skip(&r, 3) && !rd_u8(&r, &n_formats) &&
-                !rd_skip(&r, 4) && !rd_u8(&r, &o->min_keycode) && !rd_u8(&r, &o->max_keycode) &&
-                !rd_skip(&r, 4 + vendor_len + xw_pad4(vendor_len) + 8u * n_formats) && rd_u32(&r, &o->root))
-                o->root = 0;
-            uint32_t colormap, masks;
-            if (o->root && (rd_u32(&r, &colormap) || rd_u32(&r, &o->white) || rd_u32(&r, &o->black) ||
-                            rd_u32(&r, &masks) || rd_u16(&r, &o->width) || rd_u16(&r, &o->height)))
-                o->white = o->black = o->width = o->height = 0;
+            /* Screen 0 follows the vendor string and the pixmap formats. */
+            o->min_keycode = setup.min_keycode;
+            o->max_keycode = setup.max_keycode;
+            size_t skip = setup.vendor_len + xw_pad4(setup.vendor_len) + (size_t)XP_FORMAT_SIZE * setup.pixmap_formats_len;
+            struct xp_screen screen;
+            if (skip <= setup.rest_len && xp_screen_view(setup.rest + skip, setup.rest_len - skip, false, &screen)) {
+                o->root = screen.root;
+                o->white = screen.white_pixel;
+                o->black = screen.black_pixel;
+                o->width = screen.width_in_pixels;
+                o->height = screen.height_in_pixels;
+            } else {
+                o->root = o->white = o->black = o->width = o->height = 0;
+            }
             if (s->predict) /* the same server as the clients': its TrueColor maps, checked by the probes */
                 predict_learn_setup(s->predict, buf_head(&o->rx), (size_t)n, false);
-            o->probe.font_base = ld32(buf_head(&o->rx) + 12, false);
+            o->probe.font_base = setup.resource_id_base;
             OBS_TELL(o, on_setup, o, buf_head(&o->rx), (size_t)n);
             buf_consume(&o->rx, (size_t)n);
         }
@@ -214,9 +218,9 @@ void obs_send_request_minor(struct observer *o, uint8_t major, uint8_t minor, co
     }
     r[0] = major;
     r[1] = minor;
-    st16(r + 2, (uint16_t)(1 + n_words), false);
+    xp_request_set_length(r, 1 + n_words, false, false);
     for (unsigned i = 0; i < n_words; i++)
-        st32(r + 4 + 4 * i, words[i], false);
+        xp_card32_put(r + XP_REQUEST_HEADER_SIZE, 4u * n_words, i, words[i], false);
     struct xw_request rq = { .major = major, .data = minor, .size = 4 + 4u * n_words, .header_size = 4 };
     struct msg_class cls;
     xstream_on_request(&o->xs, r, &rq, &cls);
@@ -253,62 +257,106 @@ static void kid_set(struct owin *w, uint32_t kid, bool mapped)
 
 static void on_event(struct observer *o, const uint8_t *ev, size_t size)
 {
-    uint8_t code = ev[0] & 0x7f;
+    struct xp_server_header h;
+    if (!xp_server_header_view(ev, size, false, &h))
+        return;
+    uint8_t code = h.code & 0x7f;
     OBS_TELL(o, on_event, o, ev, size);
-    uint32_t event = ld32(ev + 4, false), window = ld32(ev + 8, false);
-    if (code == XP_EV_PROPERTY_NOTIFY && event == o->root) {
-        if (!o->probe.props_probing)
-            obs_property_changed(o, window /* the atom */);
-        else if (o->n_changed < PROBE_MAX_CHANGED) /* told after the values, which may predate it */
-            o->changed[o->n_changed++] = window;
-        else
-            o->changed_overflow = true;
-        return;
-    }
-    if ((code == XP_EV_MAPPING_NOTIFY && ev[4] != 2 /* Pointer */) ||
-        (o->xkb.event && code == o->xkb.event && ev[1] <= 1 /* NewKeyboardNotify, MapNotify */)) {
-        obs_keyboard_changed(o);
-        return;
-    }
-    struct owin *w = obs_win_find(o, event); /* the window we selected on: Visibility's own, or the parent's */
-    if (!w)
-        return;
-    obs_own_event(o, w, code, ev); /* before a DestroyNotify removes w */
+    struct owin *w; /* the window we selected on: Visibility's own, or the parent's */
     switch (code) {
-    case XP_EV_VISIBILITY_NOTIFY:
-        w->visibility = (int8_t)ev[8];
+    case XP_EV_PROPERTY_NOTIFY: {
+        struct xp_property_notify_event v;
+        if (!xp_property_notify_event_view(ev, size, false, &v))
+            return;
+        if (v.window == o->root) {
+            if (!o->probe.props_probing)
+                obs_property_changed(o, v.atom);
+            else if (o->n_changed < PROBE_MAX_CHANGED) /* told after the values, which may predate it */
+                o->changed[o->n_changed++] = v.atom;
+            else
+                o->changed_overflow = true;
+        } else if ((w = obs_win_find(o, v.window))) {
+            obs_own_event(o, w, code, v.atom);
+        }
+        return;
+    }
+    case XP_EV_MAPPING_NOTIFY: {
+        struct xp_mapping_notify_event v;
+        if (xp_mapping_notify_event_view(ev, size, false, &v) && v.request != XP_MAPPING_POINTER)
+            obs_keyboard_changed(o);
+        return;
+    }
+    case XP_EV_VISIBILITY_NOTIFY: {
+        struct xp_visibility_notify_event v;
+        if (!xp_visibility_notify_event_view(ev, size, false, &v) || !(w = obs_win_find(o, v.window)))
+            return;
+        w->visibility = (int8_t)v.state;
         break;
-    case XP_EV_CONFIGURE_NOTIFY:
-        if (window == w->id) {
-            w->width = ld16(ev + 20, false);
-            w->height = ld16(ev + 22, false);
+    }
+    case XP_EV_CONFIGURE_NOTIFY: {
+        struct xp_configure_notify_event v;
+        if (!xp_configure_notify_event_view(ev, size, false, &v) || !(w = obs_win_find(o, v.event)))
+            return;
+        obs_own_event(o, w, code, v.window);
+        if (v.window == w->id) {
+            w->width = v.width;
+            w->height = v.height;
         }
         break;
-    case XP_EV_MAP_NOTIFY:
-        if (window != w->id)
-            kid_set(w, window, true);
+    }
+    case XP_EV_MAP_NOTIFY: {
+        struct xp_map_notify_event v;
+        if (!xp_map_notify_event_view(ev, size, false, &v) || !(w = obs_win_find(o, v.event)))
+            return;
+        obs_own_event(o, w, code, v.window);
+        if (v.window != w->id)
+            kid_set(w, v.window, true);
         break;
-    case XP_EV_UNMAP_NOTIFY:
-        if (window == w->id)
+    }
+    case XP_EV_UNMAP_NOTIFY: {
+        struct xp_unmap_notify_event v;
+        if (!xp_unmap_notify_event_view(ev, size, false, &v) || !(w = obs_win_find(o, v.event)))
+            return;
+        obs_own_event(o, w, code, v.window);
+        if (v.window == w->id)
             w->visibility = -1;
         else
-            kid_set(w, window, false);
+            kid_set(w, v.window, false);
         break;
-    case XP_EV_REPARENT_NOTIFY:
-        if (window == w->id)
+    }
+    case XP_EV_REPARENT_NOTIFY: {
+        struct xp_reparent_notify_event v;
+        if (!xp_reparent_notify_event_view(ev, size, false, &v) || !(w = obs_win_find(o, v.event)))
+            return;
+        obs_own_event(o, w, code, v.window);
+        if (v.window == w->id)
             w->visibility = -1;
-        else if (ld32(ev + 12, false) != w->id)
-            kid_set(w, window, false);
+        else if (v.parent != w->id)
+            kid_set(w, v.window, false);
         break;
-    case XP_EV_DESTROY_NOTIFY:
-        if (window == w->id) {
+    }
+    case XP_EV_DESTROY_NOTIFY: {
+        struct xp_destroy_notify_event v;
+        if (!xp_destroy_notify_event_view(ev, size, false, &v) || !(w = obs_win_find(o, v.event)))
+            return;
+        obs_own_event(o, w, code, v.window); /* before w is removed */
+        if (v.window == w->id) {
             obs_send_fact(o, w, true, false);
             obs_win_remove(o, w);
             return;
         }
-        kid_set(w, window, false);
+        kid_set(w, v.window, false);
         break;
+    }
+    case XP_EV_GRAVITY_NOTIFY: {
+        struct xp_gravity_notify_event v;
+        if (xp_gravity_notify_event_view(ev, size, false, &v) && (w = obs_win_find(o, v.event)))
+            obs_own_event(o, w, code, v.window);
+        return;
+    }
     default:
+        if (o->xkb.event && code == o->xkb.event && h.data /* xkbType */ <= XP_XKB_EV_MAP_NOTIFY)
+            obs_keyboard_changed(o); /* NewKeyboardNotify, MapNotify */
         return;
     }
     obs_send_fact(o, w, false, false);
@@ -325,13 +373,17 @@ static void on_answer(struct observer *o, const struct pending *p, const uint8_t
     case P_ROOT_ATTRS:
         obs_on_root_attributes(o, msg, size, error);
         break;
-    case P_SPARE_ROOT_ATTRS: /* GetWindowAttributes: all-event-masks at 32 */
-        o->root_masks = error || size < 36 ? 0 : ld32(msg + 32, false);
+    case P_SPARE_ROOT_ATTRS: { /* GetWindowAttributes: its all-event-masks */
+        struct xp_get_window_attributes_reply v;
+        o->root_masks = !error && xp_get_window_attributes_reply_view(msg, size, false, &v) ? v.all_event_masks : 0;
         break;
-    case P_SPARE_ROOT_GEOMETRY: /* GetGeometry: width and height at 16 and 18 (of 32) */
-        OBS_TELL(o, on_root, p->window, error ? 0 : o->root_masks, error ? 0 : ld16(msg + 16, false),
-                 error ? 0 : ld16(msg + 18, false));
+    }
+    case P_SPARE_ROOT_GEOMETRY: { /* GetGeometry: the width and height */
+        struct xp_get_geometry_reply v;
+        bool ok = !error && xp_get_geometry_reply_view(msg, size, false, &v);
+        OBS_TELL(o, on_root, p->window, ok ? o->root_masks : 0, ok ? v.width : 0, ok ? v.height : 0);
         break;
+    }
     case P_PROBE:
         obs_probe_answer(o, p, msg, size, error);
         break;
@@ -357,14 +409,17 @@ static void on_answer(struct observer *o, const struct pending *p, const uint8_t
         break;
     case P_SELECT:
         break;
-    case P_ATTRS:
-        if (w && !error && msg[26] != 0)
+    case P_ATTRS: {
+        struct xp_get_window_attributes_reply v;
+        if (w && !error && xp_get_window_attributes_reply_view(msg, size, false, &v) && v.map_state != XP_MAP_STATE_UNMAPPED)
             w->visibility = -1; /* mapped before we looked: its visibility is unknown until it changes */
         break;
-    case P_GEOMETRY:
+    }
+    case P_GEOMETRY: {
+        struct xp_get_geometry_reply v;
         if (!w)
             break;
-        if (error) {
+        if (error || !xp_get_geometry_reply_view(msg, size, false, &v)) {
             log_debug("observer: window 0x%x not there yet (try %u)", w->id, w->tries + 1);
             if (++w->tries < OBSERVER_WATCH_TRIES) {
                 obs_send_watch(o, w); /* the client's CreateWindow is still on its way */
@@ -379,16 +434,16 @@ static void on_answer(struct observer *o, const struct pending *p, const uint8_t
         {
             /* The client's changes wait for the watch: the server must agree with the model. */
             struct channel *ch = channel_find(o->s, w->channel);
-            if (ch && ownwin_geometry_differs(&ch->own, w->id, (int16_t)ld16(msg + 12, false), (int16_t)ld16(msg + 14, false),
-                                              ld16(msg + 16, false), ld16(msg + 18, false), ld16(msg + 20, false)))
+            if (ch && ownwin_geometry_differs(&ch->own, w->id, v.x, v.y, v.width, v.height, v.border_width))
                 obs_own_foreign(o, ch, w->id, ownwin_event_foreign(&ch->own, w->id, OWNWIN_GEOMETRY), false);
         }
-        w->width = ld16(msg + 16, false);
-        w->height = ld16(msg + 18, false);
+        w->width = v.width;
+        w->height = v.height;
         w->watching = true;
         obs_send_fact(o, w, false, false);
         obs_watch_done(o, w->channel); /* may create windows: w is not to be used after */
         break;
+    }
     case P_SYNC: {
         struct channel *ch = channel_find(o->s, p->channel);
         if (!ch)
@@ -449,7 +504,7 @@ static void observer_read(struct observer *o)
             }
             if (o->q_len && o->q[o->q_head].seq == o->xs.seq_done) {
                 struct pending p = o->q[o->q_head];
-                if (!ask_more(&p, msg, m.kind == XW_KIND_ERROR)) {
+                if (!ask_more(&p, msg, (size_t)size, m.kind == XW_KIND_ERROR)) {
                     o->q_head = (o->q_head + 1) % o->q_cap;
                     o->q_len--;
                 }
@@ -505,25 +560,27 @@ uint32_t observer_font_id(const struct observer *o)
 int observer_ask(struct observer *o, const uint8_t *req, uint32_t size, observer_answer_fn fn, void *ctx, uint32_t tag)
 {
     uint32_t words[1024];
+    struct xp_request_header h;
     if (o->broken)
         return -EPIPE;
-    if (size < 4 || size % 4 || size > sizeof words + 4 || ld16(req + 2, false) * 4u != size)
+    if (!xp_request_header_view(req, size, false, &h) || size % 4 || size > sizeof words + 4 || h.length * 4u != size)
         return -EINVAL;
     for (uint32_t i = 0; i < size / 4 - 1; i++)
-        words[i] = ld32(req + 4 + 4 * i, false);
+        xp_card32_at(req + XP_REQUEST_HEADER_SIZE, size - XP_REQUEST_HEADER_SIZE, i, false, &words[i]);
     bool counted = fn && o->probe.active;
     if (counted)
         o->probe.outstanding++;
-    obs_send_request_minor(o, req[0], req[1], words, size / 4 - 1,
+    obs_send_request_minor(o, h.major, h.data, words, size / 4 - 1,
                        (struct pending){ .kind = P_ASK, .fn = fn, .ctx = ctx, .tag = tag,
-                                         .multi = req[0] == 50 /* ListFontsWithInfo */, .counted = counted });
+                                         .multi = h.major == XP_OP_LIST_FONTS_WITH_INFO, .counted = counted });
     return 0;
 }
 
 /* A ListFontsWithInfo's replies before its last (the one with an empty name) keep it pending. */
-static bool ask_more(const struct pending *p, const uint8_t *msg, bool error)
+static bool ask_more(const struct pending *p, const uint8_t *msg, size_t size, bool error)
 {
-    return p->kind == P_ASK && p->multi && !error && msg[1] != 0;
+    struct xp_server_header h; /* a ListFontsWithInfo reply's data byte: its name's length */
+    return p->kind == P_ASK && p->multi && !error && xp_server_header_view(msg, size, false, &h) && h.data != 0;
 }
 
 static void ask_answer(struct observer *o, const struct pending *p, const uint8_t *msg, size_t size, bool error)
@@ -534,6 +591,6 @@ static void ask_answer(struct observer *o, const struct pending *p, const uint8_
     if (o->s->predict)
         obs_send_session_fact(o, &fact);
     buf_free(&fact);
-    if (p->counted && !ask_more(p, msg, error) && !--o->probe.outstanding)
+    if (p->counted && !ask_more(p, msg, size, error) && !--o->probe.outstanding)
         obs_probe_finish(o);
 }

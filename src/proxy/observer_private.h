@@ -29,6 +29,7 @@
 #include "x11/xdisplay.h"
 #include "x11/xwire.h"
 #include "xproto_tables.h"
+#include "xproto_wire.h"
 
 
 #define OBSERVER_CONNECT_TIMEOUT_MS 5000
@@ -42,11 +43,11 @@
 #define CENSUS_FACT_BYTES 4096u      /* a look's FACT_ATOM_HASHES: about this long at most */
 #define CENSUS_MAX_UNSURE 4096u      /* atoms left to replies the app side has not acknowledged */
 
-#define PROPERTY_CHANGE_MASK 0x400000u
+#define PROPERTY_CHANGE_MASK XP_EVENT_MASK_PROPERTY_CHANGE
 #define PROBE_MAX_CHANGED 64u        /* root property changes remembered during the probes */
-#define WATCH_MASK (0x10000u | 0x20000u | 0x80000u | PROPERTY_CHANGE_MASK) /* VisibilityChange, StructureNotify,
-                                                                           * SubstructureNotify, PropertyChange */
-#define SUBSTRUCTURE_REDIRECT_MASK 0x100000u
+#define WATCH_MASK (XP_EVENT_MASK_VISIBILITY_CHANGE | XP_EVENT_MASK_STRUCTURE_NOTIFY | \
+                    XP_EVENT_MASK_SUBSTRUCTURE_NOTIFY | PROPERTY_CHANGE_MASK)
+#define SUBSTRUCTURE_REDIRECT_MASK XP_EVENT_MASK_SUBSTRUCTURE_REDIRECT
 
 enum pending_kind { P_SELECT, P_ATTRS, P_GEOMETRY, P_SYNC, P_KEYMAP, P_MODMAP, P_PROBE, P_ROOT_ATTRS,
                     P_SPARE_ROOT_ATTRS, P_SPARE_ROOT_GEOMETRY, P_ASK };
@@ -203,7 +204,7 @@ void obs_on_root_attributes(struct observer *o, const uint8_t *msg, size_t size,
 void obs_own_unwatch_all(struct observer *o);
 void obs_own_foreign(struct observer *o, struct channel *ch, uint32_t window, uint8_t what, bool props);
 void obs_own_unwatchable(struct observer *o, struct channel *ch, uint32_t window);
-void obs_own_event(struct observer *o, struct owin *w, uint8_t code, const uint8_t *ev);
+void obs_own_event(struct observer *o, struct owin *w, uint8_t code, uint32_t window); /* PropertyNotify: its atom */
 void obs_send_fact(struct observer *o, struct owin *w, bool gone, bool force);
 void obs_win_remove(struct observer *o, struct owin *w);
 void obs_watch_done(struct observer *o, uint32_t channel_id);

@@ -15,26 +15,27 @@ static const struct {
     uint8_t body[24];
     uint8_t body_len;
 } probes[] = {
-    { "BIG-REQUESTS", 0, { 0 }, 0 },                    /* Enable */
-    { "XKEYBOARD", 0, { 1, 0, 0, 0 }, 4 },              /* UseExtension 1.0 (Xlib) */
+    { "BIG-REQUESTS", XP_BIGREQ_OP_ENABLE, { 0 }, 0 },                              /* Enable */
+    { "XKEYBOARD", XP_XKB_OP_USE_EXTENSION, { 1, 0, 0, 0 }, 4 },                     /* UseExtension 1.0 (Xlib) */
     /* GetMap of the core keyboard's types, symbols and modifier map (Xlib's XkbGetMap, as
      * xterm asks it); asked again when the keyboard changes (PROBE_GET_MAP) */
-    { "XKEYBOARD", 8, { 0x00, 0x01, 7, 0 }, 24 },
-    { "RENDER", 0, { 0, 0, 0, 0, 11, 0, 0, 0 }, 8 },    /* QueryVersion 0.11 (libXrender, xcb) */
-    { "RENDER", 1, { 0 }, 0 },                          /* QueryPictFormats */
-    { "XFIXES", 0, { 6, 0, 0, 0, 0, 0, 0, 0 }, 8 },     /* QueryVersion 6.0 (libXfixes) */
+    { "XKEYBOARD", XP_XKB_OP_GET_MAP, { 0x00, 0x01, 7, 0 }, 24 },
+    { "RENDER", XP_RENDER_OP_QUERY_VERSION, { 0, 0, 0, 0, 11, 0, 0, 0 }, 8 },        /* 0.11 (libXrender, xcb) */
+    { "RENDER", XP_RENDER_OP_QUERY_PICT_FORMATS, { 0 }, 0 },
+    { "XFIXES", XP_XFIXES_OP_QUERY_VERSION, { 6, 0, 0, 0, 0, 0, 0, 0 }, 8 },         /* 6.0 (libXfixes) */
     /* GTK 3's start, as it sends them */
-    { "Generic Event Extension", 0, { 1, 0, 0, 0 }, 4 }, /* QueryVersion 1.0 */
-    { "SHAPE", 0, { 0 }, 0 },                           /* QueryVersion */
-    { "RANDR", 0, { 1, 0, 0, 0, 6, 0, 0, 0 }, 8 },      /* QueryVersion 1.6 */
-    { "Composite", 0, { 0, 0, 0, 0, 4, 0, 0, 0 }, 8 },  /* QueryVersion 0.4 */
-    { "DAMAGE", 0, { 1, 0, 0, 0, 1, 0, 0, 0 }, 8 },     /* QueryVersion 1.1 */
-    { "XInputExtension", 1, { 15, 0, 0, 0, 'X', 'I', 'n', 'p', 'u', 't', 'E', 'x', 't', 'e', 'n', 's', 'i', 'o', 'n' },
-      19 },                                             /* GetExtensionVersion, twice (libXi) */
-    { "XInputExtension", 1, { 15, 0, 0, 0, 'X', 'I', 'n', 'p', 'u', 't', 'E', 'x', 't', 'e', 'n', 's', 'i', 'o', 'n' },
-      19 },
-    { "XInputExtension", 47, { 2, 0, 4, 0 }, 4 },      /* XIQueryVersion 2.4 */
-    { "SYNC", 0, { 3, 1, 0, 0 }, 4 },                   /* Initialize 3.1 (libXext, GTK 3's frame clock) */
+    { "Generic Event Extension", XP_GE_OP_QUERY_VERSION, { 1, 0, 0, 0 }, 4 },        /* 1.0 */
+    { "SHAPE", XP_SHAPE_OP_QUERY_VERSION, { 0 }, 0 },
+    { "RANDR", XP_RANDR_OP_QUERY_VERSION, { 1, 0, 0, 0, 6, 0, 0, 0 }, 8 },           /* 1.6 */
+    { "Composite", XP_COMPOSITE_OP_QUERY_VERSION, { 0, 0, 0, 0, 4, 0, 0, 0 }, 8 },   /* 0.4 */
+    { "DAMAGE", XP_DAMAGE_OP_QUERY_VERSION, { 1, 0, 0, 0, 1, 0, 0, 0 }, 8 },         /* 1.1 */
+    /* GetExtensionVersion, twice (libXi) */
+    { "XInputExtension", XP_XINPUT_OP_GET_EXTENSION_VERSION,
+      { 15, 0, 0, 0, 'X', 'I', 'n', 'p', 'u', 't', 'E', 'x', 't', 'e', 'n', 's', 'i', 'o', 'n' }, 19 },
+    { "XInputExtension", XP_XINPUT_OP_GET_EXTENSION_VERSION,
+      { 15, 0, 0, 0, 'X', 'I', 'n', 'p', 'u', 't', 'E', 'x', 't', 'e', 'n', 's', 'i', 'o', 'n' }, 19 },
+    { "XInputExtension", XP_XINPUT_OP_XI_QUERY_VERSION, { 2, 0, 4, 0 }, 4 },         /* 2.4 */
+    { "SYNC", XP_SYNC_OP_INITIALIZE, { 3, 1, 0, 0 }, 4 },                            /* 3.1 (libXext, GTK 3's frame clock) */
 };
 #define N_PROBES (sizeof probes / sizeof *probes)
 _Static_assert(N_PROBES == PROBE_SLOTS, "PROBE_SLOTS counts probes[]");
@@ -71,11 +72,16 @@ void obs_property_changed(struct observer *o, uint32_t property)
 bool obs_send_keyboard(struct observer *o, const uint8_t *km, uint32_t km_size, const uint8_t *mm, uint32_t mm_size)
 {
     uint32_t keys = o->max_keycode >= o->min_keycode ? o->max_keycode - o->min_keycode + 1u : 0;
-    if (!km || !mm || !keys || o->min_keycode < 8 || km_size < 32 || mm_size < 32 || !km[1] ||
-        ld32(km + 4, false) != keys * km[1] || km_size != 32 + 4 * keys * km[1] || mm_size < 32 + 8u * mm[1])
+    struct xp_get_keyboard_mapping_reply k;
+    struct xp_get_modifier_mapping_reply m;
+    if (!km || !mm || !keys || o->min_keycode < 8 || !xp_get_keyboard_mapping_reply_view(km, km_size, false, &k) ||
+        !xp_get_modifier_mapping_reply_view(mm, mm_size, false, &m) || !k.keysyms_per_keycode ||
+        k.length != keys * k.keysyms_per_keycode ||
+        km_size != XP_GET_KEYBOARD_MAPPING_REPLY_SIZE + 4 * keys * k.keysyms_per_keycode || !k.keysyms || !m.keycodes)
         return false;
     struct buf fact = { 0 };
-    predict_fact_keyboard(&fact, true, o->min_keycode, o->max_keycode, km[1], km + 32, mm[1], mm + 32);
+    predict_fact_keyboard(&fact, true, o->min_keycode, o->max_keycode, k.keysyms_per_keycode, k.keysyms,
+                          m.keycodes_per_modifier, m.keycodes);
     obs_send_session_fact(o, &fact);
     buf_free(&fact);
     return true;
@@ -85,13 +91,14 @@ bool obs_send_keyboard(struct observer *o, const uint8_t *km, uint32_t km_size, 
 void obs_send_bytes(struct observer *o, uint8_t major, uint8_t minor, const void *body, uint16_t body_len,
                        struct pending p)
 {
-    uint32_t words[72] = { 0 };
+    uint32_t words[72];
+    uint8_t bytes[sizeof words] = { 0 };
     if (body_len > sizeof words)
         return;
     if (body_len)
-        memcpy(words, body, body_len); /* the bytes as they are: words go out in this order, LSB */
+        memcpy(bytes, body, body_len); /* the bytes as they are: words go out in this order, LSB */
     for (unsigned i = 0; i < (body_len + 3u) / 4; i++)
-        words[i] = ld32((const uint8_t *)&words[i], false);
+        xp_card32_at(bytes, sizeof bytes, i, false, &words[i]);
     obs_send_request_minor(o, major, minor, words, (body_len + 3u) / 4, p);
 }
 
@@ -127,8 +134,8 @@ static void probe_color_request(struct observer *o, uint8_t major, const uint8_t
     }
     rq[0] = major;
     rq[1] = 0;
-    st16(rq + 2, (uint16_t)((4u + body_len) / 4), false);
-    memcpy(rq + 4, body, body_len);
+    xp_request_set_length(rq, (4u + body_len) / 4, false, false);
+    memcpy(rq + XP_REQUEST_HEADER_SIZE, body, body_len);
     o->probe.colors_left++;
     probe_send(o, major, 0, body, body_len, S_COLOR, (uint32_t)at);
 }
@@ -143,26 +150,24 @@ static void probe_colors(struct observer *o)
     o->probe.colormap = cmap;
     static const uint16_t rgb[][3] = { { 0, 0, 0 }, { 0xffff, 0xffff, 0xffff }, { 0xff00, 0x5300, 0 },
                                        { 0x1234, 0x8765, 0xfedc }, { 0x7fff, 0x8000, 0x0101 } };
-    uint8_t b[8 + 260];
+    uint8_t b[XP_LOOKUP_COLOR_BODY_SIZE + 260];
     for (size_t i = 0; i < sizeof rgb / sizeof *rgb; i++) {
-        memset(b, 0, 12);
-        st32(b, cmap, false);
-        for (int c = 0; c < 3; c++)
-            st16(b + 4 + 2 * c, rgb[i][c], false);
-        probe_color_request(o, XP_OP_ALLOC_COLOR, b, 12);
+        xp_alloc_color_body_put(b, sizeof b, false, &(struct xp_alloc_color_body){
+            .cmap = cmap, .red = rgb[i][0], .green = rgb[i][1], .blue = rgb[i][2] });
+        probe_color_request(o, XP_OP_ALLOC_COLOR, b, XP_ALLOC_COLOR_BODY_SIZE);
     }
     const uint32_t pixels[] = { 0, all, all & 0x55555555u, all & 0x0f0f0f0fu, all & 0xf0f0f0f0u };
-    st32(b, cmap, false);
-    for (size_t i = 0; i < sizeof pixels / sizeof *pixels; i++)
-        st32(b + 4 + 4 * i, pixels[i], false);
-    probe_color_request(o, XP_OP_QUERY_COLORS, b, 4 + 4 * sizeof pixels / sizeof *pixels);
+    const size_t n_pixels = sizeof pixels / sizeof *pixels;
+    xp_query_colors_body_put(b, sizeof b, false, &(struct xp_query_colors_body){ .cmap = cmap });
+    for (size_t i = 0; i < n_pixels; i++)
+        xp_card32_put(b + XP_QUERY_COLORS_BODY_SIZE, 4 * n_pixels, i, pixels[i], false);
+    probe_color_request(o, XP_OP_QUERY_COLORS, b, (uint16_t)(XP_QUERY_COLORS_BODY_SIZE + 4 * n_pixels));
     for (size_t i = 0; i < sizeof probe_color_names / sizeof *probe_color_names; i++) {
         uint16_t len = (uint16_t)strlen(probe_color_names[i]);
         memset(b, 0, sizeof b);
-        st32(b, cmap, false);
-        st16(b + 4, len, false);
-        memcpy(b + 8, probe_color_names[i], len);
-        probe_color_request(o, XP_OP_LOOKUP_COLOR, b, (uint16_t)(8 + len + xw_pad4(len)));
+        xp_lookup_color_body_put(b, sizeof b, false, &(struct xp_lookup_color_body){ .cmap = cmap, .name_len = len });
+        memcpy(b + XP_LOOKUP_COLOR_BODY_SIZE, probe_color_names[i], len);
+        probe_color_request(o, XP_OP_LOOKUP_COLOR, b, (uint16_t)(XP_LOOKUP_COLOR_BODY_SIZE + len + xw_pad4(len)));
     }
 }
 
@@ -170,17 +175,23 @@ static void probe_color_answer(struct observer *o, const struct pending *p, cons
                                bool error)
 {
     const uint8_t *rq = buf_head(&o->probe.color_reqs) + p->window;
-    uint32_t rq_size = 4u * ld16(rq + 2, false);
-    bool lookup = rq[0] == 92;
+    struct xp_request_header h; /* the request as it was sent (probe_color_request) */
+    if (!xp_request_header_view(rq, o->probe.color_reqs.len - p->window, false, &h))
+        return;
+    uint32_t rq_size = 4u * h.length;
+    bool lookup = h.major == XP_OP_LOOKUP_COLOR;
+    struct xp_lookup_color_req lq;
+    struct xp_lookup_color_reply lr;
     if (error && lookup) {
         /* the server does not know the name: not told */
     } else if (error || !predict_color_check(o->s->predict, rq, rq_size, msg, size)) {
         o->probe.colors_bad = true;
         log_info("observer: the server's answer to a colour request (%u) is not the TrueColor arithmetic: colours "
-                 "are asked of the server until a real answer matches", rq[0]);
-    } else if (lookup) {
-        const uint16_t exact[3] = { ld16(msg + 8, false), ld16(msg + 10, false), ld16(msg + 12, false) };
-        predict_fact_color_name(&o->probe.colors, (const char *)rq + 12, ld16(rq + 8, false), exact);
+                 "are asked of the server until a real answer matches", h.major);
+    } else if (lookup && xp_lookup_color_req_view(rq, rq_size, false, &lq) && lq.name &&
+               xp_lookup_color_reply_view(msg, size, false, &lr)) {
+        const uint16_t exact[3] = { lr.exact_red, lr.exact_green, lr.exact_blue };
+        predict_fact_color_name(&o->probe.colors, (const char *)lq.name, lq.name_len, exact);
         o->probe.n_colors++;
     }
     if (--o->probe.colors_left)
@@ -196,17 +207,19 @@ static void probe_color_answer(struct observer *o, const struct pending *p, cons
 static void probe_fonts(struct observer *o)
 {
     for (uint32_t k = 0; k < sizeof probe_font_names / sizeof *probe_font_names; k++) {
-        uint8_t b[8 + 256] = { 0 };
+        uint8_t b[XP_OPEN_FONT_BODY_SIZE + 256] = { 0 };
         uint32_t fid = o->probe.font_base + 1 + k;
         uint16_t len = (uint16_t)strlen(probe_font_names[k]);
-        st32(b, fid, false);
-        st16(b + 4, len, false);
-        memcpy(b + 8, probe_font_names[k], len);
+        xp_open_font_body_put(b, sizeof b, false, &(struct xp_open_font_body){ .fid = fid, .name_len = len });
+        memcpy(b + XP_OPEN_FONT_BODY_SIZE, probe_font_names[k], len);
         /* no answer when it opens; an error names it */
-        obs_send_bytes(o, XP_OP_OPEN_FONT, 0, b, (uint16_t)(8 + len + xw_pad4(len)),
+        obs_send_bytes(o, XP_OP_OPEN_FONT, 0, b, (uint16_t)(XP_OPEN_FONT_BODY_SIZE + len + xw_pad4(len)),
                    (struct pending){ .kind = P_PROBE, .tag = S_FONT, .window = k });
-        if (!strcmp(probe_font_names[k], "fixed")) /* the server's default font: most core-font programs load it */
-            probe_send(o, XP_OP_QUERY_FONT, 0, b, 4, S_FONT_QUERY, k);
+        if (!strcmp(probe_font_names[k], "fixed")) { /* the server's default font: most core-font programs load it */
+            uint8_t q[XP_QUERY_FONT_BODY_SIZE];
+            xp_query_font_body_put(q, sizeof q, false, &(struct xp_query_font_body){ .font = fid });
+            probe_send(o, XP_OP_QUERY_FONT, 0, q, sizeof q, S_FONT_QUERY, k);
+        }
         obs_send_request(o, XP_OP_CLOSE_FONT, &fid, 1, (struct pending){ .kind = P_SELECT });
     }
     probe_send(o, XP_OP_GET_INPUT_FOCUS /* after the errors, if any */, 0, NULL, 0, S_FONTS_DONE, 0);
@@ -233,8 +246,13 @@ static void xkb_watch(struct observer *o, const uint8_t *key, size_t key_len)
     if (buf_append(&o->xkb.key, key, key_len) < 0)
         return;
     /* SelectEvents on the core keyboard: NewKeyboardNotify and MapNotify, every detail */
-    const uint8_t select[12] = { 0x00, 0x01, 3, 0, 0, 0, 3, 0, 0xff, 0, 0xff, 0 };
-    obs_send_bytes(o, o->xkb.major, 1, select, sizeof select, (struct pending){ .kind = P_SELECT });
+    uint8_t select[XP_XKB_SELECT_EVENTS_REQ_SIZE];
+    xp_xkb_select_events_req_put(select, sizeof select, false, &(struct xp_xkb_select_events_req){
+        .major_opcode = o->xkb.major, .length = sizeof select / 4, .device_spec = XP_XKB_ID_USE_CORE_KBD,
+        .affect_which = XP_XKB_EVENT_TYPE_NEW_KEYBOARD_NOTIFY | XP_XKB_EVENT_TYPE_MAP_NOTIFY,
+        .select_all = XP_XKB_EVENT_TYPE_NEW_KEYBOARD_NOTIFY | XP_XKB_EVENT_TYPE_MAP_NOTIFY, .affect_map = 0xff, .map = 0xff });
+    obs_send_bytes(o, o->xkb.major, XP_XKB_OP_SELECT_EVENTS, select + XP_REQUEST_HEADER_SIZE,
+                   sizeof select - XP_REQUEST_HEADER_SIZE, (struct pending){ .kind = P_SELECT });
 }
 
 /* GetMap as probed, again (after a change); an answer older than the latest change is dropped. */
@@ -244,10 +262,12 @@ static void xkb_ask_map(struct observer *o)
     size_t len = o->xkb.key.len;
     if (!len || !o->s->predict)
         return;
-    uint32_t at = 4u * ld16(key + 2, false); /* UseExtension first, then GetMap */
-    if (at + 4 > len)
+    struct xp_request_header use, get; /* UseExtension first, then GetMap */
+    if (!xp_request_header_view(key, len, false, &use) || 4u * use.length > len ||
+        !xp_request_header_view(key + 4u * use.length, len - 4u * use.length, false, &get))
         return;
-    obs_send_bytes(o, key[at], key[at + 1], key + at + 4, (uint16_t)(len - at - 4),
+    uint32_t at = 4u * use.length + XP_REQUEST_HEADER_SIZE;
+    obs_send_bytes(o, get.major, get.data, key + at, (uint16_t)(len - at),
                (struct pending){ .kind = P_PROBE, .tag = S_XKB_MAP, .channel = o->xkb.generation });
 }
 
@@ -388,7 +408,8 @@ void observer_on_peer_close(struct observer *o)
 
 static void census_answer(struct observer *o, const struct pending *p, const uint8_t *msg, uint32_t size, bool error)
 {
-    if (!error && (uint32_t)ld16(msg + 8, false) + 32 <= size && p->window == o->census.next) {
+    struct xp_get_atom_name_reply v;
+    if (!error && xp_get_atom_name_reply_view(msg, size, false, &v) && v.name && p->window == o->census.next) {
         /* A client's own atom is told by its reply. Another's by the hash of its name, not the
          * name: mostly a font's properties, which nobody asks for by name; two bytes keep the
          * census whole (docs/PROTOCOL.md 3.2). One fact for the whole look. */
@@ -398,7 +419,7 @@ static void census_answer(struct observer *o, const struct pending *p, const uin
         if (hashed && o->census.hashes.len && o->census.hash_next != p->window)
             obs_send_session_fact(o, &o->census.hashes); /* a fact's atoms follow each other */
         if (hashed) {
-            predict_fact_atom_hash(&o->census.hashes, p->window, (const char *)msg + 32, ld16(msg + 8, false));
+            predict_fact_atom_hash(&o->census.hashes, p->window, (const char *)v.name, v.name_len);
             o->census.hash_next = p->window + 1;
             o->census.any_hashed = true;
         }
@@ -469,18 +490,20 @@ void obs_probe_finish(struct observer *o)
 /* The extension names: the server's list, those it lacks that xcb-proto names, and a few more. */
 static void probe_extensions(struct observer *o, const uint8_t *list, uint32_t size)
 {
-    struct rd r = rd_make(list, size, false);
+    struct xp_list_extensions_reply v;
     struct buf *names = &o->probe.names; /* counted strings */
     uint8_t len;
     const uint8_t *name;
-    if (!rd_skip(&r, 32))
-        for (unsigned i = 0; i < list[1] && !rd_u8(&r, &len) && !rd_bytes(&r, &name, len); i++) {
+    if (xp_list_extensions_reply_view(list, size, false, &v)) {
+        struct rd r = rd_make(v.rest, v.rest_len, false);
+        for (unsigned i = 0; i < v.names_len && !rd_u8(&r, &len) && !rd_bytes(&r, &name, len); i++) {
             uint8_t *slot = buf_append_space(names, 1u + len); /* whole, or not at all */
             if (slot) {
                 slot[0] = len;
                 memcpy(slot + 1, name, len);
             }
         }
+    }
     size_t listed = names->len;
     static const char *const others[] = { "XFree86-Bigfont" }; /* Xlib asks when it loads a font */
     for (size_t e = 0; e < xp_n_extensions + sizeof others / sizeof *others; e++) {
@@ -498,10 +521,11 @@ static void probe_extensions(struct observer *o, const uint8_t *list, uint32_t s
         }
     }
     for (size_t at = 0; at < names->len; at += 1u + buf_head(names)[at]) {
-        uint8_t body[260] = { 0 };
-        st16(body, buf_head(names)[at], false);
-        memcpy(body + 4, buf_head(names) + at + 1, buf_head(names)[at]);
-        probe_send(o, XW_OP_QUERY_EXTENSION, 0, body, (uint16_t)(4 + buf_head(names)[at]), S_QE, (uint32_t)at);
+        uint8_t body[XP_QUERY_EXTENSION_BODY_SIZE + 256] = { 0 };
+        xp_query_extension_body_put(body, sizeof body, false, &(struct xp_query_extension_body){ .name_len = buf_head(names)[at] });
+        memcpy(body + XP_QUERY_EXTENSION_BODY_SIZE, buf_head(names) + at + 1, buf_head(names)[at]);
+        probe_send(o, XW_OP_QUERY_EXTENSION, 0, body, (uint16_t)(XP_QUERY_EXTENSION_BODY_SIZE + buf_head(names)[at]), S_QE,
+                   (uint32_t)at);
         o->probe.qe_left++;
     }
 }
@@ -517,8 +541,8 @@ static void probe_handshakes(struct observer *o)
             f--;
         uint16_t units = (uint16_t)(1 + (probes[k].body_len + 3) / 4);
         uint8_t rq[28] = { o->probe.majors[k], probes[k].minor };
-        st16(rq + 2, units, false);
-        memcpy(rq + 4, probes[k].body, probes[k].body_len);
+        xp_request_set_length(rq, units, false, false);
+        memcpy(rq + XP_REQUEST_HEADER_SIZE, probes[k].body, probes[k].body_len);
         if (buf_append(&o->probe.keys[f], rq, 4u * units) < 0) /* the key of probe k: a prefix of this */
             continue;
         probe_send(o, o->probe.majors[k], probes[k].minor, probes[k].body, probes[k].body_len, S_HS, (uint32_t)k);
@@ -559,17 +583,20 @@ void obs_probe_answer(struct observer *o, const struct pending *p, const uint8_t
         const uint8_t *names = buf_head(&o->probe.names);
         uint8_t len = names[p->window];
         const char *name = (const char *)names + p->window + 1;
-        if (!error && size == 32) {
-            uint8_t reply[32];
-            memcpy(reply, msg, 32);
-            if (xstream_extension_hidden(name, len))
-                memset(reply + 8, 0, 4); /* as clients see it (xstream.c) */
+        struct xp_query_extension_reply v;
+        if (!error && size == XP_QUERY_EXTENSION_REPLY_SIZE && xp_query_extension_reply_view(msg, size, false, &v)) {
+            uint8_t reply[XP_QUERY_EXTENSION_REPLY_SIZE];
+            memcpy(reply, msg, sizeof reply);
+            if (xstream_extension_hidden(name, len)) { /* as clients see it (xstream.c) */
+                v.present = v.major_opcode = v.first_event = v.first_error = 0;
+                xp_query_extension_reply_put(reply, sizeof reply, false, &v);
+            }
             for (size_t k = 0; k < N_PROBES; k++)
-                if (reply[8] && strlen(probes[k].ext) == len && !memcmp(probes[k].ext, name, len))
-                    o->probe.majors[k] = reply[9];
-            if (reply[8] && len == 9 && !memcmp(name, "XKEYBOARD", 9)) {
-                o->xkb.major = reply[9];
-                o->xkb.event = reply[10];
+                if (v.present && strlen(probes[k].ext) == len && !memcmp(probes[k].ext, name, len))
+                    o->probe.majors[k] = v.major_opcode;
+            if (v.present && len == 9 && !memcmp(name, "XKEYBOARD", 9)) {
+                o->xkb.major = v.major_opcode;
+                o->xkb.event = v.first_event;
             }
             predict_fact_extension(&fact, name, len, reply);
             obs_send_session_fact(o, &fact);
@@ -579,13 +606,14 @@ void obs_probe_answer(struct observer *o, const struct pending *p, const uint8_t
             probe_handshakes(o);
         break;
     }
-    case S_ATOM:
+    case S_ATOM: {
+        struct xp_get_atom_name_reply atom;
         if (error && (!o->probe.atom_bad || p->window < o->probe.atom_bad))
             o->probe.atom_bad = p->window;
         if (error || o->probe.atoms_end) {
             o->probe.atoms_end = true; /* BadAtom: past the last atom */
-        } else if ((uint32_t)ld16(msg + 8, false) + 32 <= size) {
-            predict_fact_atom(&o->probe.atoms, p->window, (const char *)msg + 32, ld16(msg + 8, false));
+        } else if (xp_get_atom_name_reply_view(msg, size, false, &atom) && atom.name) {
+            predict_fact_atom(&o->probe.atoms, p->window, (const char *)atom.name, atom.name_len);
             o->probe.n_atoms++;
             if (o->probe.atoms.len >= PROBE_FACT_BYTES)
                 obs_send_session_fact(o, &o->probe.atoms);
@@ -593,6 +621,7 @@ void obs_probe_answer(struct observer *o, const struct pending *p, const uint8_t
         if (p->window + 1 == o->probe.atom_next && !o->probe.atoms_end && o->probe.atom_next <= PROBE_MAX_ATOMS)
             probe_atoms(o); /* the batch is all atoms: there may be more */
         break;
+    }
     case S_HS: {
         size_t k = p->window;
         size_t f = k;
@@ -608,7 +637,7 @@ void obs_probe_answer(struct observer *o, const struct pending *p, const uint8_t
             predict_fact_exchange(&fact, false, buf_head(&o->probe.keys[f]), key_len, msg, size);
             obs_send_session_fact(o, &fact);
             o->probe.n_hs++;
-            if (!strcmp(probes[k].ext, "XKEYBOARD") && probes[k].minor == 8)
+            if (!strcmp(probes[k].ext, "XKEYBOARD") && probes[k].minor == XP_XKB_OP_GET_MAP)
                 xkb_watch(o, buf_head(&o->probe.keys[f]), key_len);
             uint8_t major, first_event;
             if ((k + 1 == N_PROBES || strcmp(probes[k + 1].ext, probes[k].ext)) && o->s->predict &&
@@ -619,14 +648,16 @@ void obs_probe_answer(struct observer *o, const struct pending *p, const uint8_t
         break;
     }
     case S_PROPS: {
-        uint32_t n = error ? 0 : ld16(msg + 8, false);
-        if (error || 32 + 4ull * n > size)
+        struct xp_list_properties_reply v;
+        if (error || !xp_list_properties_reply_view(msg, size, false, &v) || !v.atoms)
             break;
+        uint32_t n = v.atoms_len;
         o->props_watched = true;
         o->probe.props_left = n;
         for (uint32_t i = 0; i < n; i++) {
             /* window, property, type Any, offset 0, length: the largest value kept */
-            uint32_t words[5] = { o->root, ld32(msg + 32 + 4 * i, false), 0, 0, 256u * 1024 / 4 };
+            uint32_t words[5] = { o->root, 0, 0 /* AnyPropertyType */, 0, 256u * 1024 / 4 };
+            xp_card32_at(v.atoms, 4u * n, i, false, &words[1]);
             o->probe.outstanding++;
             obs_send_request(o, XP_OP_GET_PROPERTY, words, 5,
                          (struct pending){ .kind = P_PROBE, .tag = S_PROP, .window = words[1] });
@@ -636,13 +667,13 @@ void obs_probe_answer(struct observer *o, const struct pending *p, const uint8_t
         break;
     }
     case S_PROP: {
-        uint32_t format = error ? 0 : msg[1], units = error ? 0 : ld32(msg + 16, false);
-        uint64_t bytes = (uint64_t)units * (format / 8);
-        if (error || ld32(msg + 12, false) /* bytes after: too large */ || !format || 32 + bytes > size) {
+        struct xp_get_property_reply v;
+        bool ok = !error && xp_get_property_reply_view(msg, size, false, &v);
+        uint64_t bytes = ok ? (uint64_t)v.value_len * (v.format / 8) : 0;
+        if (!ok || v.bytes_after /* too large */ || !v.format || bytes > v.rest_len) {
             predict_fact_property(&fact, o->root, p->window, PROP_UNKNOWN, 0, 0, NULL, 0);
         } else {
-            predict_fact_property(&fact, o->root, p->window, PROP_VALUE, ld32(msg + 8, false), (uint8_t)format,
-                                  msg + 32, (size_t)bytes);
+            predict_fact_property(&fact, o->root, p->window, PROP_VALUE, v.type, v.format, v.rest, (size_t)bytes);
             o->probe.n_props++;
         }
         obs_send_session_fact(o, &fact);
@@ -683,7 +714,7 @@ void obs_probe_start(struct observer *o)
         o->census.hooked = true;
     if (o->root) {
         /* Watch the root's properties first, then read them. */
-        uint32_t select[3] = { o->root, 0x800 /* CWEventMask */, PROPERTY_CHANGE_MASK };
+        uint32_t select[3] = { o->root, XP_CW_EVENT_MASK, PROPERTY_CHANGE_MASK };
         obs_send_request(o, XP_OP_CHANGE_WINDOW_ATTRIBUTES, select, 3, (struct pending){ .kind = P_SELECT });
         o->probe.props_probing = true;
         probe_send(o, XP_OP_LIST_PROPERTIES, 0, &(uint8_t[4]){ (uint8_t)o->root, (uint8_t)(o->root >> 8),

@@ -55,8 +55,10 @@ void obs_watch_root(struct observer *o)
 
 void obs_on_root_attributes(struct observer *o, const uint8_t *msg, size_t size, bool error)
 {
-    uint8_t now = error || size < 36 ? OWNWIN_REDIRECT_UNKNOWN /* GetWindowAttributes: all-event-masks at 32 */
-                        : (ld32(msg + 32, false) & SUBSTRUCTURE_REDIRECT_MASK) ? OWNWIN_REDIRECT_YES : OWNWIN_REDIRECT_NO;
+    struct xp_get_window_attributes_reply v;
+    uint8_t now = error || !xp_get_window_attributes_reply_view(msg, size, false, &v) ? OWNWIN_REDIRECT_UNKNOWN
+                : (v.all_event_masks & SUBSTRUCTURE_REDIRECT_MASK)                    ? OWNWIN_REDIRECT_YES
+                                                                                      : OWNWIN_REDIRECT_NO;
     if (now == o->root_redirect)
         return;
     log_debug("observer: the root's children are %s", now == OWNWIN_REDIRECT_NO ? "not redirected (no window manager)"
@@ -114,10 +116,9 @@ void obs_own_unwatchable(struct observer *o, struct channel *ch, uint32_t window
 }
 
 /* The observer's events on a client's window that may come from another client. */
-void obs_own_event(struct observer *o, struct owin *w, uint8_t code, const uint8_t *ev)
+void obs_own_event(struct observer *o, struct owin *w, uint8_t code, uint32_t window)
 {
     struct channel *ch = channel_find(o->s, w->channel);
-    uint32_t window = ld32(ev + 8, false);
     if (!ch || (code != XP_EV_PROPERTY_NOTIFY && window != w->id))
         return; /* about a child: its own watch reports it */
     switch (code) {
@@ -205,7 +206,7 @@ void obs_send_watch(struct observer *o, struct owin *w)
 {
     if (w->toplevel)
         obs_watch_root(o); /* a window manager may have come since */
-    uint32_t select[3] = { w->id, 0x800 /* CWEventMask */, WATCH_MASK };
+    uint32_t select[3] = { w->id, XP_CW_EVENT_MASK, WATCH_MASK };
     obs_send_request(o, XP_OP_CHANGE_WINDOW_ATTRIBUTES, select, 3, (struct pending){ .kind = P_SELECT, .window = w->id });
     obs_send_request(o, XP_OP_GET_WINDOW_ATTRIBUTES, &w->id, 1, (struct pending){ .kind = P_ATTRS, .window = w->id });
     obs_send_request(o, XP_OP_GET_GEOMETRY, &w->id, 1, (struct pending){ .kind = P_GEOMETRY, .window = w->id });
@@ -216,16 +217,17 @@ void observer_on_request(struct observer *o, struct channel *ch, const struct ms
 {
     if (expose_is_structural(cls))
         ch->struct_seq = seq;
-    /* CreateWindow: wid, parent, x, y, width, height, border, class, visual, ... InputOnly
-     * windows too: their properties and geometry may be answered at the app side. */
-    if (o->broken || cls->ext || cls->major != XOP_CREATE_WINDOW || len < 24)
+    /* CreateWindow, InputOnly windows too: their properties and geometry may be answered at
+     * the app side. */
+    struct xp_create_window_body v;
+    if (o->broken || cls->ext || cls->major != XOP_CREATE_WINDOW || !xp_create_window_body_view(b, len, msb, &v))
         return;
-    uint32_t id = ld32(b, msb);
+    uint32_t id = v.wid;
     if (o->n_wins >= OBSERVER_MAX_WINDOWS) {
         obs_own_unwatchable(o, ch, id);
         return;
     }
-    log_debug("observer: channel %u creates window 0x%x (class %u)", ch->id, id, ld16(b + 18, msb));
+    log_debug("observer: channel %u creates window 0x%x (class %u)", ch->id, id, v.class);
     if (obs_win_find(o, id))
         return;
     struct owin *n = realloc(o->wins, (o->n_wins + 1) * sizeof *n);
@@ -235,7 +237,7 @@ void observer_on_request(struct observer *o, struct channel *ch, const struct ms
     e->a = o->n_wins;
     struct owin *w = &o->wins[o->n_wins++];
     *w = (struct owin){ .id = id, .channel = ch->id, .visibility = -1, .unsent = true,
-                        .toplevel = ld32(b + 4, msb) == o->root };
+                        .toplevel = v.parent == o->root };
     ch->watches_pending++;
 }
 
@@ -259,8 +261,9 @@ bool observer_must_hold(const struct observer *o, const struct channel *ch, uint
     if (!ch->watches_pending || o->broken)
         return false;
     switch (major) {
-    case XP_OP_REPARENT_WINDOW: case XP_OP_MAP_WINDOW: case XP_OP_MAP_SUBWINDOWS: case 10: case 11: /* Unmap(Sub)Window */
-    case 12: case 18: case 19: case 20: case 114: /* ConfigureWindow, Change/Delete/GetProperty, RotateProperties */
+    case XP_OP_REPARENT_WINDOW: case XP_OP_MAP_WINDOW: case XP_OP_MAP_SUBWINDOWS: case XP_OP_UNMAP_WINDOW:
+    case XP_OP_UNMAP_SUBWINDOWS: case XP_OP_CONFIGURE_WINDOW: case XP_OP_CHANGE_PROPERTY: case XP_OP_DELETE_PROPERTY:
+    case XP_OP_GET_PROPERTY: case XP_OP_ROTATE_PROPERTIES:
     case XP_OP_GET_WINDOW_ATTRIBUTES:
         return true;
     default:

@@ -12,6 +12,7 @@
 #include "common/net.h"
 #include "proxy/session_private.h"
 #include "x11/xdisplay.h"
+#include "xproto_wire.h"
 
 #define SPARE_MAX_SETUP (256u * 1024)   /* a larger setup reply is not kept ahead */
 #define SPARE_MAX_FAILURES 3            /* spares lost in a row before we stop opening them */
@@ -97,10 +98,11 @@ static void on_spare_event(struct watch *w, unsigned events)
         return;
     }
     const uint8_t *r = buf_head(&sp->rx);
-    if (sp->rx.len < 8)
+    uint16_t units;
+    if (sp->rx.len < XP_SETUP_PREFIX_SIZE || !xp_peek16(r, sp->rx.len, XP_SETUP_LENGTH_AT, SPARE_MSB, &units))
         return;
-    size_t size = 8 + 4 * (size_t)(SPARE_MSB ? (r[6] << 8 | r[7]) : (r[7] << 8 | r[6]));
-    if (r[0] != 1) { /* refused (or asked for more authentication): clients will be told themselves */
+    size_t size = XP_SETUP_PREFIX_SIZE + 4 * (size_t)units;
+    if (r[XP_SETUP_STATUS_AT] != 1) { /* refused (or asked for more authentication): clients will be told themselves */
         log_info("the X server refused the spare connection: clients connect the ordinary way");
         sp->failures = SPARE_MAX_FAILURES;
         spare_close(s);
@@ -242,17 +244,17 @@ void spare_tick(struct session *s)
 /* Screen 0 in a setup reply: its root, current-input-masks, width and height. */
 static bool setup_screen0(const struct buf *setup, uint32_t *root, uint32_t *masks, uint16_t *w, uint16_t *h)
 {
-    const uint8_t *r = buf_head(setup);
-    if (setup->len < 40)
+    struct xp_setup v;
+    struct xp_screen sc;
+    if (!xp_setup_view(buf_head(setup), setup->len, SPARE_MSB, &v) || !v.roots_len)
         return false;
-    size_t vendor = (size_t)ld16(r + 24, SPARE_MSB), formats = r[29];
-    size_t at = 40 + ((vendor + 3) & ~(size_t)3) + 8 * formats;
-    if (r[28] == 0 || at + 40 > setup->len)
+    size_t skip = ((v.vendor_len + 3u) & ~(size_t)3) + (size_t)XP_FORMAT_SIZE * v.pixmap_formats_len;
+    if (skip > v.rest_len || !xp_screen_view(v.rest + skip, v.rest_len - skip, SPARE_MSB, &sc))
         return false;
-    *root = ld32(r + at, SPARE_MSB);
-    *masks = ld32(r + at + 16, SPARE_MSB);
-    *w = ld16(r + at + 20, SPARE_MSB);
-    *h = ld16(r + at + 22, SPARE_MSB);
+    *root = sc.root;
+    *masks = sc.current_input_masks;
+    *w = sc.width_in_pixels;
+    *h = sc.height_in_pixels;
     return true;
 }
 
@@ -346,7 +348,9 @@ int spare_on_frame(struct session *s, const struct frame *f)
         return 0;
     }
     /* It must be a successful setup reply of protocol 11.0 whose length is its size. */
-    if (len < 8 || setup[0] != 1 || 8 + 4 * (size_t)(msb ? (setup[6] << 8 | setup[7]) : (setup[7] << 8 | setup[6])) != len)
+    uint16_t units;
+    if (!xp_peek16(setup, len, XP_SETUP_LENGTH_AT, msb, &units) || len < XP_SETUP_PREFIX_SIZE ||
+        setup[XP_SETUP_STATUS_AT] != 1 || XP_SETUP_PREFIX_SIZE + 4 * (size_t)units != len)
         return -EBADMSG;
     buf_clear(&sp->have_setup);
     if (buf_append(&sp->have_setup, setup, len) < 0) {

@@ -11,16 +11,16 @@
 #include "proxy/observer.h"
 #include "proxy/predict.h"
 #include "x11/xwire.h"
+#include "xproto_wire.h"
 
 #define MAX_KEY 96            /* the handshakes' bytes (a connection's history holds no more) */
 #define MAX_ITEMS 16          /* outputs and CRTCs asked about, each */
 
-enum { RR_SELECT_INPUT = 4, RR_GET_SCREEN_SIZE_RANGE = 6, RR_GET_OUTPUT_INFO = 9, RR_GET_CRTC_INFO = 20,
-       RR_GET_SCREEN_RESOURCES_CURRENT = 25, RR_GET_OUTPUT_PRIMARY = 31 };
-enum { XI_SELECT_EVENTS = 46, XI_QUERY_DEVICE = 48 };
-enum { XI_DEVICE_CHANGED = 1, XI_HIERARCHY_CHANGED = 11, XI_PROPERTY_EVENT = 12 };
-#define RR_WATCH_MASK 0x4fu   /* ScreenChange, CrtcChange, OutputChange, OutputProperty, ResourceChange */
-#define GENERIC_EVENT 35
+#define RR_WATCH_MASK (XP_RANDR_NOTIFY_MASK_SCREEN_CHANGE | XP_RANDR_NOTIFY_MASK_CRTC_CHANGE | \
+                       XP_RANDR_NOTIFY_MASK_OUTPUT_CHANGE | XP_RANDR_NOTIFY_MASK_OUTPUT_PROPERTY | \
+                       XP_RANDR_NOTIFY_MASK_RESOURCE_CHANGE)
+#define XI_WATCH_MASK (XP_XINPUT_XI_EVENT_MASK_DEVICE_CHANGED | XP_XINPUT_XI_EVENT_MASK_HIERARCHY | \
+                       XP_XINPUT_XI_EVENT_MASK_PROPERTY)
 
 enum which { W_RANDR, W_XI, N_WATCHED };
 static const char *const names[N_WATCHED] = { "RANDR", "XInputExtension" };
@@ -63,10 +63,10 @@ static uint32_t build(uint8_t *r, uint8_t major, uint8_t minor, const uint32_t *
 {
     r[0] = major;
     r[1] = minor;
-    st16(r + 2, (uint16_t)(1 + n), false);
+    xp_request_set_length(r, 1 + n, false, false);
     for (unsigned i = 0; i < n; i++)
-        st32(r + 4 + 4 * i, words[i], false);
-    return 4 + 4 * n;
+        xp_card32_put(r + XP_REQUEST_HEADER_SIZE, 4 * n, i, words[i], false);
+    return XP_REQUEST_HEADER_SIZE + 4 * n;
 }
 
 static void on_answer(void *ctx, uint32_t tag, const uint8_t *msg, uint32_t size, bool error, struct buf *fact);
@@ -88,17 +88,20 @@ static void ask(struct statewatch *sw, enum which k, const uint8_t *req, uint32_
 static void ask_randr_items(struct statewatch *sw, const uint8_t *res, uint32_t size)
 {
     /* GetScreenResourcesCurrent: timestamps, counts, then the CRTCs and the outputs. */
-    uint32_t config_ts = ld32(res + 12, false);
-    uint16_t n_crtcs = ld16(res + 16, false), n_outputs = ld16(res + 18, false);
-    if (32u + 4u * (n_crtcs + n_outputs) > size)
+    struct xp_randr_get_screen_resources_current_reply v;
+    if (!xp_randr_get_screen_resources_current_reply_view(res, size, false, &v) ||
+        4u * (v.num_crtcs + v.num_outputs) > v.rest_len)
         return;
+    uint32_t config_ts = v.config_timestamp, id;
     uint8_t r[16];
     uint8_t major = sw->w[W_RANDR].major;
-    for (uint16_t i = 0; i < n_outputs && i < MAX_ITEMS; i++)
-        ask(sw, W_RANDR, r, build(r, major, RR_GET_OUTPUT_INFO,
-                                  (uint32_t[2]){ ld32(res + 32 + 4u * (n_crtcs + i), false), config_ts }, 2));
-    for (uint16_t i = 0; i < n_crtcs && i < MAX_ITEMS; i++)
-        ask(sw, W_RANDR, r, build(r, major, RR_GET_CRTC_INFO, (uint32_t[2]){ ld32(res + 32 + 4u * i, false), config_ts }, 2));
+    size_t ids_len = 4u * (v.num_crtcs + v.num_outputs);
+    for (uint16_t i = 0; i < v.num_outputs && i < MAX_ITEMS; i++)
+        if (xp_card32_at(v.rest, ids_len, v.num_crtcs + i, false, &id))
+            ask(sw, W_RANDR, r, build(r, major, XP_RANDR_OP_GET_OUTPUT_INFO, (uint32_t[2]){ id, config_ts }, 2));
+    for (uint16_t i = 0; i < v.num_crtcs && i < MAX_ITEMS; i++)
+        if (xp_card32_at(v.rest, ids_len, i, false, &id))
+            ask(sw, W_RANDR, r, build(r, major, XP_RANDR_OP_GET_CRTC_INFO, (uint32_t[2]){ id, config_ts }, 2));
 }
 
 /* Tells the app side to forget the extension's state, then asks it again. */
@@ -113,13 +116,13 @@ static void tell_and_ask(struct statewatch *sw, enum which k)
     x->n_q = 0;
     uint8_t r[16];
     if (k == W_RANDR) {
-        ask(sw, k, r, build(r, x->major, RR_GET_SCREEN_RESOURCES_CURRENT, &sw->root, 1));
+        ask(sw, k, r, build(r, x->major, XP_RANDR_OP_GET_SCREEN_RESOURCES_CURRENT, &sw->root, 1));
         /* Not GetMonitors: the server makes an atom of each monitor's name when first asked,
          * and what the observer does must not show in the server's state. */
-        ask(sw, k, r, build(r, x->major, RR_GET_OUTPUT_PRIMARY, &sw->root, 1));
-        ask(sw, k, r, build(r, x->major, RR_GET_SCREEN_SIZE_RANGE, &sw->root, 1));
+        ask(sw, k, r, build(r, x->major, XP_RANDR_OP_GET_OUTPUT_PRIMARY, &sw->root, 1));
+        ask(sw, k, r, build(r, x->major, XP_RANDR_OP_GET_SCREEN_SIZE_RANGE, &sw->root, 1));
     } else {
-        ask(sw, k, r, build(r, x->major, XI_QUERY_DEVICE, (uint32_t[1]){ 0 /* XIAllDevices */ }, 1));
+        ask(sw, k, r, build(r, x->major, XP_XINPUT_OP_XI_QUERY_DEVICE, (uint32_t[1]){ 0 /* XIAllDevices */ }, 1));
     }
 }
 
@@ -136,7 +139,9 @@ static void on_answer(void *ctx, uint32_t tag, const uint8_t *msg, uint32_t size
         memcpy(key, x->key, x->key_len);
         memcpy(key + x->key_len, q->req, q->size);
         predict_fact_exchange(fact, false, key, x->key_len + q->size, msg, size);
-        if (k == W_RANDR && q->req[1] == RR_GET_SCREEN_RESOURCES_CURRENT)
+        struct xp_request_header h;
+        if (k == W_RANDR && xp_request_header_view(q->req, q->size, false, &h) &&
+            h.data == XP_RANDR_OP_GET_SCREEN_RESOURCES_CURRENT)
             ask_randr_items(sw, msg, size);
     }
     if (!--x->asking && x->dirty)
@@ -159,12 +164,12 @@ void statewatch_start(struct statewatch *sw, struct observer *o, const char *ext
     x->key_len = key_len;
     uint8_t r[24];
     if (k == W_RANDR) {
-        observer_ask(o, r, build(r, major, RR_SELECT_INPUT, (uint32_t[2]){ root, RR_WATCH_MASK }, 2), NULL, NULL, 0);
+        observer_ask(o, r, build(r, major, XP_RANDR_OP_SELECT_INPUT, (uint32_t[2]){ root, RR_WATCH_MASK }, 2), NULL, NULL,
+                     0);
     } else {
-        uint32_t mask = 1u << XI_DEVICE_CHANGED | 1u << XI_HIERARCHY_CHANGED | 1u << XI_PROPERTY_EVENT;
         /* window, one mask; the mask: XIAllDevices, one word */
-        observer_ask(o, r, build(r, major, XI_SELECT_EVENTS, (uint32_t[4]){ root, 1, 0 | 1u << 16, mask }, 4), NULL,
-                     NULL, 0);
+        observer_ask(o, r, build(r, major, XP_XINPUT_OP_XI_SELECT_EVENTS, (uint32_t[4]){ root, 1, 0 | 1u << 16, XI_WATCH_MASK }, 4),
+                     NULL, NULL, 0);
     }
     log_debug("state watch: %s: watching its changes, telling the app side its state", names[k]);
     tell_and_ask(sw, k);
@@ -173,16 +178,20 @@ void statewatch_start(struct statewatch *sw, struct observer *o, const char *ext
 void statewatch_on_event(struct statewatch *sw, struct observer *o, const uint8_t *ev, size_t size)
 {
     (void)o;
-    if (!sw || size < 32)
+    struct xp_server_header h;
+    struct xp_generic_event_header g;
+    if (!sw || size < XP_SERVER_MSG_SIZE || !xp_server_header_view(ev, size, false, &h))
         return;
-    uint8_t code = ev[0] & 0x7f;
+    uint8_t code = h.code & 0x7f;
     enum which k = N_WATCHED;
     struct watched *rr = &sw->w[W_RANDR], *xi = &sw->w[W_XI];
-    if (rr->on && rr->first_event && (code == rr->first_event || code == rr->first_event + 1))
+    if (rr->on && rr->first_event &&
+        (code == rr->first_event + XP_RANDR_EV_SCREEN_CHANGE_NOTIFY || code == rr->first_event + XP_RANDR_EV_NOTIFY))
         k = W_RANDR; /* ScreenChangeNotify, or RRNotify of a CRTC, output, property or resource */
-    else if (xi->on && code == GENERIC_EVENT && ev[1] == xi->major &&
-             (ld16(ev + 8, false) == XI_DEVICE_CHANGED || ld16(ev + 8, false) == XI_HIERARCHY_CHANGED ||
-              ld16(ev + 8, false) == XI_PROPERTY_EVENT))
+    else if (xi->on && code == XP_EV_GE_GENERIC && xp_generic_event_header_view(ev, size, false, &g) &&
+             g.extension == xi->major &&
+             (g.event_type == XP_XINPUT_EV_DEVICE_CHANGED || g.event_type == XP_XINPUT_EV_HIERARCHY ||
+              g.event_type == XP_XINPUT_EV_PROPERTY))
         k = W_XI;
     if (k == N_WATCHED)
         return;
