@@ -12,7 +12,11 @@
 
 #include "xcodec/xcodec_private.h"
 
+#define FT_HEAD 32       /* a reply's body (xcodec's) starts after its first 32 bytes */
 #define FT_FIXED 28      /* QueryFont reply bytes 32-59, before its properties */
+_Static_assert(FT_FIXED == XP_QUERY_FONT_REPLY_SIZE - FT_HEAD, "the wire-frozen fixed part of a font table");
+/* A field of the QueryFont reply, as a place in its body. */
+#define FT_AT(field) (XP_QUERY_FONT_REPLY_##field##_AT - FT_HEAD)
 #define FT_CI 12         /* a charinfo: six 16-bit fields */
 #define FT_IDX_FAR 254   /* a literal at 254 or beyond: a varint follows */
 
@@ -36,8 +40,8 @@ bool xc_fonttab_shape(const uint8_t *body, uint32_t blen, bool msb, uint32_t *fi
 {
     if (blen < FT_FIXED)
         return false;
-    uint32_t np = ld16(body + 14, msb);
-    *nci = ld32(body + 24, msb);
+    uint32_t np = ld16(body + FT_AT(PROPERTIES_LEN), msb);
+    *nci = ld32(body + FT_AT(CHAR_INFOS_LEN), msb);
     *fixed = FT_FIXED + 8 * np;
     return (uint64_t)*fixed + (uint64_t)FT_CI * *nci == blen && *nci > 0;
 }
@@ -90,7 +94,7 @@ static void unsymbol(const uint8_t *sym, const uint8_t *ref, bool msb, uint8_t *
  * into bm (nci bits). */
 static void ft_predict(const uint8_t *body, bool msb, uint32_t nci, unsigned set, uint8_t *bm)
 {
-    uint16_t min2 = ld16(body + 8, msb), max2 = ld16(body + 10, msb);
+    uint16_t min2 = ld16(body + FT_AT(MIN_CHAR_OR_BYTE2), msb), max2 = ld16(body + FT_AT(MAX_CHAR_OR_BYTE2), msb);
     if (set == 0 || set > XC_CJK_SETS || max2 < min2)
         return;
     const uint8_t *bits = xc_cjk_sets[set - 1];
