@@ -190,7 +190,7 @@ size_t pacer_window(const struct pacer *p)
      * and the ACK's lateness) and a packet, or 2 ms of data on a fast link, for the link's
      * lumps: every byte beyond waits in a queue in front of the next key press. */
     uint64_t bdp = rate * p->min_rtt_ns / 1000000000ull;
-    uint64_t margin = rate / 200 + PACER_PACKET / 4;
+    uint64_t margin = rate / 200 + PACER_PACKET / 2;
     uint64_t w = bdp + bdp / PACER_HEADROOM + margin;
     switch (p->phase) {
     case PACER_PROBE_RTT: w = margin > bdp / 2 ? margin : bdp / 2; break;
@@ -207,7 +207,9 @@ size_t pacer_window(const struct pacer *p)
 size_t pacer_allowance(const struct pacer *p)
 {
     uint64_t inflight = p->sent - p->acked, w = pacer_window(p);
-    return inflight >= w ? 0 : (size_t)(w - inflight);
+    if (inflight >= w)
+        return 0;
+    return (size_t)(w - inflight);
 }
 
 size_t pacer_allowance_small(const struct pacer *p)

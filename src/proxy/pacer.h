@@ -21,7 +21,7 @@
 #define PACER_MAX_WINDOW (64u << 20)
 #define PACER_LOCAL_RTT_NS 2000000u   /* a round trip under 2 ms: no pacing (a LAN, this machine) */
 #define PACER_SAMPLE_BYTES 4096u     /* a rate sample spans this much at least (or 1 s) */
-#define PACER_PACKET 1500u           /* a packet: the least probe, and the queue that counts */
+#define PACER_PACKET 1500u           /* a packet: the margin's unit, the least probe, the queue that counts */
 #define PACER_RTT_WINDOW_NS (10ull * 1000000000ull) /* min RTT: forgotten after 10 s */
 #define PACER_HEADROOM 8              /* steady window: BDP + BDP / this + margin */
 #define PACER_SMALL_RESERVE 512u     /* small writes (a pen, a key) may pass a full window by this much */
