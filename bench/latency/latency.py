@@ -719,7 +719,7 @@ def bench_wm(ctx, res):
 def ink_phase(ctx, path, load):
     """One phase: ink through the path, inkwatch on the real display; with load, an upload
     of ctx.args.upload_bytes runs through the same path during the whole injection."""
-    size = 320
+    size = 400  # 10,000 cells: 200 s of events at 50/s (a slow download outlasted 320's 6,400); left of upload's window at 400,0
     iw_out = os.path.join(ctx.logdir, "%s-inkwatch-%s.out" % (path.key, load or "idle"))
     outf = open(iw_out, "wb")
     iw = Proc(ctx, "%s-inkwatch-%s" % (path.key, load or "idle"),
@@ -785,8 +785,11 @@ def ink_phase(ctx, path, load):
             iw.p.stdin.flush()
             time.sleep(ctx.args.input_idle_s)
             t_inject = ctx.args.input_idle_s
-        iw.p.stdin.write(b"stop\n")
-        iw.p.stdin.close()
+        try:
+            iw.p.stdin.write(b"stop\n")
+            iw.p.stdin.close()
+        except BrokenPipeError:  # it stopped by itself: every cell was used
+            extra["cells_ran_out"] = True
         iw.p.wait(30)
         text = iw_text()
         m = re.search(r"summary sent=(\d+) inked=(\d+) late_injections=(\d+)", text)
