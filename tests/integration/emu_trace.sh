@@ -60,7 +60,10 @@ nsenter --net="$ns_a" python3 "$BULK" send 10.77.0.2 5001 9.5 cubic &
 wait "$rp"
 kill "$LP"; wait "$LP" 2>/dev/null; LP=
 # Payload per wire byte: 1448 of 1500 with TCP timestamps.
-python3 "$BULK" check "$tmp/packet.log" "$t0" "$SPEC" 0.9653 0.15 >"$tmp/packet.out"
-check "That bulk kernel TCP through packet mode follows each rate of the trace within 15%" test $? -eq 0
+# 20%: on a loaded machine (make check beside other builds) the receiver reads late now and
+# then, moving bytes of one phase into the next (1.16 of 400 kbit/s seen once); a link that
+# ignored the trace would be off by 40% and by 3 times.
+python3 "$BULK" check "$tmp/packet.log" "$t0" "$SPEC" 0.9653 0.20 >"$tmp/packet.out"
+check "That bulk kernel TCP through packet mode follows each rate of the trace within 20%" test $? -eq 0
 sed 's/^/    /' "$tmp/packet.out"
 summary
