@@ -15,7 +15,7 @@ _tincan_value() {
     --log-level) mapfile -t COMPREPLY < <(compgen -W "error warn info debug" -- "$cur") ;;
     --profile) mapfile -t COMPREPLY < <(compgen -W "$(tincan-link --list-profiles 2>/dev/null | grep -oE '^[a-z0-9-]+')" -- "$cur") ;;
     --framing) mapfile -t COMPREPLY < <(compgen -W "none ppp" -- "$cur") ;;
-    --secret-file|--xauthority|--screenshot|--stats-file|--ready-file|--info-file|--pcap|--socket)
+    --secret-file|--xauthority|--screenshot|--stats-file|--ready-file|--info-file|--pcap|--socket|--trace*)
         mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
     --cache-dir) mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
     --ssh|--remote-tincan) mapfile -t COMPREPLY < <(compgen -c -- "$cur") ;;

@@ -9,9 +9,11 @@
 #include <sys/signalfd.h>
 
 #include "cell.h"
+#include "clock.h"
 #include "packet.h"
 #include "params.h"
 #include "stream.h"
+#include "trace.h"
 
 static void usage(FILE *out)
 {
@@ -244,6 +246,9 @@ int main(int argc, char **argv)
     emu_params_default(&c.params);
     c.stream.handshake_delay = true;
     if (parse_args(&c, argc, argv) < 0) return 2;
+    int64_t t0 = emu_now_ns();                                /* trace time 0: the link starts now */
+    for (int d = 0; d < EMU_NDIR; d++)
+        if (c.params.dir[d].trace) c.params.dir[d].trace->epoch_ns = t0;
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);                   /* wake up on time, to the us */
     int sig_fd = open_signals();
     if (sig_fd < 0) { fprintf(stderr, "tincan-link: signalfd: %s\n", strerror(-sig_fd)); return 1; }

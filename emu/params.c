@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "trace.h"
 
 /* Profiles are option strings, so a profile means exactly what its options mean,
  * and docs/EMULATOR.md can quote them. Sources and reasoning are in docs/EMULATOR.md. */
@@ -215,6 +216,24 @@ static int set_queue(struct emu_dir_params *d, const char *v)
     return 0;
 }
 
+/* A trace file (trace.h) for the direction; its mean rate stands for --rate where a rate
+ * sizes something (stream mode's chunks and limits). "none" goes back to --rate. */
+static int set_trace(struct emu_dir_params *d, const char *v)
+{
+    if (d->trace) { emu_trace_free(d->trace); free(d->trace); d->trace = NULL; }
+    if (strcmp(v, "none") == 0) return 0;
+    struct emu_trace *t = malloc(sizeof *t);
+    char err[300];
+    if (!t || emu_trace_load(t, v, err, sizeof err) < 0) {
+        if (t) fprintf(stderr, "tincan-link: trace %s\n", err);
+        free(t);
+        return -EINVAL;
+    }
+    d->trace = t;
+    d->rate_bps = t->mean_bps;
+    return 0;
+}
+
 static int set_u32(uint32_t *dst, const char *v, uint64_t min, uint64_t max)
 {
     uint64_t x;
@@ -266,6 +285,7 @@ static const struct option_entry options[] = {
     { "--loss-ge", set_loss_ge, NULL, false, "p,r[,h,k] Gilbert-Elliott bursty loss: p good->bad, r bad->good,\n"
       "                       loss in bad state (default 100%), loss in good state (default 0%)" },
     { "--drop-list", set_drop_list, NULL, false, "L   drop exactly these packets (1-based): 3,7,10-12" },
+    { "--trace", set_trace, NULL, false, "F       capacity over time from file F (docs/EMULATOR.md), repeating; instead of --rate" },
     { "--queue", set_queue, NULL, false, "Q       drop-tail queue limit: 100p (packets), 64000B (bytes), 200ms; comma list" },
     { "--mtu", NULL, set_mtu, false, "N         MTU of the emulated link (packet mode)" },
     { "--bits-per-byte", NULL, set_bpb, false, "N line bits per byte: 10 for async serial (start+stop bits)" },
@@ -358,6 +378,8 @@ static void describe_dir(const struct emu_dir_params *d, FILE *out)
     if (d->queue_pkts) fprintf(out, " queue=%up", d->queue_pkts);
     if (d->queue_bytes) fprintf(out, " queue=%lluB", (unsigned long long)d->queue_bytes);
     if (d->queue_ns) fprintf(out, " queue=%.1fms", d->queue_ns / 1e6);
+    if (d->trace) fprintf(out, " trace=%u lines, mean %llubit/s, period %.3fs", d->trace->lines,
+                          (unsigned long long)d->trace->mean_bps, d->trace->period_ns / 1e9);
 }
 
 void emu_params_describe(const struct emu_params *p, FILE *out)

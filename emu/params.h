@@ -1,12 +1,14 @@
 /* params.h -- what an emulated link is: per-direction impairments, link-wide framing,
  * named profiles, and the parsing of their command-line options. Pure data, no I/O
- * except error messages on stderr from the parsers. */
+ * except error messages on stderr from the parsers and the read of a --trace file. */
 #ifndef EMU_PARAMS_H
 #define EMU_PARAMS_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+
+struct emu_trace;
 
 enum { EMU_UP = 0, EMU_DOWN = 1, EMU_NDIR = 2 };   /* up: listen/A side -> connect/B side */
 #define EMU_DROP_RANGES_MAX 32
@@ -35,6 +37,7 @@ struct emu_dir_params {
     uint32_t queue_pkts;              /* drop-tail limits; 0: no limit of that kind */
     uint64_t queue_bytes;
     int64_t queue_ns;
+    struct emu_trace *trace;          /* --trace: capacity over time instead of rate_bps (trace.h) */
 };
 
 struct emu_params {

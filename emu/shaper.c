@@ -141,7 +141,11 @@ void emu_shaper_schedule(struct emu_shaper *s, int64_t now_ns, uint32_t wire_byt
 {
     out->arrive_ns = now_ns;
     out->start_ns = s->chan->busy_until_ns > now_ns ? s->chan->busy_until_ns : now_ns;
-    out->finish_ns = out->start_ns + emu_shaper_ser_ns(s, wire_bytes, n_pkts);
+    if (s->p->trace) /* the trace's capacity instead of the rate; medium access first */
+        out->finish_ns = emu_trace_finish(s->p->trace, &s->chan->trace_pos, out->start_ns + s->link->per_packet_ns * n_pkts,
+                                          (uint64_t)wire_bytes * s->link->bits_per_byte);
+    else
+        out->finish_ns = out->start_ns + emu_shaper_ser_ns(s, wire_bytes, n_pkts);
     s->chan->busy_until_ns = out->finish_ns;
     int64_t d = out->finish_ns + s->p->delay_ns + jitter_ns(s);
     if (d < out->finish_ns) d = out->finish_ns;

@@ -8,10 +8,12 @@
 #include <stdint.h>
 
 #include "params.h"
+#include "trace.h"
 
 /* The channel: one per direction, or one shared by both on a half-duplex link. */
 struct emu_channel {
     int64_t busy_until_ns;            /* when the last admitted packet leaves the channel */
+    emu_nbits trace_pos;              /* with a trace: the capacity used so far (trace.h) */
 };
 
 enum emu_verdict {

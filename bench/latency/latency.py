@@ -187,16 +187,22 @@ class Emulator:
     """tincan-link stream between the two ends; its counters tell when the link is quiet."""
 
     def __init__(self, ctx, name, listen, connect, link_args):
+        """listen None: packet mode (two namespaces, ns_a and ns_b, 10.77.0.1 -> 10.77.0.2)."""
         self.stats_file = os.path.join(ctx.tmp, name + ".stats")
         ready = os.path.join(ctx.tmp, name + ".ready")
         for f in (self.stats_file, ready):
             if os.path.exists(f):
                 os.unlink(f)
-        self.proc = Proc(ctx, name, [ctx.link_bin, "stream", "--listen", listen, "--connect", connect,
-                                     "--stats-file", self.stats_file, "--ready-file", ready] + link_args,
-                         ctx.env, group=False)
-        if not wait_for(lambda: os.path.exists(ready), 10):
+        if listen is None:
+            argv = [ctx.link_bin, "packet", "--info-file", ready, "--stats-file", self.stats_file]
+        else:
+            argv = [ctx.link_bin, "stream", "--listen", listen, "--connect", connect,
+                    "--stats-file", self.stats_file, "--ready-file", ready]
+        self.proc = Proc(ctx, name, argv + link_args, ctx.env, group=False)
+        if not wait_for(lambda: os.path.exists(ready) and os.path.getsize(ready) > 0, 10):
             raise Failed("tincan-link did not start: " + self.proc.tail())
+        kv = dict(l.strip().partition("=")[::2] for l in open(ready) if "=" in l)
+        self.ns_a, self.ns_b = kv.get("ns_a"), kv.get("ns_b")
 
     def snapshot(self):
         if os.path.exists(self.stats_file):
@@ -238,11 +244,17 @@ class Path:
         self.cache_dir = cache_dir  # XDG_CACHE_HOME of both halves; None: a fresh, empty one
         self.label = self.LABELS[key]
         self.procs, self.locks, self.emu, self.app, self.disp = [], [], None, None, None
+        self.prefix = []  # before a client's argv: packet mode runs raw X's clients in namespace A
+
+    def cmd(self, argv):
+        return self.prefix + argv
 
     def start(self):
         ctx = self.ctx
         tag = "%s-%d" % (self.key, ctx.counter())
-        if self.key == "raw":
+        if ctx.args.link_mode == "packet":
+            self.start_packet(tag)
+        elif self.key == "raw":
             n = ctx.base + 1
             self.locks.append(take_lock(n))
             self.emu = Emulator(ctx, tag + "-link", "unix:/tmp/.X11-unix/X%d" % n,
@@ -286,12 +298,60 @@ class Path:
             self.sock = None
             self.env = dict(ctx.env, DISPLAY=":%d" % n, XAUTHORITY=xauth)
         # One client through the path, not measured, then a quiet link.
-        ok = wait_for(lambda: subprocess.run(["xwininfo", "-root"], env=self.env, stdout=subprocess.DEVNULL,
+        ok = wait_for(lambda: subprocess.run(self.cmd(["xwininfo", "-root"]), env=self.env, stdout=subprocess.DEVNULL,
                                              stderr=subprocess.DEVNULL, timeout=60).returncode == 0, 60, 0.3)
         if not ok:
             raise Failed("no client got through %s: %s" % (self.label, self.why_dead()))
         self.emu.wait_quiet(10)
         return self
+
+    def start_packet(self, tag):
+        """Packet mode: real kernel TCP between namespace A (clients' side) and B (the X
+        server's side). raw X: clients in A -> TCP 10.77.0.2:6000+N+1 -> a relay in B (an
+        unlimited tincan-link stream) -> Xvfb's socket. tincan: clients -> tincan app in A
+        -> TCP 10.77.0.2:7100 -> tincan display in B -> Xvfb. X's unix sockets are files,
+        reachable from every namespace."""
+        ctx = self.ctx
+        self.emu = Emulator(ctx, tag + "-link", None, None, self.link_args)
+        in_a, in_b = ["nsenter", "--net=" + self.emu.ns_a], ["nsenter", "--net=" + self.emu.ns_b]
+        if self.key == "raw":
+            n = ctx.base + 1
+            relay = Proc(ctx, tag + "-relay", in_b + [ctx.link_bin, "stream", "--listen", "10.77.0.2:%d" % (6000 + n),
+                                                      "--connect", "unix:/tmp/.X11-unix/X%d" % ctx.base,
+                                                      "--no-handshake-delay"], ctx.env, group=False)
+            self.procs.append(relay)
+            self.prefix = in_a
+            self.sock = None
+            self.env = dict(ctx.env, DISPLAY="10.77.0.2:%d" % n, XAUTHORITY=ctx.empty_xauth)
+            return
+        n = ctx.base + 2
+        xauth = os.path.join(ctx.tmp, tag + ".xauth")
+        open(xauth, "w").close()
+        tenv = dict(ctx.env, XDG_CACHE_HOME=self.cache_dir or os.path.join(ctx.tmp, tag + "-cache"))
+        self.disp = Proc(ctx, tag + "-display", in_b + [ctx.tincan_bin, "display", "--link-listen", "10.77.0.2:7100",
+                                                        "--display", ":%d" % ctx.base, "--stats",
+                                                        "--secret-file", ctx.secret],
+                         dict(tenv, XAUTHORITY=ctx.empty_xauth), group=False)
+        self.procs.append(self.disp)
+        if not wait_for(lambda: "waiting for the app side" in self.disp.text() or not self.disp.alive(), 10) or \
+                not self.disp.alive():
+            raise Failed("tincan display did not listen: " + self.disp.tail())
+        self.app_out = os.path.join(ctx.logdir, tag + "-app.out")
+        with open(self.app_out, "wb") as outf:
+            argv = in_a + [ctx.tincan_bin, "app", "--link-connect", "10.77.0.2:7100", "--display-number", str(n),
+                           "--xauthority", xauth, "--stats", "--secret-file", ctx.secret]
+            if self.key == "tincan-direct":
+                argv.append("--no-local-answers")
+            self.app = Proc(ctx, tag + "-app", argv, tenv, stdout=outf, group=False)
+        self.procs.insert(0, self.app)
+
+        def announced():
+            with open(self.app_out, "rb") as f:
+                return b"DISPLAY=" in f.read() or not self.app.alive()
+        if not wait_for(announced, 20) or not self.app.alive():
+            raise Failed("tincan app did not start: " + self.app.tail())
+        self.sock = None
+        self.env = dict(ctx.env, DISPLAY=":%d" % n, XAUTHORITY=xauth)
 
     def alive(self):
         return all(p.alive() for p in self.procs) and self.emu.proc.alive()
@@ -659,10 +719,10 @@ def bench_wm(ctx, res):
 def ink_phase(ctx, path, load):
     """One phase: ink through the path, inkwatch on the real display; with load, an upload
     of ctx.args.upload_bytes runs through the same path during the whole injection."""
-    size = 320
-    iw_out = os.path.join(ctx.logdir, "%s-inkwatch-%s.out" % (path.key, "load" if load else "idle"))
+    size = 400  # 10,000 cells: 200 s of events at 50/s (a slow download outlasted 320's 6,400); left of upload's window at 400,0
+    iw_out = os.path.join(ctx.logdir, "%s-inkwatch-%s.out" % (path.key, load or "idle"))
     outf = open(iw_out, "wb")
-    iw = Proc(ctx, "%s-inkwatch-%s" % (path.key, "load" if load else "idle"),
+    iw = Proc(ctx, "%s-inkwatch-%s" % (path.key, load or "idle"),
               [ctx.bin("inkwatch"), str(ctx.args.input_interval_ms), str(size), "5000"], ctx.real_env,
               stdout=outf, stdin=subprocess.PIPE)
     outf.close()
@@ -670,13 +730,13 @@ def ink_phase(ctx, path, load):
     def iw_text():
         with open(iw_out, "rb") as f:
             return f.read().decode()
-    ink = up = None
+    ink = up = filler = None
     try:
         if not wait_for(lambda: "ready" in iw_text() or not iw.alive(), 10):
             raise Failed("inkwatch did not start: " + iw.tail())
         ink_out = os.path.join(ctx.logdir, "%s-ink.out" % path.key)
         with open(ink_out, "wb") as f:
-            ink = Proc(ctx, "%s-ink-%s" % (path.key, "load" if load else "idle"), [ctx.bin("ink"), str(size)],
+            ink = Proc(ctx, "%s-ink-%s" % (path.key, load or "idle"), path.cmd([ctx.bin("ink"), str(size)]),
                        path.env, stdout=f)
         if not wait_for(lambda: "watching" in iw_text() or not iw.alive(), 60):
             raise Failed("inkwatch saw no window: " + iw.tail())
@@ -689,10 +749,21 @@ def ink_phase(ctx, path, load):
         time.sleep(0.3)
         extra = {}
         if load:
-            up_out = os.path.join(ctx.logdir, "%s-upload.out" % path.key)
+            up_out = os.path.join(ctx.logdir, "%s-%s.out" % (path.key, load))
+            if load == "download":
+                # The pixels to fetch: a pixmap on the real display, filled there (not across the link).
+                fill_out = os.path.join(ctx.logdir, "%s-fill.out" % path.key)
+                with open(fill_out, "wb") as f:
+                    filler = Proc(ctx, "%s-fill" % path.key, [ctx.bin("upload"), "fill"], ctx.real_env, stdout=f,
+                                  stdin=subprocess.PIPE)
+                if not wait_for(lambda: b"pixmap " in open(fill_out, "rb").read() or not filler.alive(), 30):
+                    raise Failed("upload fill did not start: " + filler.tail())
+                pm = open(fill_out).read().split()[1]
+                argv = [ctx.bin("upload"), "get", str(ctx.args.upload_bytes), "128", pm]
+            else:
+                argv = [ctx.bin("upload"), "total", str(ctx.args.upload_bytes), "128"]
             with open(up_out, "wb") as f:
-                up = Proc(ctx, "%s-upload" % path.key, [ctx.bin("upload"), "total", str(ctx.args.upload_bytes), "128"],
-                          path.env, stdout=f)
+                up = Proc(ctx, "%s-%s" % (path.key, load), path.cmd(argv), path.env, stdout=f)
 
             def up_text():
                 with open(up_out, "rb") as f:
@@ -714,8 +785,11 @@ def ink_phase(ctx, path, load):
             iw.p.stdin.flush()
             time.sleep(ctx.args.input_idle_s)
             t_inject = ctx.args.input_idle_s
-        iw.p.stdin.write(b"stop\n")
-        iw.p.stdin.close()
+        try:
+            iw.p.stdin.write(b"stop\n")
+            iw.p.stdin.close()
+        except BrokenPipeError:  # it stopped by itself: every cell was used
+            extra["cells_ran_out"] = True
         iw.p.wait(30)
         text = iw_text()
         m = re.search(r"summary sent=(\d+) inked=(\d+) late_injections=(\d+)", text)
@@ -731,28 +805,35 @@ def ink_phase(ctx, path, load):
         row.update(extra)
         return row
     finally:
-        for p in (up, ink, iw):
+        for p in (up, filler, ink, iw):
             if p:
                 p.stop()
 
 
+def input_link(ctx):
+    """The link options of input: --link RATE/DELAY (unless "none"), then --link-extra."""
+    link = [] if ctx.args.link == "none" else ["--rate", ctx.rate, "--delay", ctx.delay]
+    return link + ctx.args.link_extra.split()
+
+
 def bench_input(ctx, res):
-    link = ["--rate", ctx.rate, "--delay", ctx.delay]
-    out = res["input"] = {"link": "%s/%s" % (ctx.rate, ctx.delay), "rate_hz": 1000 / ctx.args.input_interval_ms,
+    link = input_link(ctx)
+    out = res["input"] = {"link": "%s %s" % (ctx.args.link_mode, " ".join(link)), "rate_hz": 1000 / ctx.args.input_interval_ms,
                           "upload_bytes": ctx.args.upload_bytes, "paths": {}}
+    loads = [None] + ctx.args.loads.split(",")
     for key in ctx.paths("raw", "tincan"):
         rows = out["paths"][key] = {}
-        for load in (False, True):
-            ph = "load" if load else "idle"
+        for load in loads:
+            ph = {None: "idle", "upload": "load"}.get(load, load)
             path = None
             try:
                 path = Path(ctx, key, link).start()
                 rows[ph] = ink_phase(ctx, path, load)
                 path.check_alive("input " + ph)
                 r = rows[ph]
-                log(ctx, "input: %-8s %-5s %4d/%4d inked  p50 %7.1f ms  p99 %7.1f ms  max %7.1f ms%s" % (
-                    Path.LABELS[key], ph, r["inked"], r["sent"], r["p50_ms"] or -1, r["p99_ms"] or -1,
-                    r["max_ms"] or -1, "  (upload %.1f s)" % r["upload_s"] if load else ""))
+                log(ctx, "input: %-8s %-8s %4d/%4d inked  p50 %7.1f ms  p99 %7.1f ms  max %7.1f ms%s" % (
+                    Path.LABELS[key], load or "idle", r["inked"], r["sent"], r["p50_ms"] or -1, r["p99_ms"] or -1,
+                    r["max_ms"] or -1, "  (%s %.1f s)" % (load, r["upload_s"]) if load else ""))
             except (Failed, OSError, subprocess.SubprocessError) as e:
                 rows[ph] = {"error": str(e)}
                 log(ctx, "input: %s %s FAILED: %s" % (key, ph, e))
@@ -935,22 +1016,27 @@ def markdown(res):
             L.append("")
     inp = res.get("input")
     if inp:
-        L.append("Input to ink over %s (rate/one-way delay), %g events/s, with and without an upload of %d bytes (ms):" % (
-            inp["link"], inp["rate_hz"], inp["upload_bytes"]))
+        L.append("Input to ink over `%s`, %g events/s, idle and under a transfer of %d bytes (ms; bulk s: the "
+                 "transfer's time):" % (inp["link"], inp["rate_hz"], inp["upload_bytes"]))
         L.append("")
-        L.append("| path | idle p50 | idle p99 | idle max | load p50 | load p99 | load max | p99 load - idle "
-                 "| events inked idle / load | upload s |")
-        L.append("|---|--:|--:|--:|--:|--:|--:|--:|---|--:|")
+        L.append("| path | load | idle p50 | idle p99 | idle max | load p50 | load p99 | load max | p99 load - idle "
+                 "| events inked idle / load | bulk s |")
+        L.append("|---|---|--:|--:|--:|--:|--:|--:|--:|---|--:|")
         for k, r in inp["paths"].items():
-            i, l = r.get("idle", {}), r.get("load", {})
-            if "error" in i or "error" in l:
-                L.append("| %s | FAILED: %s |" % (Path.LABELS[k], (i.get("error") or l.get("error")).replace("|", "/")))
-                continue
-            d = l["p99_ms"] - i["p99_ms"] if i.get("p99_ms") is not None and l.get("p99_ms") is not None else None
-            L.append("| %s | %s | %s | %s | %s | %s | %s | %s | %d/%d, %d/%d | %s |" % (
-                Path.LABELS[k], fmt(i["p50_ms"], "%.1f"), fmt(i["p99_ms"], "%.1f"), fmt(i["max_ms"], "%.1f"),
-                fmt(l["p50_ms"], "%.1f"), fmt(l["p99_ms"], "%.1f"), fmt(l["max_ms"], "%.1f"), fmt(d, "%+.1f"),
-                i["inked"], i["sent"], l["inked"], l["sent"], fmt(l.get("upload_s"), "%.1f")))
+            i = r.get("idle", {})
+            for ph, name in (("load", "upload"), ("download", "download")):
+                if ph not in r:
+                    continue
+                l = r[ph]
+                if "error" in i or "error" in l:
+                    L.append("| %s | %s | FAILED: %s |" % (Path.LABELS[k], name,
+                                                          (i.get("error") or l.get("error")).replace("|", "/")))
+                    continue
+                d = l["p99_ms"] - i["p99_ms"] if i.get("p99_ms") is not None and l.get("p99_ms") is not None else None
+                L.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %d/%d, %d/%d | %s |" % (
+                    Path.LABELS[k], name, fmt(i["p50_ms"], "%.1f"), fmt(i["p99_ms"], "%.1f"), fmt(i["max_ms"], "%.1f"),
+                    fmt(l["p50_ms"], "%.1f"), fmt(l["p99_ms"], "%.1f"), fmt(l["max_ms"], "%.1f"), fmt(d, "%+.1f"),
+                    i["inked"], i["sent"], l["inked"], l["sent"], fmt(l.get("upload_s"), "%.1f")))
         L.append("")
     w = res.get("wm")
     if w:
@@ -1038,7 +1124,14 @@ def main():
     ap.add_argument("--tincan-bin", default=os.path.join(ROOT, "build"), help="directory with tincan and tincan-link")
     ap.add_argument("--helpers", default=os.path.join(ROOT, "build", "latency"), help="directory of the C helpers")
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "latency"), help="for results.json and results.md")
-    ap.add_argument("--link", default="256k/20ms", help="RATE/ONE_WAY_DELAY of timed and input (default 256k/20ms)")
+    ap.add_argument("--link", default="256k/20ms", help="RATE/ONE_WAY_DELAY of timed and input (default 256k/20ms; "
+                    "none: no --rate or --delay, for --link-extra)")
+    ap.add_argument("--link-mode", choices=("stream", "packet"), default="stream",
+                    help="input: tincan-link stream (default) or packet (root: real kernel TCP between namespaces)")
+    ap.add_argument("--link-extra", default="", help='input: more link options, e.g. "--queue 1500ms", '
+                    '"--trace emu/traces/cellular.trace --delay 30ms" (with --link none), "--profile satellite"')
+    ap.add_argument("--loads", default="upload", help="input: comma list of upload (PutImage from the app side), "
+                    "download (GetImage towards it) (default upload)")
     ap.add_argument("--rtt-delay", default="150ms", help="one-way delay of the time-to-map runs (default 150ms)")
     ap.add_argument("--count-delay", default="20ms", help="one-way delay of the round-trip counting runs (default 20ms)")
     ap.add_argument("--input-idle-s", type=float, default=10, help="seconds of input without load (default 10)")

@@ -328,10 +328,10 @@ static size_t kernel_budget(struct session *s, size_t wanted)
 /* ... and no more than the pacer lets be in flight beyond the peer (pacer.h): the kernel
  * cannot see a queue in a relay, a modem or a router. Its window counts link bytes; the
  * scheduler packs frame bytes, which the zstd stage shrinks by the recent ratio. */
-static size_t link_budget(struct session *s, size_t queued)
+static size_t link_budget(struct session *s, size_t queued, bool small)
 {
     size_t budget = kernel_budget(s, queued + link_backlog(s));
-    uint64_t allow = pacer_allowance(&s->pacer), ratio = 1;
+    uint64_t allow = small ? pacer_allowance_small(&s->pacer) : pacer_allowance(&s->pacer), ratio = 1;
     if (s->codec && s->stats.link_bytes_out)
         ratio = s->stats.frame_bytes_out / s->stats.link_bytes_out;
     allow *= ratio < 1 ? 1 : ratio > 8 ? 8 : ratio;
@@ -348,7 +348,7 @@ static void schedule_channels(struct session *s)
     for (const struct channel *ch = s->channels; ch; ch = ch->next)
         if (!ch->dead && ch->on_link && ch->send_credit)
             queued += ch->to_link.len;
-    size_t budget = queued ? link_budget(s, queued) : 0;
+    size_t budget = queued ? link_budget(s, queued, false) : 0, small_budget = queued ? link_budget(s, queued, true) : 0;
     /* First the channels with little queued (a key press, a small reply, a drawing
      * request), whole; then the rest, a piece each per round. */
     bool progress = true, small_first = true; /* one pass at least: CLOSEs go even without data */
@@ -357,7 +357,8 @@ static void schedule_channels(struct session *s)
         for (struct channel *ch = s->channels; ch; ch = ch->next) {
             if (ch->dead || !ch->on_link || (small_first && ch->to_link.len > SMALL_QUEUE))
                 continue;
-            size_t n = ch->to_link.len, backlog = link_backlog(s), room = backlog < budget ? budget - backlog : 0;
+            size_t lim = small_first ? small_budget : budget; /* small ones need not wait behind bulk for an ACK */
+            size_t n = ch->to_link.len, backlog = link_backlog(s), room = backlog < lim ? lim - backlog : 0;
             if (n > DATA_CHUNK)
                 n = DATA_CHUNK;
             if (n > room)
