@@ -561,7 +561,7 @@ static int image_decode_new(struct xc_model *m, const uint8_t *fixed, uint8_t *d
     }
     if (f0 == XC_FILTER_WEBPLL) {
         r->pos++;
-        return xc_bigimg_decode(fixed, dst, blen, msb, r);
+        return xc_bigimg_decode(m, fixed, dst, blen, msb, r);
     }
     for (uint32_t y = 0; y < rows; y++) {
         uint8_t f;

@@ -82,7 +82,7 @@ struct xc_model;
 /* Large 32-bit images as lossless WebP (bigimg.c, PutImage filter byte 9). */
 #define XC_FILTER_WEBPLL 9
 #define XC_BIGIMG_MIN (16u << 10)      /* bodies over this (smaller ones: the pixel coder) */
-#define XC_BIGIMG_LEVEL_UNKNOWN 2      /* the effort while the link's rate is unknown */
+#define XC_BIGIMG_LEVEL_UNKNOWN 3      /* the effort while the link's rate is unknown: the smallest */
 /* libwebp's lossless preset (0-9) for a link of rate_Bps bytes per second (0: unknown), or
  * -1: none (a link fast enough that coding would cost more time than it saves). */
 int xc_bigimg_level(uint64_t rate_Bps);
@@ -90,8 +90,8 @@ int xc_bigimg_level(uint64_t rate_Bps);
  * (filter byte and all) is appended, -ENOMEM. */
 int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
                      struct buf *out);
-/* After the filter byte: exactly blen bytes to dst; 0, -EAGAIN or -EBADMSG. */
-int xc_bigimg_decode(const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb, struct rd *r);
+/* After the filter byte: exactly blen bytes to dst (m: its recent images); 0, -EAGAIN or -EBADMSG. */
+int xc_bigimg_decode(const struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb, struct rd *r);
 
 /* The last session's pixel bodies (pixcache.c). When p is one of them: 0 and its code then
  * (*code, *code_len); else -1. */

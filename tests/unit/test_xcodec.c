@@ -1250,6 +1250,33 @@ static void test_bigimg(void)
             buf_free(&m.all);
         }
     }
+    TEST("That an image drawn again with a small change, or scrolled, costs little more than its change") {
+        for (int msb = 0; msb < 2; msb++) {
+            uint16_t w = 300, h = 150;
+            struct msgs base = { 0 }, m = { 0 };
+            big_image(&base, msb, w, h, 1, 0, 24); /* a photo: its pixels dear */
+            const uint8_t *b0 = buf_head(&base.all);
+            size_t len = base.off[1], hd = 24, row = 4u * w;
+            uint8_t *v = malloc(len);
+            add(&m, b0, len);
+            memcpy(v, b0, len); /* a caret and a selection */
+            for (uint32_t y = 40; y < 60; y++)
+                for (uint32_t x = 10; x < (y < 45 ? 200u : 12u); x++)
+                    memset(v + hd + row * y + 4 * x + msb, 0x30 + (int)y, 3); /* not the fourth byte */
+            add(&m, v, len);
+            memcpy(v, b0, len); /* scrolled by 17 rows, the new rows at the bottom dark */
+            memmove(v + hd, b0 + hd + 17 * row, row * (h - 17));
+            for (size_t i = hd + row * (h - 17) + msb; i < len; i += 4)
+                v[i] = v[i + 1] = v[i + 2] = (uint8_t)(i % 7);
+            add(&m, v, len);
+            free(v);
+            size_t one = rate_trip(msb, &base, 32000, 0), three = rate_trip(msb, &m, 32000, 1000);
+            CHECK(rate_trip(msb, &m, 0, 0) > 0 && rate_trip(msb, &m, 2000000, 0) > 0);
+            printf("  a %ux%u photo: %zu bytes; with a changed copy and a scrolled one %zu (msb %d)\n", w, h, one, three, msb);
+            CHECK(one > 0 && three > 0 && three < one + one / 5);
+            buf_free(&base.all), buf_free(&m.all);
+        }
+    }
     TEST("That a corrupt or cut lossless WebP is refused, or decodes to other bytes, never past its record") {
         struct msgs m = { 0 };
         big_image(&m, false, 200, 90, 1, 0, 24);
