@@ -56,9 +56,9 @@ static int load(const char *path, struct img *im)
 }
 
 /* The columns: each codes an image, returns its size, and checks its decode. */
-enum { C_ZSTD, C_FILTERS, C_TINCAN, C_PNG, C_WEBP1, C_WEBP2, C_WEBP3, C_WEBP5, C_WEBP9, C_JXL1, C_JXL3, C_JXL7,
+enum { C_ZSTD, C_FILTERS, C_TINCAN, C_SESSION, C_PNG, C_WEBP1, C_WEBP2, C_WEBP3, C_WEBP5, C_WEBP9, C_JXL1, C_JXL3, C_JXL7,
        C_JXL9, C_N };
-static const char *const cname[C_N] = { "zstd-9 raw", "tincan filters", "tincan", "PNG-9", "WebP-z1", "WebP-z2",
+static const char *const cname[C_N] = { "zstd-9 raw", "tincan filters", "tincan", "tincan session", "PNG-9", "WebP-z1", "WebP-z2",
                                         "WebP-z3", "WebP-z5", "WebP-z9", "JXL-e1", "JXL-e3", "JXL-e7", "JXL-e9" };
 struct res { double bytes, enc_ms, dec_ms; unsigned fails; };
 
@@ -91,7 +91,8 @@ static int c_zstd(const struct img *im, struct res *r)
 
 /* A PutImage of the image as a client sends it (LSB, ZPixmap, depth 24), through a fresh
  * channel direction's encoder and decoder, then zstd-9 as on the link. */
-static int c_tincan(const struct img *im, struct res *r, uint64_t rate_Bps)
+/* e, dd: a channel's coders kept from image to image (NULL: a fresh channel per image). */
+static int c_tincan(const struct img *im, struct res *r, uint64_t rate_Bps, struct xenc *se, struct xdec *sd)
 {
     size_t n = 4ull * im->w * im->h, len = 24 + n;
     uint8_t *msg = malloc(len + 8);
@@ -115,11 +116,13 @@ static int c_tincan(const struct img *im, struct res *r, uint64_t rate_Bps)
     h[o + 16] = 0, h[o + 17] = 24, h[o + 18] = h[o + 19] = 0;
     memcpy(h + o + 20, im->px, n);
     size_t mlen = o + 20 + n;
-    struct xenc *e;
-    struct xdec *dd;
+    struct xenc *e = se;
+    struct xdec *dd = sd;
     struct buf code = { 0 }, back = { 0 };
-    xenc_new(&e, XC_REQUESTS, false);
-    xdec_new(&dd, XC_REQUESTS, false);
+    if (!se) {
+        xenc_new(&e, XC_REQUESTS, false);
+        xdec_new(&dd, XC_REQUESTS, false);
+    }
     xenc_set_link_rate(e, rate_Bps);
     double t0 = cpu_now();
     if (xenc_message(e, msg, mlen, &code) < 0)
@@ -131,7 +134,9 @@ static int c_tincan(const struct img *im, struct res *r, uint64_t rate_Bps)
     double t2 = cpu_now();
     r->bytes += k, r->enc_ms += 1e3 * (t1 - t0), r->dec_ms += 1e3 * (t2 - t1);
     r->fails += got != (long)code.len || back.len != mlen || memcmp(buf_head(&back), msg, mlen);
-    free(z), free(msg), buf_free(&code), buf_free(&back), xenc_free(e), xdec_free(dd);
+    free(z), free(msg), buf_free(&code), buf_free(&back);
+    if (!se)
+        xenc_free(e), xdec_free(dd);
     return 0;
 }
 
@@ -285,6 +290,8 @@ int main(int argc, char **argv)
     enum { MAXCLS = 32 };
     struct { char name[256]; unsigned n; double raw, px; struct res r[C_N]; } cls[MAXCLS + 1];
     memset(cls, 0, sizeof cls);
+    struct xenc *sess_e[MAXCLS + 1] = { 0 };
+    struct xdec *sess_d[MAXCLS + 1] = { 0 };
     unsigned ncls = 0;
     for (int a = 1; a < argc; a++) {
         struct img im;
@@ -300,8 +307,11 @@ int main(int argc, char **argv)
         struct res one[C_N];
         memset(one, 0, sizeof one);
         c_zstd(&im, &one[C_ZSTD]);
-        c_tincan(&im, &one[C_FILTERS], UINT64_MAX / 2); /* a link too fast for WebP: as before it */
-        c_tincan(&im, &one[C_TINCAN], rate);
+        c_tincan(&im, &one[C_FILTERS], UINT64_MAX / 2, NULL, NULL); /* a link too fast for WebP: as before */
+        c_tincan(&im, &one[C_TINCAN], rate, NULL, NULL);
+        if (!sess_e[k]) /* one channel per capture: its images in the order first drawn */
+            xenc_new(&sess_e[k], XC_REQUESTS, false), xdec_new(&sess_d[k], XC_REQUESTS, false);
+        c_tincan(&im, &one[C_SESSION], rate, sess_e[k], sess_d[k]);
         c_png(&im, &one[C_PNG]);
         c_webp(&im, &one[C_WEBP1], 1), c_webp(&im, &one[C_WEBP2], 2), c_webp(&im, &one[C_WEBP3], 3);
         c_webp(&im, &one[C_WEBP5], 5);

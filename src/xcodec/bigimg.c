@@ -54,6 +54,8 @@ static int webp_write(const uint8_t *d, size_t n, const WebPPicture *pic)
  * (its colour left to the encoder, which makes it cheap), any other as itself, opaque. */
 #define MOVED_CANDIDATES 8 /* recent images looked at, newest first */
 #define MOVED_MAX 2        /* at most half the pixels differ: else the image alone */
+#define MOVED_SAMPLE 13    /* candidates are compared on every 13th pixel */
+#define MOVED_ROWS 4       /* and at least a quarter of its rows (but repeats) are the reference's */
 
 static uint64_t row_hash(const uint8_t *p, size_t n)
 {
@@ -70,21 +72,22 @@ static uint64_t row_hash(const uint8_t *p, size_t n)
 }
 
 /* The pixels of the image that differ from ref moved up by dy rows (those of rows outside
- * the reference count as differing); stops past limit. */
-static size_t moved_changes(const uint8_t *body, const uint8_t *ref, uint32_t w, uint32_t h, int dy, size_t limit)
+ * the reference count as differing), of every step-th pixel; stops past limit. */
+static size_t moved_changes(const uint8_t *body, const uint8_t *ref, uint32_t w, uint32_t h, int dy, size_t limit,
+                            unsigned step)
 {
     size_t n = 0, row = (size_t)4 * w;
     for (uint32_t y = 0; y < h && n <= limit; y++) {
         int64_t ry = (int64_t)y + dy;
         if (ry < 0 || ry >= h) {
-            n += w;
+            n += (w + step - 1 - (y % step)) / step;
             continue;
         }
-        const uint32_t *a = (const uint32_t *)(const void *)(body + row * y), *b = (const uint32_t *)(const void *)(ref + row * (size_t)ry);
-        if (memcmp(a, b, row) == 0)
+        const uint8_t *a = body + row * y, *b = ref + row * (size_t)ry;
+        if (step == 1 && memcmp(a, b, row) == 0)
             continue;
-        for (uint32_t x = 0; x < w; x++)
-            n += memcmp(a + x, b + x, 4) != 0;
+        for (uint32_t x = y % step; x < w; x += step)
+            n += memcmp(a + 4 * x, b + 4 * x, 4) != 0;
     }
     return n;
 }
@@ -93,11 +96,11 @@ static size_t moved_changes(const uint8_t *body, const uint8_t *ref, uint32_t w,
  * candidates' rows found in the image (each candidate's most common shift) and then the
  * count of changed pixels; false when none is close enough. */
 static bool find_moved(const struct xc_imgs *imgs, const uint8_t *body, uint32_t blen, uint32_t w, uint32_t h,
-                       unsigned *k, int *dy)
+                       unsigned *k, int *dy, size_t *changes)
 {
     if (!imgs || !imgs->n || h > 4096)
         return false;
-    size_t row = (size_t)4 * w, best = (size_t)w * h / MOVED_MAX;
+    size_t row = (size_t)4 * w, best = (size_t)w * h / MOVED_MAX, sampled_best = best / MOVED_SAMPLE + 1;
     bool found = false;
     uint64_t *mine = malloc(sizeof *mine * h), *theirs = malloc(sizeof *theirs * h);
     int *votes = calloc(2 * (size_t)h, sizeof *votes);
@@ -114,9 +117,11 @@ static bool find_moved(const struct xc_imgs *imgs, const uint8_t *body, uint32_t
         /* Votes for each shift by rows equal at both ends (a row of one colour votes for
          * every shift; its matches are weak, so only rows unlike the row above vote). */
         memset(votes, 0, sizeof *votes * 2 * h);
+        int voters = 0;
         for (uint32_t y = 0; y < h; y++) {
             if (y && mine[y] == mine[y - 1])
                 continue;
+            voters++;
             for (uint32_t ry = 0; ry < h; ry++)
                 votes[(int64_t)ry - y + h] += theirs[ry] == mine[y];
         }
@@ -124,44 +129,41 @@ static bool find_moved(const struct xc_imgs *imgs, const uint8_t *body, uint32_t
         for (uint32_t j = 0; j < 2 * h; j++)
             if (votes[j] > most)
                 most = votes[j], shift = (int)j - (int)h;
+        if (most * MOVED_ROWS < voters)
+            shift = 0; /* too few rows in common at any shift: in place only */
         for (int pass = 0; pass < 1 + (shift != 0); pass++) {
             int d = pass ? shift : 0;
-            size_t c = moved_changes(body, ref, w, h, d, best);
-            if (c < best || (!found && c <= best))
-                best = c, *k = i, *dy = d, found = true;
+            size_t c = moved_changes(body, ref, w, h, d, sampled_best, MOVED_SAMPLE);
+            if (c < sampled_best)
+                sampled_best = c, *k = i, *dy = d, found = true;
         }
+    }
+    /* The best by a sample of the pixels, then counted: at most MOVED_MAX of them changed. */
+    if (found) {
+        *changes = moved_changes(body, imgs->e[*k].p, w, h, *dy, best, 1);
+        found = *changes <= best;
     }
 done:
     free(mine), free(theirs), free(votes);
     return found;
 }
 
-int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
-                     struct buf *out)
+/* The WebP of the image in a mode (2: against ref moved by dy) into code; false when
+ * libwebp fails. */
+static bool webp_of(const struct xc_model *m, const uint8_t *body, uint32_t w, uint32_t h, bool msb, uint8_t mode,
+                    const uint8_t *ref, int dy, struct buf *code)
 {
-    uint32_t w, h;
-    if (m->bigimg_level < 0 || !bigimg_fits(fixed, blen, msb, &w, &h))
-        return 1;
-    size_t npx = (size_t)w * h, mark = out->len;
-    uint8_t fourth = body[chan(msb, 3)], mode = 0;
-    for (size_t i = 1; i < npx && !mode; i++)
-        mode = body[4 * i + chan(msb, 3)] != fourth;
-    unsigned k = 0;
-    int dy = 0;
-    if (!mode && find_moved(m->imgs, body, blen, w, h, &k, &dy))
-        mode = 2;
     WebPConfig cfg;
     WebPPicture pic;
     if (!WebPConfigInit(&cfg) || !WebPConfigLosslessPreset(&cfg, m->bigimg_level) || !WebPPictureInit(&pic))
-        return 1;
+        return false;
     /* Keep the colour of transparent pixels (modes 0 and 1: the fourth byte is X's, not
      * alpha); in mode 2 they are the reference's, and the encoder may pick any colour. */
     cfg.exact = mode != 2;
     pic.use_argb = 1, pic.width = (int)w, pic.height = (int)h;
     if (!WebPPictureAlloc(&pic))
-        return -ENOMEM;
+        return false;
     const unsigned cb = chan(msb, 0), cg = chan(msb, 1), cr = chan(msb, 2), cx = chan(msb, 3);
-    const uint8_t *ref = mode == 2 ? m->imgs->e[k].p : NULL;
     for (uint32_t y = 0; y < h; y++) {
         const uint8_t *s = body + (size_t)4 * w * y;
         int64_t ry = (int64_t)y + dy;
@@ -171,10 +173,63 @@ int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *bo
             d[x] = rs && !memcmp(s, rs + 4 * x, 4) ? 0
                  : (uint32_t)(mode == 1 ? s[cx] : 0xff) << 24 | (uint32_t)s[cr] << 16 | (uint32_t)s[cg] << 8 | s[cb];
     }
-    struct buf code = { 0 };
-    pic.writer = webp_write, pic.custom_ptr = &code;
+    pic.writer = webp_write, pic.custom_ptr = code;
     int ok = WebPEncode(&cfg, &pic);
     WebPPictureFree(&pic);
+    return ok;
+}
+
+/* What the reference gives: of the image's detail (pixels unlike their left neighbour),
+ * how much is found there, moved by dy. Flat areas (a page's white) cost little alone. */
+static void moved_detail(const uint8_t *body, const uint8_t *ref, uint32_t w, uint32_t h, int dy, size_t *detail,
+                         size_t *found)
+{
+    size_t row = (size_t)4 * w;
+    *detail = *found = 0;
+    for (uint32_t y = 0; y < h; y++) {
+        int64_t ry = (int64_t)y + dy;
+        const uint8_t *a = body + row * y, *b = ry >= 0 && ry < h ? ref + row * (size_t)ry : NULL;
+        for (uint32_t x = 1; x < w; x++)
+            if (memcmp(a + 4 * x, a + 4 * x - 4, 4)) {
+                ++*detail;
+                *found += b && !memcmp(a + 4 * x, b + 4 * x, 4);
+            }
+    }
+}
+
+int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
+                     struct buf *out)
+{
+    uint32_t w, h;
+    if (m->bigimg_level < 0 || !bigimg_fits(fixed, blen, msb, &w, &h))
+        return 1;
+    size_t npx = (size_t)w * h, mark = out->len, changes = 0;
+    (void)changes;
+    uint8_t fourth = body[chan(msb, 3)], mode = 0;
+    for (size_t i = 1; i < npx && !mode; i++)
+        mode = body[4 * i + chan(msb, 3)] != fourth;
+    unsigned k = 0;
+    int dy = 0;
+    struct buf code = { 0 }, alone = { 0 };
+    bool moved = !mode && find_moved(m->imgs, body, blen, w, h, &k, &dy, &changes), ok;
+    size_t detail = 0, found = 0;
+    if (moved)
+        moved_detail(body, m->imgs->e[k].p, w, h, dy, &detail, &found);
+    /* Text against another page's text has about a quarter of its detail in common by
+     * chance (measured on mupdf's tiles); a caret, a selection or a scroll most of it. */
+    if (moved && found * 3 < detail)
+        moved = false;
+    if (moved) {
+        ok = webp_of(m, body, w, h, msb, 2, m->imgs->e[k].p, dy, &code);
+        /* Between: the image alone may cost less. */
+        if (ok && found * 3 < detail * 2 && webp_of(m, body, w, h, msb, 0, NULL, 0, &alone) && alone.len <= code.len) {
+            struct buf t = code;
+            code = alone, alone = t, moved = false;
+        }
+    } else
+        ok = webp_of(m, body, w, h, msb, mode, NULL, 0, &code);
+    if (moved)
+        mode = 2;
     int rc = 1;
     /* A code not under three quarters of the image (noise): the row filters cost less time. */
     if (ok && code.len < blen / 4 * 3) {
@@ -190,6 +245,7 @@ int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *bo
             out->len = mark;
     }
     buf_free(&code);
+    buf_free(&alone);
     return rc;
 }
 
