@@ -732,7 +732,8 @@ def xkeys(ctx, *args):
 def w_app(make_runs):
     """make_runs(ctx) -> [(argv, env_extra, [step...])]: each program in turn, until mapped,
     then each step (xdotool arguments), waiting for the link to be quiet after each; the
-    program is then ended. wall_s: the first map; settle_s: ready after the last step."""
+    program is then ended. wall_s: the first map; load_s: the link quiet after it (the first
+    program drawn); settle_s: ready after the last step."""
     def run(ctx, path, timeout_s):
         t0 = time.monotonic()
         t_first_map, settled = None, True
@@ -745,10 +746,13 @@ def w_app(make_runs):
             if not line.startswith(b"mapped"):
                 p.stop(signal.SIGKILL)
                 raise Failed("%s mapped no window in %d s: %s" % (argv[0], timeout_s, p.log_tail(3)))
-            if t_first_map is None:
+            first = t_first_map is None
+            if first:
                 t_first_map = time.monotonic() - t0
             _, quiet = path.emu.wait_quiet(ctx.tail_max_s)
             settled = settled and quiet
+            if first:  # the first program drawn (a page loaded), before any step
+                t_load = time.monotonic() - t0 - (QUIET_S if quiet else 0)
             for step in steps:
                 xkeys(ctx, *step)
                 _, quiet = path.emu.wait_quiet(ctx.tail_max_s)
@@ -758,7 +762,7 @@ def w_app(make_runs):
             if not alive:
                 raise Failed("%s died: %s" % (argv[0], p.log_tail(3)))
         t_ready = time.monotonic() - t0 - (QUIET_S if settled else 0)
-        return {"wall_s": t_first_map, "settle_s": t_ready, "settled": settled}
+        return {"wall_s": t_first_map, "load_s": t_load, "settle_s": t_ready, "settled": settled}
     return run
 
 
