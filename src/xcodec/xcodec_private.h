@@ -82,6 +82,7 @@ struct xc_model;
 /* Large 32-bit images as lossless WebP (bigimg.c, PutImage filter byte 9). */
 #define XC_FILTER_WEBPLL 9
 #define XC_BIGIMG_MIN (16u << 10)      /* bodies over this (smaller ones: the pixel coder) */
+#define XC_BIGIMG_HUGE (1u << 20)      /* bodies over this: preset 1 at most (the loop's time) */
 #define XC_BIGIMG_LEVEL_UNKNOWN 3      /* the effort while the link's rate is unknown: the smallest */
 /* libwebp's lossless preset (0-9) for a link of rate_Bps bytes per second (0: unknown), or
  * -1: none (a link fast enough that coding would cost more time than it saves). */
