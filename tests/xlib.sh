@@ -27,7 +27,7 @@ xl_cleanup() {
     done
     for p in "${XL_PIDS[@]}"; do xl_wait_exit "$p" 3 || kill -KILL "$p" 2>/dev/null; done
     wait 2>/dev/null
-    rm -rf "$XL_TMP"
+    [ -n "${XL_KEEP:-}" ] || rm -rf "$XL_TMP"
 }
 trap xl_cleanup EXIT
 

@@ -8,6 +8,7 @@ library; report.py turns the results into Markdown and HTML. Run it via run.sh.
 import argparse
 import csv
 import datetime
+import gzip
 import hashlib
 import json
 import math
@@ -686,6 +687,119 @@ def w_pen(ctx, path, timeout_s):
             "motion_sent": len(pts) - 1, "lines": int(res["lines"])}
 
 
+
+# --------------------------------------------------------------------------- real programs
+# A browser, an editor and a PDF viewer, driven by keys sent on the real display (no window
+# manager: the keyboard goes to the window under the pointer). Ready: the link quiet after
+# the program's window mapped and after each step. Their documents are made or copied once
+# per run into ctx.tmp/apps (bench/images/page.html and Debian packages' docs).
+
+APP_PDFS = ["/usr/share/doc/valgrind/valgrind_manual.pdf.gz", "/usr/share/doc/bzip2/manual.pdf.gz",
+            "/usr/share/doc/zlib1g-dev/crc-doc.1.0.pdf.gz", "/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf"]
+APP_PHOTOS = ["/usr/share/images/fluxbox/debian-squared.jpg", "/usr/share/icewm/themes/NanoBlue/eos.jpg"]
+FF_PREFS = """user_pref("browser.shell.checkDefaultBrowser", false);
+user_pref("browser.startup.homepage_override.mstone", "ignore");
+user_pref("browser.aboutwelcome.enabled", false);
+user_pref("datareporting.policy.dataSubmissionEnabled", false);
+user_pref("toolkit.telemetry.reportingpolicy.firstRun", false);
+user_pref("app.update.auto", false);
+user_pref("browser.tabs.warnOnClose", false);
+user_pref("general.smoothScroll", false);
+"""
+
+
+def app_docs(ctx):
+    d = os.path.join(ctx.tmp, "apps")
+    if os.path.isdir(d):
+        return d
+    os.makedirs(d)
+    for f in APP_PDFS:
+        if os.path.exists(f):
+            out = os.path.join(d, os.path.basename(f).replace(".gz", ""))
+            with open(out, "wb") as o:
+                o.write(gzip.open(f).read() if f.endswith(".gz") else open(f, "rb").read())
+    for f in APP_PHOTOS + [os.path.join(HERE, "..", "images", "page.html")]:
+        if os.path.exists(f):
+            shutil.copy(f, d)
+    return d
+
+
+def xkeys(ctx, *args):
+    subprocess.run(["xdotool", "mousemove", "400", "300"] + list(args), env=ctx.real_env, check=False,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
+
+
+def w_app(make_runs):
+    """make_runs(ctx) -> [(argv, env_extra, [step...])]: each program in turn, until mapped,
+    then each step (xdotool arguments), waiting for the link to be quiet after each; the
+    program is then ended. wall_s: the first map; load_s: the link quiet after it (the first
+    program drawn); settle_s: ready after the last step."""
+    def run(ctx, path, timeout_s):
+        t0 = time.monotonic()
+        t_first_map, settled = None, True
+        for argv, env_extra, steps in make_runs(ctx):
+            mw = start_mapwait(ctx, timeout_s)
+            env = {k: v for k, v in dict(path.client_env, **(env_extra or {})).items() if v is not None}
+            p = Proc(path.name(os.path.basename(argv[0])), argv, env, ctx.logdir, group=True)
+            line = mw.stdout.readline()
+            mw.wait()
+            if not line.startswith(b"mapped"):
+                p.stop(signal.SIGKILL)
+                raise Failed("%s mapped no window in %d s: %s" % (argv[0], timeout_s, p.log_tail(3)))
+            first = t_first_map is None
+            if first:
+                t_first_map = time.monotonic() - t0
+            _, quiet = path.emu.wait_quiet(ctx.tail_max_s)
+            settled = settled and quiet
+            if first:  # the first program drawn (a page loaded), before any step
+                t_load = time.monotonic() - t0 - (QUIET_S if quiet else 0)
+            for step in steps:
+                xkeys(ctx, *step)
+                _, quiet = path.emu.wait_quiet(ctx.tail_max_s)
+                settled = settled and quiet
+            alive = p.alive()
+            p.stop(signal.SIGTERM)
+            if not alive:
+                raise Failed("%s died: %s" % (argv[0], p.log_tail(3)))
+        t_ready = time.monotonic() - t0 - (QUIET_S if settled else 0)
+        return {"wall_s": t_first_map, "load_s": t_load, "settle_s": t_ready, "settled": settled}
+    return run
+
+
+def runs_firefox(ctx):
+    d = app_docs(ctx)
+    prof = tempfile.mkdtemp(prefix="ff-", dir=ctx.tmp)  # a fresh profile every time
+    with open(os.path.join(prof, "user.js"), "w") as f:
+        f.write(FF_PREFS)
+    argv = ["firefox-esr", "--no-remote", "--profile", prof, "-width", "900", "-height", "700",
+            "file://" + os.path.join(d, "page.html")]
+    env = {"MOZ_HEADLESS": None}
+    return [(argv, env, [["key", "Next"], ["key", "Next"], ["key", "Next"]])]
+
+
+def runs_emacs(ctx):
+    argv = ["emacs", "-Q", "--no-site-file", "-geometry", "80x40+0+0", "--eval", "(blink-cursor-mode 0)",
+            "/usr/share/common-licenses/GPL-3"]
+    return [(argv, {"LANG": "C.UTF-8"}, [["key", "Next"], ["key", "Next"], ["key", "Next"],
+                                         ["type", "--delay", "30", "Typed through the link. "]])]
+
+
+def runs_pdf(viewer):
+    def make(ctx):
+        d = app_docs(ctx)
+        docs = [os.path.join(d, n) for n in ("valgrind_manual.pdf", "crc-doc.1.0.pdf", "shared-mime-info-spec.pdf")]
+        out = []
+        for doc in docs:
+            if not os.path.exists(doc):
+                continue
+            argv = ["mupdf", "-r", "72", doc] if viewer == "mupdf" else \
+                ["xpdf", "-geometry", "800x700+0+0", doc]
+            out.append((argv, None, [["key", "Next"], ["key", "Next"]]))
+        if not out:
+            raise Failed("no PDF documents found (" + ", ".join(APP_PDFS) + ")")
+        return out
+    return make
+
 NO_A11Y = {"NO_AT_BRIDGE": "1", "GTK_A11Y": "none", "GDK_BACKEND": "x11"}
 
 WORKLOADS = [
@@ -708,6 +822,12 @@ WORKLOADS = [
     ("gtk3", "gtk3-widget-factory until mapped", w_until_mapped(["gtk3-widget-factory"], NO_A11Y),
      True),
     ("pen", "pen: a line per MotionNotify, 300 motions at 100 Hz by xdotool", w_pen, True),
+    ("firefox", "firefox-esr, fresh profile, a local page (text, two photographs, a form), 3 pages down",
+     w_app(runs_firefox), False),
+    ("emacs", "emacs -Q (Lucid) on GPL-3: 3 pages down, a line typed", w_app(runs_emacs), False),
+    ("mupdf", "mupdf -r 72 on 3 PDFs (valgrind manual, crc-doc, shared-mime-info spec), 2 pages down each",
+     w_app(runs_pdf("mupdf")), False),
+    ("xpdf", "xpdf on the same 3 PDFs, 2 pages down each", w_app(runs_pdf("xpdf")), False),
     ("xdpyinfo", "xdpyinfo, to exit (ListExtensions and every extension's version)",
      w_cmd(["xdpyinfo"]), False),
 ]

@@ -160,6 +160,7 @@ int channel_codecs(struct channel *ch, enum xc_dir dir, bool msb, uint8_t refs)
     if (xenc_new(&ch->enc, dir, msb) < 0 || xdec_new(&ch->dec, other, msb) < 0)
         return -ENOMEM;
     xenc_set_budget(ch->enc, &ch->s->xc_budget);
+    xenc_set_link_rate(ch->enc, ch->s->rate_told_Bps);
     if (dir == XC_REQUESTS) { /* pixel bodies are requests' */
         xenc_set_pixcache(ch->enc, ch->s->pixcache);
         xenc_set_lossy(ch->enc, ch->s->cfg.lossy_images);

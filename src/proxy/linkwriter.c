@@ -438,8 +438,27 @@ static void send_ack(struct session *s)
     s->ack_sent_ns = now;
 }
 
+/* The link's measured rate (the pacer's, or the kernel's on TCP: the larger, since either
+ * may see only what the session had to send) goes to every channel's encoder, which codes
+ * large images with the effort the rate affords (xenc_set_link_rate). Told again when it
+ * has moved by a quarter. */
+static void tell_rate(struct session *s)
+{
+    uint64_t rate = pacer_rate(&s->pacer);
+    if (s->link_rate_Bps > rate)
+        rate = s->link_rate_Bps;
+    uint64_t told = s->rate_told_Bps;
+    if (!rate || (told && rate < told + told / 4 && rate > told - told / 4))
+        return;
+    s->rate_told_Bps = rate;
+    for (struct channel *ch = s->channels; ch; ch = ch->next)
+        if (ch->enc)
+            xenc_set_link_rate(ch->enc, rate);
+}
+
 void linkwriter_pump(struct session *s)
 {
+    tell_rate(s);
     if (s->state == SESSION_UP || s->state == SESSION_DETACHED) /* what came before an outage still goes */
         for (struct channel *ch = s->channels; ch; ch = ch->next)
             if (!ch->dead && ch->on_link) {

@@ -82,6 +82,7 @@ void xc_model_init(struct xc_model *m, enum xc_dir dir, bool msb)
     m->dir = dir;
     m->msb = msb;
     m->store_cap = XC_STORE_BUDGET;
+    m->bigimg_level = XC_BIGIMG_LEVEL_UNKNOWN;
 }
 
 void xc_model_free(struct xc_model *m)

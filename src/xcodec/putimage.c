@@ -123,6 +123,8 @@ static int image_encode_new(struct xc_model *m, const uint8_t *fixed, const uint
     if (rc != 1)
         return rc;
     out->len = mark;
+    if ((rc = xc_bigimg_encode(m, fixed, body, blen, msb, out)) != 1)
+        return rc; /* a large image of 32-bit pixels: lossless WebP */
     /* Else the pixel coder, when the image has a shape it knows. */
     if (image_pix(fixed, blen, msb, &im)) {
         uint8_t f4 = XC_FILTER_PIX;
@@ -183,6 +185,10 @@ static int image_decode_new(struct xc_model *m, const uint8_t *fixed, uint8_t *d
     if (rd_left(r) > 0 && r->p[r->pos] == 3) {
         r->pos++;
         return xc_palette_decode(dst, rows, stride, psz, r);
+    }
+    if (f0 == XC_FILTER_WEBPLL) {
+        r->pos++;
+        return xc_bigimg_decode(m, fixed, dst, blen, msb, r);
     }
     for (uint32_t y = 0; y < rows; y++) {
         uint8_t f;

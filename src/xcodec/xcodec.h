@@ -74,6 +74,10 @@ void xenc_set_pixcache(struct xenc *e, struct xc_pixcache *c);
 /* quality 1-100: photo-like 32-bit PutImage bodies over 16 KiB are sent as lossy WebP (the
  * receiver draws an approximation; PROTOCOL.md 5.2, filter byte 8). 0 (the default): none. */
 void xenc_set_lossy(struct xenc *e, int quality);
+/* The link's measured rate in bytes per second (0: unknown), whenever it changes: large
+ * images are coded harder on slower links (bigimg.c), never on links where that costs
+ * more time than it saves. Only the sender's choice: nothing changes for the decoder. */
+void xenc_set_link_rate(struct xenc *e, uint64_t rate_Bps);
 void xenc_free(struct xenc *e);
 /* Encodes one whole X message (as framed by xstream) and appends it to out.
  * Any bytes are accepted (malformed ones cross verbatim). 0, -EMSGSIZE or -ENOMEM. */

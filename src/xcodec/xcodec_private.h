@@ -79,6 +79,22 @@ int xc_imgs_find(const struct xc_imgs *c, const uint8_t *p, uint32_t len, uint64
 int xc_imgs_push(struct xc_imgs *c, const uint8_t *p, uint32_t len, int found, uint64_t hash);
 void xc_imgs_free(struct xc_imgs *c);
 
+struct xc_model;
+/* Large 32-bit images as lossless WebP (bigimg.c, PutImage filter byte 9). */
+#define XC_FILTER_WEBPLL 9
+#define XC_BIGIMG_MIN (16u << 10)      /* bodies over this (smaller ones: the pixel coder) */
+#define XC_BIGIMG_HUGE (1u << 20)      /* bodies over this: preset 1 at most (the loop's time) */
+#define XC_BIGIMG_LEVEL_UNKNOWN 3      /* the effort while the link's rate is unknown: the smallest */
+/* libwebp's lossless preset (0-9) for a link of rate_Bps bytes per second (0: unknown), or
+ * -1: none (a link fast enough that coding would cost more time than it saves). */
+int xc_bigimg_level(uint64_t rate_Bps);
+/* 1 when the image is not for this coder (or its code would not pay), 0 when its code
+ * (filter byte and all) is appended, -ENOMEM. */
+int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
+                     struct buf *out);
+/* After the filter byte: exactly blen bytes to dst (m: its recent images); 0, -EAGAIN or -EBADMSG. */
+int xc_bigimg_decode(const struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb, struct rd *r);
+
 /* The last session's pixel bodies (pixcache.c). When p is one of them: 0 and its code then
  * (*code, *code_len); else -1. */
 int xc_pixcache_find(struct xc_pixcache *c, const uint8_t *p, uint32_t len, const uint8_t **code, uint32_t *code_len);
@@ -106,6 +122,7 @@ struct xc_model {
     struct xc_pixcache *pc; /* XC_REQUESTS: the last session's pixel bodies (shared), or NULL */
     int lossy_q;            /* encoder: WebP quality for photo-like images; 0: none */
     bool lossy_last;        /* the body just coded was lossy: the message is not kept */
+    int bigimg_level;       /* encoder: WebP-lossless effort for large images (bigimg.c); -1: none */
     struct xc_fonttabs fonts; /* XC_SERVER */
     struct xc_traps *traps;           /* XC_REQUESTS: recent Trapezoids bodies, made on first use */
     struct xc_trap_hints *trap_hints; /* encoder only (trapmotion.c), made on first use */

@@ -2,8 +2,9 @@
  * the test, bit 1 the direction, bit 2 the byte order, bit 3 gives both ends a set of a
  * last session's pixel bodies and codes (pixcache.c). Test 0 feeds the rest to the
  * decoder as a hostile encoded stream (whole, then in 3-byte steps); test 1 cuts the rest
- * into X messages (2-byte sizes, length fields set so most are well formed) and traps
- * unless decode(encode(x)) == x. */
+ * into X messages (2-byte sizes, length fields set so most are well formed; a flag makes
+ * one a PutImage of over 16 KiB, its pixels the message's bytes repeated, for bigimg.c)
+ * and traps unless decode(encode(x)) == x; bits 4-6 pick the encoder's link rate. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,28 @@ static void hostile(enum xc_dir dir, bool msb, bool pix, const uint8_t *p, size_
     buf_free(&pend);
 }
 
-static void round_trip(enum xc_dir dir, bool msb, bool pix, const uint8_t *p, size_t n)
+/* A PutImage (ZPixmap, depth 24, or 32 with deep) of over 16 KiB in m (room for it: at
+ * least big_image_len), its pixels the first k bytes of m repeated with a drift. Its length. */
+#define BIG_W_MAX 135
+#define BIG_H_MAX 95
+static size_t big_image_len(void) { return 24 + 4 * BIG_W_MAX * BIG_H_MAX; }
+static size_t big_image(uint8_t *m, size_t k, bool msb, bool deep)
+{
+    uint16_t w = (uint16_t)(72 + m[4] % 64), h = (uint16_t)(64 + m[5] % 32);
+    size_t blen = 4u * w * h;
+    uint8_t tile[256];
+    k = k < 24 ? 0 : k - 24 > sizeof tile ? sizeof tile : k - 24;
+    memcpy(tile, m + 24, k);
+    m[0] = 72, m[1] = 2;
+    st16(m + 2, (uint16_t)((24 + blen) / 4), msb);
+    st16(m + 12, w, msb), st16(m + 14, h, msb);
+    m[20] = 0, m[21] = deep ? 32 : 24;
+    for (size_t i = 0; i < blen; i++)
+        m[24 + i] = k ? (uint8_t)(tile[i % k] + (deep || i % 4 != 3 ? i / 4 / (k + 1) : 0)) : (uint8_t)(i / 97);
+    return 24 + blen;
+}
+
+static void round_trip(enum xc_dir dir, bool msb, bool pix, uint64_t rate, const uint8_t *p, size_t n)
 {
     struct xenc *e;
     struct xdec *d;
@@ -77,6 +99,7 @@ static void round_trip(enum xc_dir dir, bool msb, bool pix, const uint8_t *p, si
     struct xc_pixcache *ce = pix_set(pix), *cd = pix_set(pix);
     xenc_set_pixcache(e, ce);
     xdec_set_pixcache(d, cd);
+    xenc_set_link_rate(e, rate);
     size_t at = 0;
     bool first = true;
     while (at + 2 <= n) {
@@ -84,7 +107,7 @@ static void round_trip(enum xc_dir dir, bool msb, bool pix, const uint8_t *p, si
         at += 2;
         if (len == 0)
             len = 1;
-        uint8_t *m = calloc(1, len + 40);
+        uint8_t *m = calloc(1, (len > big_image_len() ? len : big_image_len()) + 40);
         if (!m)
             break;
         size_t take = n - at < len ? n - at : len;
@@ -92,7 +115,9 @@ static void round_trip(enum xc_dir dir, bool msb, bool pix, const uint8_t *p, si
         at += take;
         if (!(flags & 1)) { /* make it well formed */
             len = (len + 3) & ~(size_t)3;
-            if (dir == XC_REQUESTS) {
+            if (dir == XC_REQUESTS && (flags & 4) && !first)
+                len = big_image(m, take, msb, flags & 8);
+            else if (dir == XC_REQUESTS) {
                 if (flags & 2) { len += 4; st16(m + 2, 0, msb); st32(m + 4, (uint32_t)(len / 4), msb); }
                 else st16(m + 2, (uint16_t)(len / 4), msb);
             } else if (first) {
@@ -135,8 +160,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     enum xc_dir dir = data[0] & 2 ? XC_SERVER : XC_REQUESTS;
     bool msb = data[0] & 4, pix = data[0] & 8;
+    static const uint64_t rates[8] = { 0, 1200, 4000, 32000, 200000, 2000000, 50000000, 1000000000 };
     if (data[0] & 1)
-        round_trip(dir, msb, pix, data + 1, size - 1);
+        round_trip(dir, msb, pix, rates[data[0] >> 4 & 7], data + 1, size - 1);
     else
         hostile(dir, msb, pix, data + 1, size - 1);
     return 0;

@@ -1154,8 +1154,162 @@ static void test_lossy(void)
     }
 }
 
+
+/* A PutImage of w x h 32-bit pixels (depth 24 or 32), in the BIG-REQUESTS form when longer
+ * than 256 KiB; kind 0 a page of anti-aliased text on white, 1 a photo-like field, 2 a
+ * gradient with a toolbar, 3 noise (no codec shrinks it); fourth: every pixel's byte 3, or
+ * -1 for varied ones (an ARGB visual's alpha). */
+static void big_image(struct msgs *m, bool msb, uint16_t w, uint16_t h, int kind, int fourth, uint8_t depth)
+{
+    size_t blen = 4u * w * h, len = 24 + blen, o = len / 4 > 0xffff ? 8 : 4;
+    uint8_t *p = calloc(1, len + 4);
+    p[0] = 72, p[1] = 2;
+    if (o == 8)
+        st32(p + 4, (uint32_t)((len + 4) / 4), msb);
+    else
+        st16(p + 2, (uint16_t)(len / 4), msb);
+    st32(p + o, 0x400001, msb), st32(p + o + 4, 0x400002, msb);
+    st16(p + o + 8, w, msb), st16(p + o + 10, h, msb), st16(p + o + 12, 3, msb), st16(p + o + 14, 5, msb);
+    p[o + 17] = depth;
+    uint8_t *px = p + o + 20;
+    for (uint32_t y = 0; y < h; y++)
+        for (uint32_t x = 0; x < w; x++) {
+            uint32_t r, g, b, v;
+            if (kind == 0) { /* lines of glyph-like strokes, grey edges */
+                uint32_t gx = x % 9, ly = y % 18, ink = ly < 12 && gx < 6 && ((x / 9 * 7 + y / 18 * 3) % 5) && ((gx + ly) % 4 < 2);
+                v = ink ? 20 + (gx * 37 + ly * 11) % 90 : gx == 6 && ly < 12 ? 200 + (x * 13 + y) % 40 : 255;
+                r = g = b = v;
+            } else if (kind == 1) {
+                double u = (double)x / w, t = (double)y / h;
+                r = (uint32_t)(128 + 100 * sin(9 * u + 3 * t)) + rnd() % 4;
+                g = (uint32_t)(110 + 80 * cos(5 * t * u * 6)) + rnd() % 3;
+                b = (uint32_t)(60 + 150 * (1 - t)) + rnd() % 5;
+            } else if (kind == 2) {
+                r = y < 30 ? 0xe0 : x * 255 / w, g = y < 30 ? 0xe0 : y * 255 / h, b = y < 30 ? (x % 40 < 20 ? 0x40 : 0xe0) : 128;
+            } else
+                r = rnd() & 255, g = rnd() & 255, b = rnd() & 255;
+            uint32_t a = fourth >= 0 ? (uint32_t)fourth : (x * 3 + y) & 255;
+            st32(px + 4 * ((size_t)y * w + x), a << 24 | (r & 255) << 16 | (g & 255) << 8 | (b & 255), msb);
+        }
+    add(m, p, o == 8 ? len + 4 : len);
+    free(p);
+}
+
+/* The encoding's size of m at a link rate, its round trip checked (0 when it fails). */
+static size_t rate_trip(bool msb, const struct msgs *m, uint64_t rate, size_t chunk)
+{
+    struct xenc *e; struct xdec *d;
+    struct buf enc = { 0 }, dec = { 0 }, pend = { 0 };
+    bool ok = xenc_new(&e, XC_REQUESTS, msb) == 0 && xdec_new(&d, XC_REQUESTS, msb) == 0;
+    if (ok)
+        xenc_set_link_rate(e, rate);
+    for (int i = 0; ok && i < m->n; i++)
+        ok = xenc_message(e, buf_head(&m->all) + m->off[i], m->off[i + 1] - m->off[i], &enc) == 0;
+    for (size_t at = 0; ok && at < enc.len;) {
+        size_t n = chunk && chunk < enc.len - at ? chunk : enc.len - at;
+        CHECK_EQ(buf_append(&pend, buf_head(&enc) + at, n), 0);
+        at += n;
+        long used = xdec_feed(d, buf_head(&pend), pend.len, &dec);
+        if (used < 0) ok = false;
+        else buf_consume(&pend, (size_t)used);
+    }
+    ok = ok && pend.len == 0 && dec.len == m->all.len && !memcmp(buf_head(&dec), buf_head(&m->all), dec.len);
+    size_t size = ok ? zstd_size(&enc) : 0;
+    xenc_free(e); xdec_free(d);
+    buf_free(&enc); buf_free(&dec); buf_free(&pend);
+    return size;
+}
+
+static void test_bigimg(void)
+{
+    TEST("That large images of every kind round-trip exactly at every link rate, in both byte orders") {
+        static const uint64_t rates[] = { 0, 4000, 32000, 200000, 2000000, 1000000000 };
+        for (int msb = 0; msb < 2; msb++)
+            for (int kind = 0; kind < 4; kind++) {
+                struct msgs m = { 0 };
+                big_image(&m, msb, 200, 90, kind, 0, 24);
+                big_image(&m, msb, 131, 61, kind, -1, 32);   /* alpha varies: kept exactly */
+                big_image(&m, msb, 300, 250, kind, 0xff, 24); /* BIG-REQUESTS, over 256 KiB */
+                big_image(&m, msb, 200, 90, kind, 0, 24);     /* again: from the recent images */
+                for (size_t r = 0; r < sizeof rates / sizeof *rates; r++) {
+                    size_t n = rate_trip(msb, &m, rates[r], r == 2 ? 4093 : 0);
+                    if (!n)
+                        printf("  kind %d, msb %d, rate %llu failed\n", kind, msb, (unsigned long long)rates[r]);
+                    CHECK(n > 0);
+                }
+                buf_free(&m.all);
+            }
+    }
+    TEST("That on a slow link a page and a photo cost at most 0.7 of the row filters' bytes after zstd, a gradient at most twice") {
+        for (int kind = 0; kind < 3; kind++) {
+            struct msgs m = { 0 };
+            big_image(&m, false, 400, 200, kind, 0, 24);
+            size_t slow = rate_trip(false, &m, 32000, 0), fast = rate_trip(false, &m, 1000000000, 0);
+            printf("  kind %d, 400x200: %zu bytes at 256 kbit/s, %zu with the row filters (a fast link)\n", kind, slow, fast);
+            CHECK(slow > 0 && fast > 0 && (kind == 2 ? slow <= 2 * fast : slow * 10 <= fast * 7));
+            buf_free(&m.all);
+        }
+    }
+    TEST("That an image drawn again with a small change, or scrolled, costs little more than its change") {
+        for (int msb = 0; msb < 2; msb++) {
+            uint16_t w = 300, h = 150;
+            struct msgs base = { 0 }, m = { 0 };
+            big_image(&base, msb, w, h, 1, 0, 24); /* a photo: its pixels dear */
+            const uint8_t *b0 = buf_head(&base.all);
+            size_t len = base.off[1], hd = 24, row = 4u * w;
+            uint8_t *v = malloc(len);
+            add(&m, b0, len);
+            memcpy(v, b0, len); /* a caret and a selection */
+            for (uint32_t y = 40; y < 60; y++)
+                for (uint32_t x = 10; x < (y < 45 ? 200u : 12u); x++)
+                    memset(v + hd + row * y + 4 * x + msb, 0x30 + (int)y, 3); /* not the fourth byte */
+            add(&m, v, len);
+            memcpy(v, b0, len); /* scrolled by 17 rows, the new rows at the bottom dark */
+            memmove(v + hd, b0 + hd + 17 * row, row * (h - 17));
+            for (size_t i = hd + row * (h - 17) + msb; i < len; i += 4)
+                v[i] = v[i + 1] = v[i + 2] = (uint8_t)(i % 7);
+            add(&m, v, len);
+            free(v);
+            size_t one = rate_trip(msb, &base, 32000, 0), three = rate_trip(msb, &m, 32000, 1000);
+            CHECK(rate_trip(msb, &m, 0, 0) > 0 && rate_trip(msb, &m, 2000000, 0) > 0);
+            printf("  a %ux%u photo: %zu bytes; with a changed copy and a scrolled one %zu (msb %d)\n", w, h, one, three, msb);
+            CHECK(one > 0 && three > 0 && three < one + one / 5);
+            buf_free(&base.all), buf_free(&m.all);
+        }
+    }
+    TEST("That a corrupt or cut lossless WebP is refused, or decodes to other bytes, never past its record") {
+        struct msgs m = { 0 };
+        big_image(&m, false, 200, 90, 1, 0, 24);
+        struct xenc *e;
+        struct buf enc = { 0 }, out = { 0 };
+        xenc_new(&e, XC_REQUESTS, false);
+        xenc_set_link_rate(e, 32000);
+        CHECK(encode_all(e, &m, &enc));
+        uint8_t *p = (uint8_t *)buf_head(&enc);
+        for (size_t at = 12; at < enc.len; at += enc.len / 23 + 1) {
+            struct xdec *d;
+            xdec_new(&d, XC_REQUESTS, false);
+            p[at] ^= 0x21;
+            long r = xdec_feed(d, p, enc.len, &out);
+            CHECK(r < 0 || (size_t)r < enc.len || out.len != m.all.len || memcmp(buf_head(&out), buf_head(&m.all), out.len));
+            p[at] ^= 0x21;
+            buf_clear(&out);
+            xdec_free(d);
+        }
+        struct xdec *d;
+        xdec_new(&d, XC_REQUESTS, false);
+        CHECK_EQ(xdec_feed(d, p, enc.len - 1, &out), 0); /* cut short: waits, takes nothing */
+        CHECK_EQ(xdec_feed(d, p, enc.len, &out), (long)enc.len);
+        CHECK(out.len == m.all.len && !memcmp(buf_head(&out), buf_head(&m.all), out.len));
+        xdec_free(d);
+        xenc_free(e);
+        buf_free(&enc); buf_free(&out); buf_free(&m.all);
+    }
+}
+
 int main(void)
 {
+    test_bigimg();
     test_budget();
     test_pixcache();
     test_lossy();

@@ -1,0 +1,334 @@
+/* bigimg.c -- large 32-bit PutImage bodies (rendered pages, browser windows, photographs:
+ * over 16 KiB, past the pixel coder) as lossless WebP (libwebp's VP8L), filter byte 9, at an
+ * effort chosen by the link's rate. Both directions; exact: the receiver draws the client's bytes. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <webp/decode.h>
+#include <webp/encode.h>
+
+#include "xcodec/xcodec_private.h"
+
+/* The shape (PROTOCOL.md 5.2, filter byte 9): ZPixmap, left-pad 0, depth 24 or 32, 32-bit
+ * pixels without row padding, over XC_BIGIMG_MIN bytes, within WebP's 16383 x 16383. */
+static bool bigimg_fits(const uint8_t *fixed, uint32_t blen, bool msb, uint32_t *w, uint32_t *h)
+{
+    *w = ld16(fixed + 12, msb), *h = ld16(fixed + 14, msb);
+    /* fixed is the message 4 bytes on in the BIG-REQUESTS form (its 32-bit length first),
+     * where the 16-bit length cannot match: the format, byte 1, is then 3 bytes before it.
+     * Both ends hold the message's head when its body is coded. */
+    bool big = (uint64_t)ld16(fixed + 2, msb) * 4 != 24ull + blen;
+    uint8_t format = big ? fixed[-3] : fixed[1];
+    return format == 2 && fixed[20] == 0 && (fixed[21] == 24 || fixed[21] == 32) && blen > XC_BIGIMG_MIN &&
+           *w && *h && *w <= WEBP_MAX_DIMENSION && *h <= WEBP_MAX_DIMENSION && (uint64_t)*w * *h * 4 == blen;
+}
+
+/* Byte k (0 blue, 1 green, 2 red, 3 the fourth) of a pixel in the request's byte order. */
+static inline unsigned chan(bool msb, unsigned k) { return msb ? 3 - k : k; }
+
+/* Effort by the link's rate (bytes per second; 0 unknown), from bench/images (docs/
+ * BENCHMARKS.md, "Large images": 254 images of mupdf, xpdf and firefox): preset 1 codes
+ * 63 MB in 0.35 s to 1.41 MB, 2 in 0.56 s to 1.34 MB, 3 in 0.81 s to 1.25 MB, 5 and 9 no
+ * smaller. Each step up pays while the link takes longer for the bytes it saves than the
+ * step costs: below about 350 KB/s; preset 1 beats raw pixels (and the row filters) to
+ * about 80 MB/s on photographs. Above 32 MiB/s the row filters, as before. */
+int xc_bigimg_level(uint64_t rate_Bps)
+{
+    if (!rate_Bps)
+        return XC_BIGIMG_LEVEL_UNKNOWN;
+    if (rate_Bps <= 384u << 10)     /* to 3 Mbit/s */
+        return 3;
+    if (rate_Bps <= 32u << 20)      /* to 256 Mbit/s */
+        return 1;
+    return -1;
+}
+
+static int webp_write(const uint8_t *d, size_t n, const WebPPicture *pic)
+{
+    return buf_append(pic->custom_ptr, d, n) == 0;
+}
+
+/* Mode 2: the image against one of the recent images of the same length, moved up by dy
+ * rows (a scroll; 0: in place): a pixel equal to the reference's there is sent as alpha 0
+ * (its colour left to the encoder, which makes it cheap), any other as itself, opaque. */
+#define MOVED_CANDIDATES 8 /* recent images looked at, newest first */
+#define MOVED_MAX 2        /* at most half the pixels differ: else the image alone */
+#define MOVED_SAMPLE 13    /* candidates are compared on every 13th pixel */
+#define MOVED_ROWS 4       /* and at least a quarter of its rows (but repeats) are the reference's */
+
+static uint64_t row_hash(const uint8_t *p, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+    for (size_t i = 0; i + 8 <= n; i += 8) {
+        uint64_t v;
+        memcpy(&v, p + i, 8);
+        h = (h ^ v) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    for (size_t i = n & ~(size_t)7; i < n; i++)
+        h = (h ^ p[i]) * 0xff51afd7ed558ccdull;
+    return h;
+}
+
+/* The pixels of the image that differ from ref moved up by dy rows (those of rows outside
+ * the reference count as differing), of every step-th pixel; stops past limit. */
+static size_t moved_changes(const uint8_t *body, const uint8_t *ref, uint32_t w, uint32_t h, int dy, size_t limit,
+                            unsigned step)
+{
+    size_t n = 0, row = (size_t)4 * w;
+    for (uint32_t y = 0; y < h && n <= limit; y++) {
+        int64_t ry = (int64_t)y + dy;
+        if (ry < 0 || ry >= h) {
+            n += (w + step - 1 - (y % step)) / step;
+            continue;
+        }
+        const uint8_t *a = body + row * y, *b = ref + row * (size_t)ry;
+        if (step == 1 && memcmp(a, b, row) == 0)
+            continue;
+        for (uint32_t x = y % step; x < w; x += step)
+            n += memcmp(a + 4 * x, b + 4 * x, 4) != 0;
+    }
+    return n;
+}
+
+/* The best reference for mode 2: *k (index among the recent images) and *dy, by the
+ * candidates' rows found in the image (each candidate's most common shift) and then the
+ * count of changed pixels; false when none is close enough. */
+static bool find_moved(const struct xc_imgs *imgs, const uint8_t *body, uint32_t blen, uint32_t w, uint32_t h,
+                       unsigned *k, int *dy, size_t *changes)
+{
+    if (!imgs || !imgs->n || h > 4096)
+        return false;
+    size_t row = (size_t)4 * w, best = (size_t)w * h / MOVED_MAX, sampled_best = best / MOVED_SAMPLE + 1;
+    bool found = false;
+    uint64_t *mine = malloc(sizeof *mine * h), *theirs = malloc(sizeof *theirs * h);
+    int *votes = calloc(2 * (size_t)h, sizeof *votes);
+    if (!mine || !theirs || !votes)
+        goto done;
+    for (uint32_t y = 0; y < h; y++)
+        mine[y] = row_hash(body + row * y, row);
+    for (unsigned i = 0; i < imgs->n && i < MOVED_CANDIDATES; i++) {
+        if (imgs->e[i].len != blen)
+            continue;
+        const uint8_t *ref = imgs->e[i].p;
+        for (uint32_t y = 0; y < h; y++)
+            theirs[y] = row_hash(ref + row * y, row);
+        /* Votes for each shift by rows equal at both ends (a row of one colour votes for
+         * every shift; its matches are weak, so only rows unlike the row above vote). */
+        memset(votes, 0, sizeof *votes * 2 * h);
+        int voters = 0;
+        for (uint32_t y = 0; y < h; y++) {
+            if (y && mine[y] == mine[y - 1])
+                continue;
+            voters++;
+            for (uint32_t ry = 0; ry < h; ry++)
+                votes[(int64_t)ry - y + h] += theirs[ry] == mine[y];
+        }
+        int shift = 0, most = votes[h];
+        for (uint32_t j = 0; j < 2 * h; j++)
+            if (votes[j] > most)
+                most = votes[j], shift = (int)j - (int)h;
+        if (most * MOVED_ROWS < voters)
+            shift = 0; /* too few rows in common at any shift: in place only */
+        for (int pass = 0; pass < 1 + (shift != 0); pass++) {
+            int d = pass ? shift : 0;
+            size_t c = moved_changes(body, ref, w, h, d, sampled_best, MOVED_SAMPLE);
+            if (c < sampled_best)
+                sampled_best = c, *k = i, *dy = d, found = true;
+        }
+    }
+    /* The best by a sample of the pixels, then counted: at most MOVED_MAX of them changed. */
+    if (found) {
+        *changes = moved_changes(body, imgs->e[*k].p, w, h, *dy, best, 1);
+        found = *changes <= best;
+    }
+done:
+    free(mine), free(theirs), free(votes);
+    return found;
+}
+
+/* The WebP of the image in a mode (2: against ref moved by dy) into code; false when
+ * libwebp fails. */
+static bool webp_of(const struct xc_model *m, const uint8_t *body, uint32_t w, uint32_t h, bool msb, uint8_t mode,
+                    const uint8_t *ref, int dy, struct buf *code)
+{
+    WebPConfig cfg;
+    WebPPicture pic;
+    /* An image over 1 MiB holds the event loop longest (4 MiB: about 0.1 s at preset 3): the
+     * fastest preset that pays, 1. */
+    int level = w * h > XC_BIGIMG_HUGE / 4 && m->bigimg_level > 1 ? 1 : m->bigimg_level;
+    if (!WebPConfigInit(&cfg) || !WebPConfigLosslessPreset(&cfg, level) || !WebPPictureInit(&pic))
+        return false;
+    /* Keep the colour of transparent pixels (modes 0 and 1: the fourth byte is X's, not
+     * alpha); in mode 2 they are the reference's, and the encoder may pick any colour. */
+    cfg.exact = mode != 2;
+    pic.use_argb = 1, pic.width = (int)w, pic.height = (int)h;
+    if (!WebPPictureAlloc(&pic))
+        return false;
+    const unsigned cb = chan(msb, 0), cg = chan(msb, 1), cr = chan(msb, 2), cx = chan(msb, 3);
+    for (uint32_t y = 0; y < h; y++) {
+        const uint8_t *s = body + (size_t)4 * w * y;
+        int64_t ry = (int64_t)y + dy;
+        const uint8_t *rs = ref && ry >= 0 && ry < h ? ref + (size_t)4 * w * (size_t)ry : NULL;
+        uint32_t *d = pic.argb + (size_t)pic.argb_stride * y;
+        for (uint32_t x = 0; x < w; x++, s += 4)
+            d[x] = rs && !memcmp(s, rs + 4 * x, 4) ? 0
+                 : (uint32_t)(mode == 1 ? s[cx] : 0xff) << 24 | (uint32_t)s[cr] << 16 | (uint32_t)s[cg] << 8 | s[cb];
+    }
+    pic.writer = webp_write, pic.custom_ptr = code;
+    int ok = WebPEncode(&cfg, &pic);
+    WebPPictureFree(&pic);
+    return ok;
+}
+
+/* What the reference gives: of the image's detail (pixels unlike their left neighbour),
+ * how much is found there, moved by dy. Flat areas (a page's white) cost little alone. */
+static void moved_detail(const uint8_t *body, const uint8_t *ref, uint32_t w, uint32_t h, int dy, size_t *detail,
+                         size_t *found)
+{
+    size_t row = (size_t)4 * w;
+    *detail = *found = 0;
+    for (uint32_t y = 0; y < h; y++) {
+        int64_t ry = (int64_t)y + dy;
+        const uint8_t *a = body + row * y, *b = ry >= 0 && ry < h ? ref + row * (size_t)ry : NULL;
+        for (uint32_t x = 1; x < w; x++)
+            if (memcmp(a + 4 * x, a + 4 * x - 4, 4)) {
+                ++*detail;
+                *found += b && !memcmp(a + 4 * x, b + 4 * x, 4);
+            }
+    }
+}
+
+/* Whether the image looks like noise (no codec shrinks it; WebP would spend its time for
+ * nothing): the mean difference of green from its left neighbour, on a sample of pixels,
+ * above NOISE_MEAN_DIFF (photographs: 3-15; uniform noise: 85). */
+#define NOISE_SAMPLES 4096
+#define NOISE_MEAN_DIFF 48
+static bool noise_like(const uint8_t *body, uint32_t w, uint32_t h, bool msb)
+{
+    size_t npx = (size_t)w * h, step = npx / NOISE_SAMPLES + 1, n = 0, sum = 0;
+    unsigned cg = chan(msb, 1);
+    for (size_t i = 1; i < npx; i += step) {
+        if (i % w == 0)
+            continue;
+        sum += (size_t)abs((int)body[4 * i + cg] - (int)body[4 * i - 4 + cg]);
+        n++;
+    }
+    return n && sum > n * NOISE_MEAN_DIFF;
+}
+
+int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
+                     struct buf *out)
+{
+    uint32_t w, h;
+    if (m->bigimg_level < 0 || !bigimg_fits(fixed, blen, msb, &w, &h) || noise_like(body, w, h, msb))
+        return 1;
+    size_t npx = (size_t)w * h, mark = out->len, changes = 0;
+    (void)changes;
+    uint8_t fourth = body[chan(msb, 3)], mode = 0;
+    for (size_t i = 1; i < npx && !mode; i++)
+        mode = body[4 * i + chan(msb, 3)] != fourth;
+    unsigned k = 0;
+    int dy = 0;
+    struct buf code = { 0 }, alone = { 0 };
+    bool moved = !mode && find_moved(m->imgs, body, blen, w, h, &k, &dy, &changes), ok;
+    size_t detail = 0, found = 0;
+    if (moved)
+        moved_detail(body, m->imgs->e[k].p, w, h, dy, &detail, &found);
+    /* Text against another page's text has about a quarter of its detail in common by
+     * chance (measured on mupdf's tiles); a caret, a selection or a scroll most of it. */
+    if (moved && found * 3 < detail)
+        moved = false;
+    if (moved) {
+        ok = webp_of(m, body, w, h, msb, 2, m->imgs->e[k].p, dy, &code);
+        /* Between: the image alone may cost less. */
+        if (ok && found * 3 < detail * 2 && webp_of(m, body, w, h, msb, 0, NULL, 0, &alone) && alone.len <= code.len) {
+            struct buf t = code;
+            code = alone, alone = t, moved = false;
+        }
+    } else
+        ok = webp_of(m, body, w, h, msb, mode, NULL, 0, &code);
+    if (moved)
+        mode = 2;
+    int rc = 1;
+    /* A code not under three quarters of the image (noise): the row filters cost less time. */
+    if (ok && code.len < blen / 4 * 3) {
+        uint8_t head[3] = { XC_FILTER_WEBPLL, mode, (uint8_t)k };
+        rc = buf_append(out, head, mode == 2 ? 3 : 2) < 0 || (mode == 2 && buf_put_varint(out, xc_zz32((uint32_t)dy)) < 0) ||
+                     (mode != 1 && buf_append(out, &fourth, 1) < 0) || buf_put_varint(out, code.len) < 0 ||
+                     buf_append(out, buf_head(&code), code.len) < 0
+                 ? -ENOMEM
+                 : 0;
+        while (rc == 0 && blen > XC_IMGS_MAX && out->len - mark < blen / 256)
+            rc = buf_append(out, "", 1); /* the least code size (5.2) */
+        if (rc < 0)
+            out->len = mark;
+    }
+    buf_free(&code);
+    buf_free(&alone);
+    return rc;
+}
+
+int xc_bigimg_decode(const struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb,
+                     struct rd *r)
+{
+    uint32_t w, h;
+    uint8_t mode, fourth = 0, k = 0;
+    uint64_t n, zdy = 0;
+    const uint8_t *webp, *ref = NULL;
+    int rc = rd_u8(r, &mode);
+    if (rc == 0 && mode > 2)
+        rc = -EBADMSG;
+    if (rc == 0 && mode == 2 && (rc = rd_u8(r, &k)) == 0 && (rc = rd_varint(r, &zdy)) == 0) {
+        if (!m->imgs || k >= m->imgs->n || m->imgs->e[k].len != blen || zdy > 0xffffffffu)
+            rc = -EBADMSG;
+        else
+            ref = m->imgs->e[k].p;
+    }
+    if (rc == 0 && mode != 1)
+        rc = rd_u8(r, &fourth);
+    if (rc == 0)
+        rc = rd_varint(r, &n);
+    if (rc == 0 && n > blen)
+        rc = -EBADMSG;
+    if (rc == 0)
+        rc = rd_bytes(r, &webp, n);
+    if (rc < 0)
+        return rc;
+    WebPBitstreamFeatures f;
+    if (!bigimg_fits(fixed, blen, msb, &w, &h) || WebPGetFeatures(webp, n, &f) != VP8_STATUS_OK ||
+        (uint32_t)f.width != w || (uint32_t)f.height != h || f.format != 2 || f.has_animation)
+        return -EBADMSG; /* of another size, lossy, or not a still WebP */
+    if (!WebPDecodeBGRAInto(webp, n, dst, blen, (int)(4 * w)))
+        return -EBADMSG;
+    if (mode == 2) { /* alpha 0: the reference's pixel, dy rows down; else opaque, as sent */
+        int64_t dy = (int32_t)xc_unzz32((uint32_t)zdy);
+        for (uint32_t y = 0; y < h; y++) {
+            uint8_t *d = dst + (size_t)4 * w * y;
+            int64_t ry = (int64_t)y + dy;
+            for (uint32_t x = 0; x < w; x++, d += 4) {
+                if (d[3] && msb) {
+                    uint8_t b = d[0], g = d[1];
+                    d[0] = fourth, d[1] = d[2], d[2] = g, d[3] = b;
+                } else if (d[3])
+                    d[3] = fourth;
+                else if (ry < 0 || ry >= h)
+                    return -EBADMSG;
+                else
+                    memcpy(d, ref + (size_t)4 * (w * (size_t)ry + x), 4);
+            }
+        }
+    } else if (!mode)
+        for (size_t i = 3; i < blen; i += 4)
+            dst[i] = fourth;
+    if (msb && mode != 2) /* to the request's byte order */
+        for (size_t i = 0; i < blen; i += 4) {
+            uint8_t t0 = dst[i], t1 = dst[i + 1];
+            dst[i] = dst[i + 3], dst[i + 1] = dst[i + 2], dst[i + 2] = t1, dst[i + 3] = t0;
+        }
+    for (uint8_t z = 0; blen > XC_BIG_BODY && rd_left(r) && !z;) /* zeros to the least size */
+        if (rd_u8(r, &z) < 0 || z)
+            return -EBADMSG;
+    return 0;
+}
