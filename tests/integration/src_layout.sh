@@ -10,11 +10,11 @@ FEATURES=observer,learnt,fontset,statewatch,spare,channel,expose,ownwin,predict,
 check "That src/proxy's features and channels call one another in no circle ($FEATURES)" \
     python3 "$ROOT/tools/proxy_calls.py" "$ROOT/src/proxy" --acyclic "$FEATURES"
 
-# Hand-written: every .c and .h under src/ and emu/ but the generated (they say so in their
-# first lines) and the built-in dictionaries' data.
+# Hand-written: every .c and .h under src/, emu/, tests/ and bench/ but the generated (they
+# say so in their first lines).
 too_long() {
     local f n
-    for f in "$ROOT"/src/*/*.[ch] "$ROOT"/emu/*.[ch]; do
+    for f in "$ROOT"/src/*/*.[ch] "$ROOT"/emu/*.[ch] "$ROOT"/tests/*/*.[ch] "$ROOT"/bench/*/*.[ch]; do
         head -3 "$f" | grep -qi 'generated' && continue
         n=$(wc -l <"$f")
         [ "$n" -gt 850 ] && echo "${f#$ROOT/} ($n)"
