@@ -289,11 +289,7 @@ int xc_bigimg_decode(const struct xc_model *m, const uint8_t *fixed, uint8_t *ds
     if (rc == 0 && mode != 1)
         rc = rd_u8(r, &fourth);
     if (rc == 0)
-        rc = rd_varint(r, &n);
-    if (rc == 0 && n > blen)
-        rc = -EBADMSG;
-    if (rc == 0)
-        rc = rd_bytes(r, &webp, n);
+        rc = xc_rd_sized(r, blen, &webp, &n);
     if (rc < 0)
         return rc;
     WebPBitstreamFeatures f;

@@ -334,11 +334,7 @@ static int lossy_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, 
     const uint8_t *webp;
     int rc = rd_u8(r, &fourth);
     if (rc == 0)
-        rc = rd_varint(r, &n);
-    if (rc == 0 && n > blen)
-        rc = -EBADMSG;
-    if (rc == 0)
-        rc = rd_bytes(r, &webp, n);
+        rc = xc_rd_sized(r, blen, &webp, &n);
     if (rc < 0)
         return rc;
     int ww, hh;

@@ -3,6 +3,7 @@
 #ifndef TINCAN_XCODEC_PRIVATE_H
 #define TINCAN_XCODEC_PRIVATE_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -341,5 +342,14 @@ struct xc_pix *xc_pix_of(struct xc_model *m);
 int xc_pix_put(struct xc_model *m, const struct xc_pix_image *im, const uint8_t *p, struct buf *out, size_t mark, uint32_t min);
 int xc_pix_note_new_code(struct xc_model *m, const uint8_t *body, uint32_t blen, struct buf *out, size_t mark);
 int xc_pix_take_cached(struct xc_model *m, struct rd *r, uint8_t *dst, uint32_t blen);
+
+/* A varint length (at most max) and that many bytes: 0, -EAGAIN (more to come) or -EBADMSG. */
+static inline int xc_rd_sized(struct rd *r, uint64_t max, const uint8_t **p, uint64_t *n)
+{
+    int rc = rd_varint(r, n);
+    if (rc == 0 && *n > max)
+        rc = -EBADMSG;
+    return rc ? rc : rd_bytes(r, p, *n);
+}
 
 #endif
