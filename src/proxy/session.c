@@ -329,6 +329,8 @@ static void link_process_input(struct session *s)
         else
             log_info("link up (protocol version %d, uncompressed)", LINK_PROTOCOL_VERSION);
         hs_wipe(&s->hs);
+        if (s->goodbye_when_up) /* the session ended during the handshake: now it can say so */
+            session_goodbye(s);
     }
     int more;
     do {
@@ -568,6 +570,12 @@ void session_goodbye(struct session *s)
         return;
     if (s->state == SESSION_DETACHED) { /* nobody to tell */
         session_end(s, true, "%s", "session ended while the link was lost");
+        return;
+    }
+    /* A command that fails at once (not found: 127) ends before the link is up; its GOODBYE,
+     * with the status, goes once it is (or the handshake's timeout ends the session). */
+    if (s->state == SESSION_HANDSHAKE) {
+        s->goodbye_when_up = true;
         return;
     }
     if (s->state == SESSION_UP) {

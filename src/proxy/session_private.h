@@ -204,6 +204,7 @@ struct session {
     uint64_t (*now)(void);        /* clock_ns, or a test's clock */
     size_t tx_begin;              /* where the frames being queued (link_frame_begin) start */
     uint64_t rate_told_Bps;       /* the link rate the channels' encoders were last told (bigimg.c) */
+    bool goodbye_when_up;         /* session_goodbye came during the handshake: said when it is done */
     bool tx_urgent;               /* link_tx holds something a peer waits for */
     uint64_t hold_since;          /* when link_tx began to be held; 0: not held */
     uint64_t link_rate_Bps;       /* the TCP link's measured delivery rate; 0: unknown */
