@@ -331,29 +331,11 @@ static void big_image(struct msgs *m, bool msb, uint16_t w, uint16_t h, int kind
     free(p);
 }
 
-/* The encoding's size of m at a link rate, its round trip checked (0 when it fails). */
+/* The encoding's size through zstd of m at a link rate, its round trip checked (0 when it fails). */
 static size_t rate_trip(bool msb, const struct msgs *m, uint64_t rate, size_t chunk)
 {
-    struct xenc *e; struct xdec *d;
-    struct buf enc = { 0 }, dec = { 0 }, pend = { 0 };
-    bool ok = xenc_new(&e, XC_REQUESTS, msb) == 0 && xdec_new(&d, XC_REQUESTS, msb) == 0;
-    if (ok)
-        xenc_set_link_rate(e, rate);
-    for (int i = 0; ok && i < m->n; i++)
-        ok = xenc_message(e, buf_head(&m->all) + m->off[i], m->off[i + 1] - m->off[i], &enc) == 0;
-    for (size_t at = 0; ok && at < enc.len;) {
-        size_t n = chunk && chunk < enc.len - at ? chunk : enc.len - at;
-        CHECK_EQ(buf_append(&pend, buf_head(&enc) + at, n), 0);
-        at += n;
-        long used = xdec_feed(d, buf_head(&pend), pend.len, &dec);
-        if (used < 0) ok = false;
-        else buf_consume(&pend, (size_t)used);
-    }
-    ok = ok && pend.len == 0 && dec.len == m->all.len && !memcmp(buf_head(&dec), buf_head(&m->all), dec.len);
-    size_t size = ok ? zstd_size(&enc) : 0;
-    xenc_free(e); xdec_free(d);
-    buf_free(&enc); buf_free(&dec); buf_free(&pend);
-    return size;
+    size_t size = 0;
+    return round_trip_at(XC_REQUESTS, msb, m, chunk, rate, NULL, &size) ? size : 0;
 }
 
 static void test_bigimg(void)

@@ -342,9 +342,11 @@ static inline void refused_each(const uint8_t *rec, size_t n, const struct flip 
 
 static size_t rt_store = XC_STORE_MAX; /* the reference store round_trip gives both ends */
 
-/* Encodes every message, decodes the stream in chunks of `chunk` bytes (0: all at once);
- * returns whether the decoded bytes equal the messages. */
-static inline bool round_trip(enum xc_dir dir, bool msb, const struct msgs *m, size_t chunk, size_t *enc_size)
+/* Encodes every message with the encoder told a link rate (0: unknown), decodes the stream
+ * in chunks of `chunk` bytes (0: all at once); returns whether the decoded bytes equal the
+ * messages, and (when asked) the encoding's size, and its size through zstd. */
+static inline bool round_trip_at(enum xc_dir dir, bool msb, const struct msgs *m, size_t chunk, uint64_t rate,
+                                 size_t *enc_size, size_t *zstd_enc_size)
 {
     struct xenc *e; struct xdec *d;
     struct buf enc = { 0 }, dec = { 0 }, pend = { 0 };
@@ -352,6 +354,7 @@ static inline bool round_trip(enum xc_dir dir, bool msb, const struct msgs *m, s
     if (ok) {
         xenc_set_store(e, rt_store);
         xdec_set_store(d, rt_store);
+        xenc_set_link_rate(e, rate);
     }
     for (int i = 0; ok && i < m->n; i++)
         ok = xenc_message(e, buf_head(&m->all) + m->off[i], m->off[i + 1] - m->off[i], &enc) == 0;
@@ -365,9 +368,16 @@ static inline bool round_trip(enum xc_dir dir, bool msb, const struct msgs *m, s
         else buf_consume(&pend, (size_t)used);
     }
     ok = ok && pend.len == 0 && dec.len == m->all.len && memcmp(buf_head(&dec), buf_head(&m->all), dec.len) == 0;
+    if (zstd_enc_size)
+        *zstd_enc_size = ok ? zstd_size(&enc) : 0;
     xenc_free(e); xdec_free(d);
     buf_free(&enc); buf_free(&dec); buf_free(&pend);
     return ok;
+}
+
+static inline bool round_trip(enum xc_dir dir, bool msb, const struct msgs *m, size_t chunk, size_t *enc_size)
+{
+    return round_trip_at(dir, msb, m, chunk, 0, enc_size, NULL);
 }
 
 static inline void requests_of_every_kind(struct msgs *m, bool msb)
