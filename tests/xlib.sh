@@ -188,6 +188,18 @@ xl_build_clients() {
 # (Every helper that asks a server has a timeout: a frozen server fails a test, not CI.)
 xl_window() { xl_on "$1" timeout 10 xdotool search --onlyvisible --name "$2" 2>/dev/null | head -1; }
 xl_has_window() { [ -n "$(xl_window "$1" "$2")" ]; }
+# xl_window_soon NAME PATTERN [SECONDS]: the id of such a window once there is one (a
+# manager may unmap a program's window for a moment while it reparents or restacks it,
+# even directly); 1 if none shows within SECONDS (default 10).
+xl_window_soon() {
+    local deadline=$((SECONDS + ${3:-10})) w
+    while :; do
+        w=$(xl_window "$1" "$2")
+        [ -n "$w" ] && { echo "$w"; return 0; }
+        [ "$SECONDS" -ge "$deadline" ] && return 1
+        sleep 0.1
+    done
+}
 # xl_wait_window NAME PATTERN [SECONDS]
 xl_wait_window() { xl_wait_for "${3:-30}" xl_has_window "$1" "$2"; }
 # xl_count_windows NAME PATTERN: how many visible windows have names matching PATTERN.

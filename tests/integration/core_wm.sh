@@ -63,9 +63,11 @@ wm_ready() { xl_on "$1" timeout 10 xwininfo -root -all 2>/dev/null | grep -q Sub
 # Through the window manager: ConfigureWindow requests it redirects, then a drag.
 move_windows() { # SCREEN WM
     local s=$1 wm=$2 w
-    w=$(xl_window "$s" '^wm-xterm$'); xl_on "$s" timeout 10 xdotool windowsize "$w" 500 250 windowmove "$w" 40 80 || return 1
-    w=$(xl_window "$s" '^Calculator$'); xl_on "$s" timeout 10 xdotool windowmove "$w" 650 380 || return 1
-    w=$(xl_window "$s" '^wm-tk$'); xl_on "$s" timeout 10 xdotool windowsize "$w" 300 200 || return 1
+    # Each window looked up again, for a while: a manager may keep a window unmapped for a
+    # moment (once under icewm, directly, xdotool found none and moved window 0).
+    w=$(xl_window_soon "$s" '^wm-xterm$') && xl_on "$s" timeout 10 xdotool windowsize "$w" 500 250 windowmove "$w" 40 80 || return 1
+    w=$(xl_window_soon "$s" '^Calculator$') && xl_on "$s" timeout 10 xdotool windowmove "$w" 650 380 || return 1
+    w=$(xl_window_soon "$s" '^wm-tk$') && xl_on "$s" timeout 10 xdotool windowsize "$w" 300 200 || return 1
     # A drag of the Tk window with Alt and the first button, which these managers bind to
     # moving. (Not under twm: its f.move takes the server and the pointer, and xdotool,
     # another client, then cannot end the drag, even directly.)
