@@ -50,6 +50,7 @@ enum fact_kind {
     FACT_FONT = 13,      /* u8 msb, varint name length, font name, varint length, QueryFont reply (learnt.h) */
     FACT_ATOM_HASHES = 14, /* varint first, then repeated u16le: the name hashes of atoms first, first+1, ... */
     FACT_STATE = 15,     /* u8 name length, an extension's name, u8 watched: its state queries (docs/PROTOCOL.md 3.2) */
+    FACT_COLOR_TABLE = 16, /* u64le table hash, varint size, then ascending varint entries not answered */
 };
 
 #define FRAME_MAX_PAYLOAD (1u << 20)  /* 1 MiB: senders cut larger data into pieces */

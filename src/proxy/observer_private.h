@@ -20,6 +20,7 @@
 #include "common/idmap.h"
 #include "common/log.h"
 #include "common/net.h"
+#include "proxy/color_table.h"
 #include "proxy/expose.h"
 #include "proxy/fontset.h"
 #include "proxy/learnt.h"
@@ -38,6 +39,7 @@
 #define OBSERVER_WATCH_TRIES 8       /* BadWindow: the client's CreateWindow is not yet done */
 #define PROBE_MAX_ATOMS 16384u       /* atoms asked for at most */
 #define PROBE_ATOM_BATCH 512u
+#define PROBE_COLOR_TABLE_MAX_OFF 64u /* more colour table entries unconfirmed: not the server's database */
 #define PROBE_FACT_BYTES (64u * 1024) /* atoms per FACT frame: about this many bytes */
 #define CENSUS_POLL_NS (500u * 1000000ull) /* atoms made by clients outside tincan: looked for this often */
 #define CENSUS_FACT_BYTES 4096u      /* a look's FACT_ATOM_HASHES: about this long at most */
@@ -131,6 +133,8 @@ struct observer {
         uint32_t colors_left;
         bool colors_bad;      /* an answer differed from the arithmetic */
         struct buf colors;    /* the FACT_COLORS payload being filled */
+        uint8_t color_off[COLOR_TABLE_OFF_BYTES]; /* colour table entries the server did not confirm */
+        uint32_t n_colors_off;
         uint32_t font_base;   /* resource ids for the fonts opened */
         uint32_t fonts_bad;   /* bit k: fonts[k] did not open */
         unsigned n_colors, n_fonts;

@@ -118,9 +118,6 @@ static void probe_atoms(struct observer *o)
     o->probe.atom_next = first + PROBE_ATOM_BATCH;
 }
 
-/* Colour names clients commonly allocate by name (Xt's defaults, xcalc, xclock, ...). */
-static const char *const probe_color_names[] = { "black", "white", "red", "green", "blue", "yellow", "cyan",
-                                                 "magenta", "gray", "grey", "orange", "navy" };
 /* Fonts Xlib and Xt open without asking about them first (cursors; the default font). */
 static const char *const probe_font_names[] = { "cursor", "fixed" };
 
@@ -141,7 +138,9 @@ static void probe_color_request(struct observer *o, uint8_t major, const uint8_t
 }
 
 /* The TrueColor arithmetic (predict.c) checked against the server on its default colormap,
- * where AllocColor and QueryColors allocate nothing; and the common colour names looked up. */
+ * where AllocColor and QueryColors allocate nothing; and every name of the colour table
+ * (color_table.h) looked up: on a local connection 753 requests cost a few milliseconds,
+ * and each name a program asks for would otherwise be a round trip over the link. */
 static void probe_colors(struct observer *o)
 {
     uint32_t all = 0, cmap = predict_truecolor_colormap(o->s->predict, &all);
@@ -150,7 +149,7 @@ static void probe_colors(struct observer *o)
     o->probe.colormap = cmap;
     static const uint16_t rgb[][3] = { { 0, 0, 0 }, { 0xffff, 0xffff, 0xffff }, { 0xff00, 0x5300, 0 },
                                        { 0x1234, 0x8765, 0xfedc }, { 0x7fff, 0x8000, 0x0101 } };
-    uint8_t b[XP_LOOKUP_COLOR_BODY_SIZE + 260];
+    uint8_t b[XP_LOOKUP_COLOR_BODY_SIZE + COLOR_TABLE_NAME_MAX + 4];
     for (size_t i = 0; i < sizeof rgb / sizeof *rgb; i++) {
         xp_alloc_color_body_put(b, sizeof b, false, &(struct xp_alloc_color_body){
             .cmap = cmap, .red = rgb[i][0], .green = rgb[i][1], .blue = rgb[i][2] });
@@ -162,12 +161,21 @@ static void probe_colors(struct observer *o)
     for (size_t i = 0; i < n_pixels; i++)
         xp_card32_put(b + XP_QUERY_COLORS_BODY_SIZE, 4 * n_pixels, i, pixels[i], false);
     probe_color_request(o, XP_OP_QUERY_COLORS, b, (uint16_t)(XP_QUERY_COLORS_BODY_SIZE + 4 * n_pixels));
-    for (size_t i = 0; i < sizeof probe_color_names / sizeof *probe_color_names; i++) {
-        uint16_t len = (uint16_t)strlen(probe_color_names[i]);
+    memset(o->probe.color_off, 0, sizeof o->probe.color_off);
+    for (size_t i = 0; i < COLOR_TABLE_SIZE; i++) {
+        uint16_t len = (uint16_t)strlen(color_table[i].name);
         memset(b, 0, sizeof b);
         xp_lookup_color_body_put(b, sizeof b, false, &(struct xp_lookup_color_body){ .cmap = cmap, .name_len = len });
-        memcpy(b + XP_LOOKUP_COLOR_BODY_SIZE, probe_color_names[i], len);
+        memcpy(b + XP_LOOKUP_COLOR_BODY_SIZE, color_table[i].name, len);
         probe_color_request(o, XP_OP_LOOKUP_COLOR, b, (uint16_t)(XP_LOOKUP_COLOR_BODY_SIZE + len + xw_pad4(len)));
+    }
+}
+
+static void color_table_off(struct observer *o, int i)
+{
+    if (i >= 0 && !(o->probe.color_off[i / 8] >> (i % 8) & 1)) {
+        o->probe.color_off[i / 8] |= (uint8_t)(1u << (i % 8));
+        o->probe.n_colors_off++;
     }
 }
 
@@ -182,24 +190,35 @@ static void probe_color_answer(struct observer *o, const struct pending *p, cons
     bool lookup = h.major == XP_OP_LOOKUP_COLOR;
     struct xp_lookup_color_req lq;
     struct xp_lookup_color_reply lr;
+    int entry = lookup && xp_lookup_color_req_view(rq, rq_size, false, &lq) && lq.name
+                    ? predict_color_table_find(lq.name, lq.name_len) : -1;
     if (error && lookup) {
-        /* the server does not know the name: not told */
+        color_table_off(o, entry); /* the server does not know the name */
     } else if (error || !predict_color_check(o->s->predict, rq, rq_size, msg, size)) {
         o->probe.colors_bad = true;
         log_info("observer: the server's answer to a colour request (%u) is not the TrueColor arithmetic: colours "
                  "are asked of the server until a real answer matches", h.major);
-    } else if (lookup && xp_lookup_color_req_view(rq, rq_size, false, &lq) && lq.name &&
-               xp_lookup_color_reply_view(msg, size, false, &lr)) {
+    } else if (entry >= 0 && xp_lookup_color_reply_view(msg, size, false, &lr)) {
         const uint16_t exact[3] = { lr.exact_red, lr.exact_green, lr.exact_blue };
-        predict_fact_color_name(&o->probe.colors, (const char *)lq.name, lq.name_len, exact);
+        const uint8_t *want = color_table[entry].rgb;
+        if (exact[0] != want[0] * 257u || exact[1] != want[1] * 257u || exact[2] != want[2] * 257u) {
+            /* another database: this name is told with the server's value */
+            color_table_off(o, entry);
+            predict_fact_color_name(&o->probe.colors, (const char *)lq.name, lq.name_len, exact);
+        }
         o->probe.n_colors++;
     }
     if (--o->probe.colors_left)
         return;
     struct buf fact = { 0 };
     if (!o->probe.colors_bad && predict_fact_colors(o->s->predict, &fact, o->probe.colormap) == 0 &&
-        buf_append(&fact, buf_head(&o->probe.colors), o->probe.colors.len) == 0)
+        buf_append(&fact, buf_head(&o->probe.colors), o->probe.colors.len) == 0) {
         obs_send_session_fact(o, &fact);
+        /* Not a table this server's database resembles: its names are asked of the server. */
+        if (o->probe.n_colors_off <= PROBE_COLOR_TABLE_MAX_OFF &&
+            predict_fact_color_table(&fact, o->probe.color_off) == 0)
+            obs_send_session_fact(o, &fact);
+    }
     buf_free(&fact);
 }
 
@@ -481,8 +500,8 @@ void obs_probe_finish(struct observer *o)
     for (size_t k = 0; k < N_PROBES; k++)
         buf_free(&o->probe.keys[k]);
     log_debug("observer: told the app side %u extensions, %u atoms, %u handshake replies, %u root properties, "
-              "%u colour names%s, %u fonts in %.1f ms", o->probe.n_ext, o->probe.n_atoms, o->probe.n_hs,
-              o->probe.n_props, o->probe.n_colors, o->probe.colormap && !o->probe.colors_bad ? " (TrueColor checked)" : "",
+              "%u colour names (%u of the table not confirmed)%s, %u fonts in %.1f ms", o->probe.n_ext,
+              o->probe.n_atoms, o->probe.n_hs, o->probe.n_props, o->probe.n_colors, o->probe.n_colors_off, o->probe.colormap && !o->probe.colors_bad ? " (TrueColor checked)" : "",
               o->probe.n_fonts, (double)(o->s->now() - o->probe.start_ns) / 1e6);
     release_held(o);
 }

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
+#include "proxy/color_table.h"
 #include "x11/xstream.h"
 
 struct predictor;
@@ -142,6 +143,12 @@ int predict_fact_census(struct buf *out, uint32_t next);
  * then any number of predict_fact_color_name (a name and its exact value). */
 int predict_fact_colors(const struct predictor *p, struct buf *out, uint32_t colormap);
 int predict_fact_color_name(struct buf *out, const char *name, size_t len, const uint16_t rgb[3]);
+/* FACT_COLOR_TABLE: the built-in colour table (color_table.h) checked against the server,
+ * bit i of off set for each entry the server does not know or knows with another value. */
+int predict_fact_color_table(struct buf *out, const uint8_t off[COLOR_TABLE_OFF_BYTES]);
+/* The colour table's entry of a name (compared without regard to ASCII case, as the
+ * server's database does), or -1. */
+int predict_color_table_find(const uint8_t *name, uint16_t len);
 /* FACT_FONTS: appends a font name that opens (the kind byte first, when out is empty). */
 int predict_fact_font(struct buf *out, const char *name, size_t len);
 /* The first TrueColor default colormap learnt from a setup reply (and its colour bits), or 0. */

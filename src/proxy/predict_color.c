@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "link/frame.h"
+#include "proxy/color_table.h"
 
 static struct truecolor_map *cmap_find(const struct predictor *p, uint32_t colormap)
 {
@@ -171,8 +172,48 @@ static const struct color_name *color_find(const struct predictor *p, const uint
     return NULL;
 }
 
+int predict_color_table_find(const uint8_t *name, uint16_t len)
+{
+    if (!len || len > COLOR_TABLE_NAME_MAX)
+        return -1;
+    uint8_t lower[COLOR_TABLE_NAME_MAX + 1];
+    for (uint16_t k = 0; k < len; k++)
+        lower[k] = (uint8_t)(name[k] >= 'A' && name[k] <= 'Z' ? name[k] + 32 : name[k]);
+    lower[len] = 0;
+    int lo = 0, hi = COLOR_TABLE_SIZE - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        int c = strcmp((const char *)lower, color_table[mid].name); /* by bytes: the table's order */
+        if (c == 0)
+            return mid;
+        if (c < 0)
+            hi = mid - 1;
+        else
+            lo = mid + 1;
+    }
+    return -1;
+}
+
+/* A name's exact value: one the display side told by name, else the colour table's entry
+ * when the display side has checked the table against its server. */
+static bool color_exact(const struct predictor *p, const uint8_t *name, uint16_t len, uint16_t rgb[3])
+{
+    const struct color_name *c = color_find(p, name, len);
+    if (c) {
+        memcpy(rgb, c->rgb, sizeof c->rgb);
+        return true;
+    }
+    int i = p->color_table_on ? predict_color_table_find(name, len) : -1;
+    if (i < 0 || p->color_table_off[i / 8] >> (i % 8) & 1)
+        return false;
+    for (int k = 0; k < 3; k++)
+        rgb[k] = (uint16_t)(color_table[i].rgb[k] * 257u);
+    return true;
+}
+
 /* AllocNamedColor (the name's exact value, then AllocColor of it) and LookupColor (the exact
- * value, then the screen's resolution of it), for names the display side looked up. */
+ * value, then the screen's resolution of it), for names the display side looked up or
+ * checked in the colour table. */
 static bool answer_named_color(const struct predictor *p, uint8_t major, const uint8_t *req, uint32_t size,
                                uint16_t seq, bool msb, bool any_trust, struct buf *out)
 {
@@ -182,26 +223,26 @@ static bool answer_named_color(const struct predictor *p, uint8_t major, const u
     } q;
     bool alloc = major == XP_OP_ALLOC_NAMED_COLOR;
     const struct truecolor_map *m = NULL;
-    const struct color_name *c = NULL;
+    uint16_t exact[3];
     if (alloc ? xp_alloc_named_color_req_view(req, size, msb, &q.alloc) && q.alloc.name
               : xp_lookup_color_req_view(req, size, msb, &q.lookup) && q.lookup.name)
         m = color_map(p, alloc ? q.alloc.cmap : q.lookup.cmap, any_trust);
-    if (m)
-        c = alloc ? color_find(p, q.alloc.name, q.alloc.name_len) : color_find(p, q.lookup.name, q.lookup.name_len);
-    uint8_t *r = c ? pd_reply_space(out, 0) : NULL;
+    bool known = m && (alloc ? color_exact(p, q.alloc.name, q.alloc.name_len, exact)
+                             : color_exact(p, q.lookup.name, q.lookup.name_len, exact));
+    uint8_t *r = known ? pd_reply_space(out, 0) : NULL;
     if (!r)
         return false;
     if (alloc) {
         struct xp_alloc_color_reply got;
-        truecolor_alloc(m, c->rgb, &got);
+        truecolor_alloc(m, exact, &got);
         xp_alloc_named_color_reply_put(r, XP_ALLOC_NAMED_COLOR_REPLY_SIZE, msb, &(struct xp_alloc_named_color_reply){
-            .sequence = seq, .pixel = got.pixel, .exact_red = c->rgb[0], .exact_green = c->rgb[1],
-            .exact_blue = c->rgb[2], .visual_red = got.red, .visual_green = got.green, .visual_blue = got.blue });
+            .sequence = seq, .pixel = got.pixel, .exact_red = exact[0], .exact_green = exact[1],
+            .exact_blue = exact[2], .visual_red = got.red, .visual_green = got.green, .visual_blue = got.blue });
     } else {
         xp_lookup_color_reply_put(r, XP_LOOKUP_COLOR_REPLY_SIZE, msb, &(struct xp_lookup_color_reply){
-            .sequence = seq, .exact_red = c->rgb[0], .exact_green = c->rgb[1], .exact_blue = c->rgb[2],
-            .visual_red = resolve(m, c->rgb[0]), .visual_green = resolve(m, c->rgb[1]),
-            .visual_blue = resolve(m, c->rgb[2]) });
+            .sequence = seq, .exact_red = exact[0], .exact_green = exact[1], .exact_blue = exact[2],
+            .visual_red = resolve(m, exact[0]), .visual_green = resolve(m, exact[1]),
+            .visual_blue = resolve(m, exact[2]) });
     }
     return true;
 }
@@ -339,5 +380,45 @@ int pd_fact_colors(struct predictor *p, struct rd *r)
     for (uint32_t i = 0; i < n && p->n_colors < PREDICT_MAX_COLOR_NAMES; i++)
         if (!color_find(p, (const uint8_t *)names[i].name, names[i].len))
             p->colors[p->n_colors++] = names[i];
+    return 0;
+}
+
+int predict_fact_color_table(struct buf *out, const uint8_t off[COLOR_TABLE_OFF_BYTES])
+{
+    uint8_t head[9] = { FACT_COLOR_TABLE };
+    for (int k = 0; k < 8; k++)
+        head[1 + k] = (uint8_t)(color_table_hash >> 8 * k);
+    if (buf_append(out, head, sizeof head) || buf_put_varint(out, COLOR_TABLE_SIZE))
+        return -ENOMEM;
+    for (uint32_t i = 0; i < COLOR_TABLE_SIZE; i++)
+        if (off[i / 8] >> (i % 8) & 1 && buf_put_varint(out, i))
+            return -ENOMEM;
+    return 0;
+}
+
+/* FACT_COLOR_TABLE: the display side looked up every name of its colour table; when it is
+ * ours (the same hash and size), every entry but those listed is answered from now on. A
+ * table of another build is not ours: nothing is learnt, and nothing is wrong. */
+int pd_fact_color_table(struct predictor *p, struct rd *r)
+{
+    const uint8_t *hash;
+    uint64_t count, index, prev = 0;
+    uint8_t off[COLOR_TABLE_OFF_BYTES] = { 0 };
+    if (rd_bytes(r, &hash, 8) || rd_varint(r, &count))
+        return -EBADMSG;
+    uint64_t h = 0;
+    for (int k = 7; k >= 0; k--)
+        h = h << 8 | hash[k];
+    for (bool first = true; rd_left(r); first = false) {
+        if (rd_varint(r, &index) || index >= count || (!first && index <= prev))
+            return -EBADMSG; /* ascending, within the table */
+        if (index < COLOR_TABLE_SIZE)
+            off[index / 8] |= (uint8_t)(1u << (index % 8));
+        prev = index;
+    }
+    if (h != color_table_hash || count != COLOR_TABLE_SIZE)
+        return 0;
+    memcpy(p->color_table_off, off, sizeof off);
+    p->color_table_on = true;
     return 0;
 }

@@ -175,6 +175,8 @@ int predict_on_fact(struct predictor *p, const uint8_t *payload, size_t len)
     }
     case FACT_COLORS:
         return pd_fact_colors(p, &r);
+    case FACT_COLOR_TABLE:
+        return pd_fact_color_table(p, &r);
     case FACT_FONTS:
         while (rd_left(&r)) {
             if (rd_u8(&r, &n) || !n || rd_bytes(&r, &name, n))

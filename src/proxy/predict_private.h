@@ -89,6 +89,8 @@ struct predictor {
     uint32_t n_cmaps;
     struct color_name colors[PREDICT_MAX_COLOR_NAMES];
     uint32_t n_colors;
+    bool color_table_on;           /* the display side checked the colour table (FACT_COLOR_TABLE) */
+    uint8_t color_table_off[COLOR_TABLE_OFF_BYTES]; /* bit i: entry i not answered (unknown or another value) */
     struct {
         uint8_t len;
         char name[255];
@@ -146,6 +148,7 @@ bool pd_answer_color(const struct predictor *p, uint8_t major, const uint8_t *re
                          bool msb, bool any_trust, struct buf *out);
 void pd_learn_alloc_color(struct predictor *p, const struct predict_question *q, const uint8_t *reply, bool msb);
 int pd_fact_colors(struct predictor *p, struct rd *r);
+int pd_fact_color_table(struct predictor *p, struct rd *r);
 
 /* predict.c: root properties, replies */
 void pd_prop_set(struct predictor *p, uint32_t window, uint32_t property, uint8_t state, uint32_t type,
