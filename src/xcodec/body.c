@@ -487,7 +487,7 @@ static bool glyphs_a8(const uint8_t *fixed, const uint8_t *body, uint32_t blen, 
     return bytes == blen;
 }
 
-enum { XC_GLYPHS_PIX_A8 = 1, XC_GLYPHS_PIX_ARGB = 2 };
+enum { XC_GLYPHS_PIX_A8 = 1, XC_GLYPHS_PIX_ARGB = 2, XC_GLYPHS_CACHED = 3 /* a cached body by its index */ };
 
 static int glyphs_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
                          struct buf *out)
@@ -499,9 +499,15 @@ static int glyphs_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t
     size_t mark = out->len;
     uint32_t min = blen > XC_BIG_BODY ? blen / XC_PIX_MIN_DIV : 0;
     const uint8_t *code;
-    uint32_t code_len;
-    if (xc_pixcache_find(m->pc, body, blen, &code, &code_len) == 0)
-        return buf_append(out, code, code_len); /* at least min, as it was */
+    uint32_t code_len, index;
+    if (xc_pixcache_find(m->pc, body, blen, &code, &code_len, &index) == 0) {
+        if (code_len < XC_PIXCACHE_REF_MIN)
+            return buf_append(out, code, code_len); /* at least min, as it was */
+        int rc = xc_pix_put_ref(out, XC_GLYPHS_CACHED, index);
+        while (rc == 0 && out->len - mark < min) /* zero bytes up to the code's least size */
+            rc = buf_append(out, "", 1);
+        return rc;
+    }
     uint8_t sub = argb ? XC_GLYPHS_PIX_ARGB : XC_GLYPHS_PIX_A8;
     if (buf_append(out, &sub, 1) < 0)
         return -ENOMEM;
@@ -520,6 +526,8 @@ static int glyphs_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst,
         return rc;
     if (!glyphs_argb(fixed, NULL, blen, msb, &n))
         return -EBADMSG;
+    if (sub == XC_GLYPHS_CACHED)
+        return xc_pix_take_ref(m, r, dst, blen);
     bool fresh = sub == XC_GLYPHS_PIX_A8 + PIX_FRESH || sub == XC_GLYPHS_PIX_ARGB + PIX_FRESH;
     sub -= fresh ? PIX_FRESH : 0;
     if ((sub != XC_GLYPHS_PIX_A8 && sub != XC_GLYPHS_PIX_ARGB) || blen > XC_PIX_MAX_BODY)

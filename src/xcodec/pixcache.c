@@ -233,7 +233,8 @@ int xc_pixcache_save(const struct xc_pixcache *c, struct buf *out)
 size_t xc_pixcache_loaded(const struct xc_pixcache *c) { return c ? c->loaded.n : 0; }
 uint64_t xc_pixcache_hits(const struct xc_pixcache *c) { return c ? c->hits : 0; }
 
-int xc_pixcache_find(struct xc_pixcache *c, const uint8_t *p, uint32_t len, const uint8_t **code, uint32_t *code_len)
+int xc_pixcache_find(struct xc_pixcache *c, const uint8_t *p, uint32_t len, const uint8_t **code, uint32_t *code_len,
+                     uint32_t *index)
 {
     if (!c || !item_size_ok(len))
         return -1;
@@ -244,6 +245,18 @@ int xc_pixcache_find(struct xc_pixcache *c, const uint8_t *p, uint32_t len, cons
     c->hits++;
     *code = c->loaded.e[i].code;
     *code_len = c->loaded.e[i].code_len;
+    if (index)
+        *index = (uint32_t)i;
+    return 0;
+}
+
+int xc_pixcache_take(struct xc_pixcache *c, uint64_t index, uint32_t len, const uint8_t **p)
+{
+    if (!c || index >= c->loaded.n || c->loaded.e[index].len != len)
+        return -EBADMSG;
+    c->loaded.e[index].used = true;
+    c->hits++;
+    *p = c->loaded.e[index].p;
     return 0;
 }
 

@@ -361,8 +361,33 @@ static int lossy_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, 
 }
 
 /* An image among the latest ones is filter byte 5 and its index there; every image of a
- * MODEL body then goes to the front of that list. One of the last session is filter 7. */
+ * MODEL body then goes to the front of that list. One of the last session's pixel bodies
+ * is its code again, or, when that is long, filter byte 11 and its index in the set. */
 #define XC_FILTER_AGAIN 5
+#define XC_FILTER_CACHED 11
+
+/* After the marker of a cached body by its index: the index, then (a body whose code is
+ * the rest of its record) zero bytes to the end. r moves only when the whole is there. */
+int xc_pix_take_ref(struct xc_model *m, struct rd *r, uint8_t *dst, uint32_t blen)
+{
+    struct rd t = *r;
+    uint64_t index;
+    const uint8_t *p;
+    int rc = rd_varint(&t, &index);
+    if (rc < 0 || (rc = xc_pixcache_take(m->pc, index, blen, &p)) < 0)
+        return rc;
+    for (uint8_t z = 0; blen > XC_BIG_BODY && rd_left(&t);)
+        if (rd_u8(&t, &z) < 0 || z)
+            return -EBADMSG;
+    memcpy(dst, p, blen);
+    *r = t;
+    return 0;
+}
+
+int xc_pix_put_ref(struct buf *out, uint8_t marker, uint32_t index)
+{
+    return buf_append(out, &marker, 1) || buf_put_varint(out, index) ? -ENOMEM : 0;
+}
 int xc_image_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
                         struct buf *out)
 {
@@ -371,13 +396,14 @@ int xc_image_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *bod
     uint64_t hash = blen >= XC_IMGS_MIN && blen <= XC_IMGS_MAX ? xc_imgs_hash(body, blen) : 0;
     int found = hash ? xc_imgs_find(m->imgs, body, blen, hash) : -1, rc = 0;
     const uint8_t *code;
-    uint32_t code_len;
+    uint32_t code_len, index;
     size_t mark = out->len;
     if (found >= 0) {
         uint8_t again[2] = { XC_FILTER_AGAIN, (uint8_t)found };
         rc = buf_append(out, again, 2);
-    } else if (xc_pixcache_find(m->pc, body, blen, &code, &code_len) == 0) {
-        rc = buf_append(out, code, code_len);
+    } else if (xc_pixcache_find(m->pc, body, blen, &code, &code_len, &index) == 0) {
+        rc = code_len >= XC_PIXCACHE_REF_MIN ? xc_pix_put_ref(out, XC_FILTER_CACHED, index)
+                                             : buf_append(out, code, code_len);
     } else if ((rc = lossy_encode(m, fixed, body, blen, msb, out)) <= 0) {
         return rc; /* not kept among the recent images either */
     } else if ((rc = image_encode_new(m, fixed, body, blen, msb, out)) == 0 && out->len > mark &&
@@ -405,6 +431,12 @@ int xc_image_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uint
     } else if (rd_left(r) > 0 && r->p[r->pos] == XC_FILTER_LOSSY) {
         r->pos++;
         return lossy_decode(m, fixed, dst, blen, msb, r);
+    } else if (rd_left(r) > 0 && r->p[r->pos] == XC_FILTER_CACHED) {
+        struct rd t = *r;
+        t.pos++;
+        if ((rc = xc_pix_take_ref(m, &t, dst, blen)) < 0)
+            return rc;
+        *r = t;
     } else {
         size_t at = r->pos;
         uint8_t f = rd_left(r) > 0 ? r->p[at] : 0;

@@ -50,6 +50,9 @@ struct xc_pixcache;
 #define XC_PIXCACHE_MIN 16u          /* every pixel-coded body (an AddGlyphs of one glyph is 20) */
 #define XC_PIXCACHE_MAX (256u << 10)
 #define XC_PIXCACHE_CODE_MAX(len) (2 * (len) + 64) /* a code kept for a body of len bytes */
+/* A cached body whose code is at least this long is sent as its index in the set (PutImage
+ * filter byte 11, AddGlyphs sub-model 3; a sender's choice), a shorter one as its code. */
+#define XC_PIXCACHE_REF_MIN 48u
 #define XC_PIXCACHE_FILE_MAX (4 + 8ull * XC_PIXCACHE_ITEMS + 3ull * XC_PIXCACHE_BYTES + 64ull * XC_PIXCACHE_ITEMS)
 /* budget: bytes of bodies kept for the next file (at most XC_PIXCACHE_BYTES); the set
  * held in memory is at most twice that plus a loaded file. 0 or -ENOMEM. */

@@ -97,8 +97,12 @@ int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *bo
 int xc_bigimg_decode(const struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb, struct rd *r);
 
 /* The last session's pixel bodies (pixcache.c). When p is one of them: 0 and its code then
- * (*code, *code_len); else -1. */
-int xc_pixcache_find(struct xc_pixcache *c, const uint8_t *p, uint32_t len, const uint8_t **code, uint32_t *code_len);
+ * (*code, *code_len) and its index in the set (when index is not NULL); else -1. */
+int xc_pixcache_find(struct xc_pixcache *c, const uint8_t *p, uint32_t len, const uint8_t **code, uint32_t *code_len,
+                     uint32_t *index);
+/* The loaded body of this index, which must be len bytes long: 0, counted as coded again,
+ * or -EBADMSG. */
+int xc_pixcache_take(struct xc_pixcache *c, uint64_t index, uint32_t len, const uint8_t **p);
 /* The loaded body whose code (marker included) this is, which must be len bytes long:
  * 0, counted as coded again, or -EBADMSG. */
 int xc_pixcache_get(struct xc_pixcache *c, const uint8_t *code, uint32_t code_len, uint32_t len, const uint8_t **p);
@@ -342,6 +346,10 @@ struct xc_pix *xc_pix_of(struct xc_model *m);
 int xc_pix_put(struct xc_model *m, const struct xc_pix_image *im, const uint8_t *p, struct buf *out, size_t mark, uint32_t min);
 int xc_pix_note_new_code(struct xc_model *m, const uint8_t *body, uint32_t blen, struct buf *out, size_t mark);
 int xc_pix_take_cached(struct xc_model *m, struct rd *r, uint8_t *dst, uint32_t blen);
+/* A cached body by its index (XC_PIXCACHE_REF_MIN): the marker and the index; at r, after
+ * the marker, the body to dst (xc_pixcache_take). 0, -EAGAIN or -EBADMSG. */
+int xc_pix_put_ref(struct buf *out, uint8_t marker, uint32_t index);
+int xc_pix_take_ref(struct xc_model *m, struct rd *r, uint8_t *dst, uint32_t blen);
 
 /* A varint length (at most max) and that many bytes: 0, -EAGAIN (more to come) or -EBADMSG. */
 static inline int xc_rd_sized(struct rd *r, uint64_t max, const uint8_t **p, uint64_t *n)

@@ -12,22 +12,27 @@
 #include "xcodec/xcodec.h"
 
 /* A set of three bodies (32 zero bytes, 48 counting, 64 of 0xff), each with a code of
- * PutImage's filter 4 in its small form (a size, then that many bytes), as saved; NULL
- * without. */
+ * PutImage's filter 4 in its small form (a size, then that many bytes), as saved: 4 bytes
+ * for the first two (sent again as their codes), 50 for the last (sent by its index, as
+ * codes of XC_PIXCACHE_REF_MIN bytes or more are); NULL without. */
 static struct xc_pixcache *pix_set(bool with)
 {
     struct xc_pixcache *c;
     if (!with || xc_pixcache_new(&c, XC_PIXCACHE_BYTES) < 0)
         return NULL;
-    uint8_t file[4 + 3 * (4 + 4 + 4) + 32 + 48 + 64] = { 3 }, *p = file + 4;
+    _Static_assert(50 >= XC_PIXCACHE_REF_MIN, "the last code is sent by its index");
+    uint8_t file[4 + 3 * (4 + 4) + 32 + 48 + 64 + 4 + 4 + 50] = { 3 }, *p = file + 4;
     for (unsigned len = 32; len <= 64; len += 16) {
+        unsigned code_len = len == 64 ? 50 : 4;
         *p = (uint8_t)len;
         p += 4;
         for (unsigned i = 0; i < len; i++)
             *p++ = len == 32 ? 0 : len == 48 ? (uint8_t)i : 0xff;
-        *p = 4;
+        *p = (uint8_t)code_len;
         p += 4;
-        *p++ = 4, *p++ = 2, *p++ = 0xaa, *p++ = (uint8_t)len;
+        *p++ = 4, *p++ = (uint8_t)(code_len - 2), *p++ = 0xaa;
+        for (unsigned i = 3; i < code_len; i++)
+            *p++ = (uint8_t)(len + i - 3);
     }
     if (xc_pixcache_load(c, file, sizeof file) < 0)
         __builtin_trap();

@@ -127,14 +127,93 @@ static void test_pixcache(void)
         CHECK(file.len > 4 && file.len == file_d.len && !memcmp(buf_head(&file), buf_head(&file_d), file.len));
         CHECK_EQ(ld32(buf_head(&file), false), 44);
     }
-    TEST("That the next session sends them as the very same records, without coding them, and saves the same file") {
+    TEST("That the next session sends them without coding them (short codes as the very same records, long ones by index) and saves the same file") {
         size_t cold = pix_session(&m, NULL, &code, &again, &again_d);
         size_t warm = pix_session(&m, &file, &warm_code, &again, &again_d);
-        CHECK(warm == cold && warm_code.len == code.len && !memcmp(buf_head(&warm_code), buf_head(&code), code.len));
+        CHECK(warm != (size_t)-1 && warm < cold);
         CHECK_EQ(pix_hits[0], 44); /* each body found at the encoder ... */
-        CHECK_EQ(pix_hits[1], 44); /* ... and taken by its code at the decoder: no model run */
+        CHECK_EQ(pix_hits[1], 44); /* ... and taken by its code or index at the decoder: no model run */
         CHECK(again.len == file.len && !memcmp(buf_head(&again), buf_head(&file), file.len));
         CHECK(again_d.len == file.len && !memcmp(buf_head(&again_d), buf_head(&file), file.len));
+        /* Every code here is long: none of them is in the warm code (their indices are). */
+        unsigned long_found = 0;
+        for (uint32_t i = 0; i < 44; i++) {
+            size_t body = pix_entry(&file, i);
+            uint32_t len = ld32(buf_head(&file) + body - 4, false);
+            const uint8_t *c = buf_head(&file) + body + len + 4;
+            uint32_t clen = ld32(c - 4, false);
+            CHECK(clen >= XC_PIXCACHE_REF_MIN);
+            long_found += memmem(buf_head(&warm_code), warm_code.len, c, clen) != NULL;
+        }
+        CHECK_EQ(long_found, 0);
+        printf("  warm %zu B against cold %zu B\n", warm, cold);
+    }
+    TEST("That bodies of short codes are sent again as the very same records") {
+        struct msgs tiny = { 0 };
+        struct buf f = { 0 }, f_d = { 0 }, c = { 0 }, cw = { 0 };
+        for (int g = 0; g < 6; g++)
+            add_glyphs(&tiny, false, 900 + (uint32_t)g, 1, 3, 3, 1);
+        size_t cold = pix_session(&tiny, NULL, &c, &f, &f_d);
+        size_t warm = pix_session(&tiny, &f, &cw, &again, &again_d);
+        CHECK(cold != (size_t)-1 && warm == cold && cw.len == c.len && !memcmp(buf_head(&cw), buf_head(&c), c.len));
+        CHECK_EQ(pix_hits[1], 6);
+        for (uint32_t i = 0; i < 6; i++) { /* each code short: sent as it was */
+            size_t body = pix_entry(&f, i);
+            uint32_t len = body ? ld32(buf_head(&f) + body - 4, false) : 0;
+            CHECK(body && ld32(buf_head(&f) + body + len, false) < XC_PIXCACHE_REF_MIN);
+        }
+        buf_free(&f); buf_free(&f_d); buf_free(&c); buf_free(&cw); buf_free(&tiny.all);
+    }
+    TEST("That a body by its index is refused beyond the set, at another length, or without a set") {
+        struct msgs two = { 0 }, other = { 0 };
+        struct buf c = { 0 }, f2 = { 0 }, f2_d = { 0 }, fo = { 0 }, fo_d = { 0 }, cw = { 0 };
+        gradient_image(&two, false, 20, 10, 7, 0);
+        gradient_image(&two, false, 20, 10, 8, 0);
+        gradient_image(&other, false, 20, 9, 7, 0);
+        CHECK(pix_session(&two, NULL, &c, &f2, &f2_d) != (size_t)-1);
+        CHECK(pix_session(&other, NULL, &c, &fo, &fo_d) != (size_t)-1);
+        size_t cold = pix_session(&two, NULL, &c, &again, &again_d);
+        /* One channel only: both images, by their indices 0 and 1 in the set of two. */
+        struct msgs both = { 0 };
+        for (int i = 0; i < 2; i++)
+            add(&both, buf_head(&two.all) + two.off[i], two.off[i + 1] - two.off[i]);
+        struct xc_pixcache *ce;
+        struct xenc *e;
+        xc_pixcache_new(&ce, XC_PIXCACHE_BYTES);
+        CHECK_EQ(xc_pixcache_load(ce, buf_head(&f2), f2.len), 0);
+        xenc_new(&e, XC_REQUESTS, false);
+        xenc_set_pixcache(e, ce);
+        CHECK(encode_all(e, &both, &cw));
+        CHECK(xc_pixcache_hits(ce) == 2 && cw.len * 4 < cold);
+        xenc_free(e);
+        xc_pixcache_free(ce);
+        const struct buf *sets[4] = { &f2, NULL, &fo, NULL };
+        struct buf one_set = { 0 }; /* the set of two cut to its first entry (count 1) */
+        size_t second = pix_entry(&f2, 1);
+        CHECK(second > 8);
+        CHECK_EQ(buf_append(&one_set, buf_head(&f2), second - 4), 0);
+        st32((uint8_t *)buf_head(&one_set), 1, false);
+        sets[3] = &one_set;
+        for (int k = 0; k < 4; k++) { /* the set of two; none; a set of another length; of one */
+            struct xc_pixcache *cd = NULL;
+            struct xdec *d;
+            struct buf dec = { 0 };
+            xc_pixcache_new(&cd, XC_PIXCACHE_BYTES);
+            if (sets[k])
+                CHECK_EQ(xc_pixcache_load(cd, buf_head(sets[k]), sets[k]->len), 0);
+            xdec_new(&d, XC_REQUESTS, false);
+            xdec_set_pixcache(d, sets[k] ? cd : NULL);
+            long got = xdec_feed(d, buf_head(&cw), cw.len, &dec);
+            if (k == 0)
+                CHECK(got == (long)cw.len && dec.len == both.off[2] && !memcmp(buf_head(&dec), buf_head(&both.all), dec.len));
+            else
+                CHECK(got < 0);
+            xdec_free(d);
+            xc_pixcache_free(cd);
+            buf_free(&dec);
+        }
+        buf_free(&c); buf_free(&f2); buf_free(&f2_d); buf_free(&fo); buf_free(&fo_d); buf_free(&cw);
+        buf_free(&one_set); buf_free(&two.all); buf_free(&other.all); buf_free(&both.all);
     }
     TEST("That a loaded set keeps what fits its budget: this session's bodies, then those used again") {
         struct xc_pixcache *c;
