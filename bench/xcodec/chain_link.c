@@ -29,7 +29,8 @@ struct client { bool known, started, msb; struct xenc *enc; struct buf in, from_
 /* The server's bytes of a client: only followed, for the extensions' opcodes. */
 static int follow_server(struct client *c, const uint8_t *data, size_t len)
 {
-    buf_append(&c->from_server, data, len);
+    if (buf_append(&c->from_server, data, len) < 0)
+        abort(); /* out of memory: a tool, not the proxy */
     for (;;) {
         struct xw_server_msg m;
         struct msg_class cls;
@@ -98,7 +99,8 @@ static long run_capture(struct codec *link, const char *path, uint32_t channel)
                 if (getenv("XC_SHARE")) shared = c->enc;
             }
         }
-        buf_append(&c->in, data, len);
+        if (buf_append(&c->in, data, len) < 0)
+            abort(); /* out of memory: a tool, not the proxy */
         free(data);
         buf_clear(&coded);
         for (;;) {

@@ -112,7 +112,8 @@ int main(int argc, char **argv)
                 xdec_set_pixcache(c->d[0].dec, pc);
             }
             struct dirstate *ds = &c->d[dir];
-            buf_append(&ds->in, data, len);
+            if (buf_append(&ds->in, data, len) < 0)
+                abort(); /* out of memory: a tool, not the proxy */
             free(data);
             buf_clear(&chunk_raw);
             buf_clear(&chunk_xc);
@@ -143,17 +144,20 @@ int main(int argc, char **argv)
                 }
                 if (sz == -EAGAIN) break;
                 if (sz < 0) { fprintf(stderr, "%s: framing error %ld\n", argv[a], sz); return 1; }
-                buf_append(&chunk_raw, p, (size_t)sz);
+                if (buf_append(&chunk_raw, p, (size_t)sz) < 0)
+                    abort(); /* out of memory: a tool, not the proxy */
                 size_t before = chunk_xc.len;
                 double t0 = cpu_now();
                 if (xenc_message(ds->enc, p, (size_t)sz, &chunk_xc) < 0) { fprintf(stderr, "encode failed\n"); return 1; }
                 double t1 = cpu_now();
                 t[dir].enc_s += t1 - t0;
                 /* decode what was just encoded, through the streaming decoder */
-                buf_append(&ds->wire, buf_head(&chunk_xc) + before, chunk_xc.len - before);
+                if (buf_append(&ds->wire, buf_head(&chunk_xc) + before, chunk_xc.len - before) < 0)
+                    abort(); /* out of memory: a tool, not the proxy */
                 if (ds->head.len < XC_DUMP_MAX) {
                     size_t n_enc = chunk_xc.len - before, room = XC_DUMP_MAX - ds->head.len;
-                    buf_append(&ds->head, buf_head(&chunk_xc) + before, n_enc < room ? n_enc : room);
+                    if (buf_append(&ds->head, buf_head(&chunk_xc) + before, n_enc < room ? n_enc : room) < 0)
+                        abort(); /* out of memory: a tool, not the proxy */
                 }
                 buf_clear(&dec_out);
                 t0 = cpu_now();
