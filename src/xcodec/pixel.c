@@ -147,6 +147,7 @@ struct xc_pix {
     uint8_t check[1u << CM_TBITS]; /* 8 bits of the slot's hash: another context resets it */
     int32_t weight[SET_N][256][CM_N + 1];
     uint16_t amode;                /* adaptive bit: alpha is green's copy */
+    uint16_t same[16];             /* adaptive bits: a pixel is the earlier image's (PutImage filter 13) */
     uint16_t quiet[SET_N][3][4];   /* adaptive bit: a sample among zeros is not zero */
     uint16_t pad[256];             /* bit tree: bytes of row padding */
     uint16_t field[16][256];       /* bit trees: glyph ids and GLYPHINFOs per byte position */
@@ -213,6 +214,7 @@ struct xc_pix *xc_pix_new(void)
             for (unsigned i = 0; i <= CM_N; i++)
                 x->weight[s][n][i] = 12000; /* 16.16 fixed point: about 0.18 each */
     x->amode = P_ONE / 2;
+    probs_init(x->same, 16);
     probs_init(&x->quiet[0][0][0], sizeof x->quiet / 2);
     probs_init(x->pad, 256);
     probs_init(&x->field[0][0], sizeof x->field / 2);
@@ -339,11 +341,13 @@ static unsigned clamp255(int v) { return v < 0 ? 0 : v > 255 ? 255 : (unsigned)v
  * sample whose six nearest neighbours are all zero (glyph background) is first a single
  * adaptive bit, zero or not. */
 static void code_plane(struct pix_io *io, uint8_t *pl, uint32_t w, uint32_t h, unsigned set, unsigned phase,
-                       const uint8_t *comp, bool one_bit)
+                       const uint8_t *comp, bool one_bit, const uint8_t *known)
 {
     for (uint32_t y = 0; y < h; y++) {
         const uint8_t *row = pl + (size_t)y * w, *up = y ? row - w : NULL, *up2 = y > 1 ? up - w : NULL;
         for (uint32_t x = 0; x < w; x++) {
+            if (known && known[(size_t)y * w + x])
+                continue; /* in place already (a pixel as it was in an earlier image) */
             unsigned W = x ? row[x - 1] : 0, WW = x > 1 ? row[x - 2] : 0;
             unsigned N = up ? up[x] : 0, NW = up && x ? up[x - 1] : 0, NE = up && x + 1 < w ? up[x + 1] : 0;
             unsigned NN = up2 ? up2[x] : 0, NNE = up2 && x + 1 < w ? up2[x + 1] : 0;
@@ -411,7 +415,7 @@ static int code_rows(struct pix_io *io, uint8_t *px, uint32_t w, uint32_t h, uin
         return -ENOMEM;
     for (uint32_t y = 0; io->enc && y < h; y++)
         memcpy(pl + (size_t)y * w, px + (size_t)y * stride, w);
-    code_plane(io, pl, w, h, set, 1, NULL, false);
+    code_plane(io, pl, w, h, set, 1, NULL, false, NULL);
     for (uint32_t y = 0; y < h; y++) {
         uint8_t *row = px + (size_t)y * stride;
         memcpy(row, pl + (size_t)y * w, w);
@@ -443,9 +447,9 @@ static int code_subpixel(struct pix_io *io, uint8_t *px, uint32_t w, uint32_t h,
         ac_bit(io->enc, &io->x->amode, copy);
     else
         copy = ac_get(io->dec, &io->x->amode);
-    code_plane(io, pl, 3 * w, h, SET_SUB, 3, NULL, false);
+    code_plane(io, pl, 3 * w, h, SET_SUB, 3, NULL, false, NULL);
     if (!copy)
-        code_plane(io, alpha, w, h, SET_A, 1, NULL, false);
+        code_plane(io, alpha, w, h, SET_A, 1, NULL, false, NULL);
     for (size_t i = 0; i < n; i++) {
         uint8_t a = copy ? pl[3 * i + 1] : alpha[i];
         st32(px + 4 * i, (uint32_t)a << 24 | (uint32_t)pl[3 * i] << 16 | (uint32_t)pl[3 * i + 1] << 8 | pl[3 * i + 2], msb);
@@ -454,11 +458,14 @@ static int code_subpixel(struct pix_io *io, uint8_t *px, uint32_t w, uint32_t h,
     return 0;
 }
 
-/* 32-bit image pixels: the four channels as planes, green first. */
-static int code_argb(struct pix_io *io, uint8_t *px, uint32_t w, uint32_t h, bool msb)
+/* 32-bit image pixels: the four channels as planes, green first, each after the first
+ * with green's samples as context. Given an earlier image of as many pixels (prev), first
+ * a bit a pixel, whether it is that image's pixel (its neighbours' bits as context); the
+ * planes then code only the others. */
+static int code_argb(struct pix_io *io, uint8_t *px, uint32_t w, uint32_t h, bool msb, const uint8_t *prev)
 {
     size_t n = (size_t)w * h;
-    uint8_t *pl = malloc(4 * n + 1);
+    uint8_t *pl = malloc((prev ? 5 : 4) * n + 1), *same = prev ? pl + 4 * n : NULL;
     if (!pl)
         return -ENOMEM;
     static const unsigned set[4] = { SET_G, SET_R, SET_B, SET_A }, shift[4] = { 8, 16, 0, 24 };
@@ -467,8 +474,22 @@ static int code_argb(struct pix_io *io, uint8_t *px, uint32_t w, uint32_t h, boo
         for (unsigned c = 0; c < 4; c++)
             pl[c * n + i] = (uint8_t)(v >> shift[c]);
     }
+    for (uint32_t y = 0; same && y < h; y++)
+        for (uint32_t x = 0; x < w; x++) {
+            size_t i = (size_t)y * w + x;
+            unsigned ctx = (x && same[i - 1]) | (y && same[i - w]) << 1 | (x && y && same[i - w - 1]) << 2 |
+                           (y && x + 1 < w && same[i - w + 1]) << 3;
+            uint16_t *q = &io->x->same[ctx];
+            if (io->enc)
+                ac_bit(io->enc, q, same[i] = !memcmp(px + 4 * i, prev + 4 * i, 4));
+            else
+                same[i] = (uint8_t)ac_get(io->dec, q);
+            uint32_t v = ld32(prev + 4 * i, msb);
+            for (unsigned c = 0; same[i] && c < 4; c++)
+                pl[c * n + i] = (uint8_t)(v >> shift[c]);
+        }
     for (unsigned c = 0; c < 4; c++)
-        code_plane(io, pl + c * n, w, h, set[c], 1, c ? pl : NULL, false);
+        code_plane(io, pl + c * n, w, h, set[c], 1, c ? pl : NULL, false, same);
     for (size_t i = 0; i < n; i++) {
         uint32_t v = 0;
         for (unsigned c = 0; c < 4; c++)
@@ -538,7 +559,7 @@ static int code_bits(struct pix_io *io, uint8_t *px, uint32_t h, uint32_t stride
         pl[i] = (px[i >> 3] >> (i & 7) & 1) ? 255 : 0;
     for (size_t i = 0; cp && i < n; i++)
         cp[i] = (comp[i >> 3] >> (i & 7) & 1) ? 255 : 0;
-    code_plane(io, pl, (uint32_t)w, h, SET_MASK, 1, cp, true);
+    code_plane(io, pl, (uint32_t)w, h, SET_MASK, 1, cp, true, NULL);
     if (!io->enc) {
         memset(px, 0, (size_t)stride * h);
         for (size_t i = 0; i < n; i++)
@@ -557,7 +578,7 @@ static int code_any(struct pix_io *io, const struct xc_pix_image *im, uint8_t *p
         return code_rows(io, p, im->w, im->h, im->stride, SET_MASK);
     if (im->kind == XC_PIX_BITS)
         return code_bits(io, p, im->h, im->stride, im->comp);
-    return code_argb(io, p, im->w, im->h, im->msb);
+    return code_argb(io, p, im->w, im->h, im->msb, im->comp);
 }
 
 bool xc_pix_shape_ok(const struct xc_pix_image *im)

@@ -82,6 +82,7 @@ static bool image_pix(const uint8_t *fixed, uint32_t blen, bool msb, struct xc_p
  * byte 6: icons and shape masks, which the byte filters and zstd barely shrink. */
 #define XC_FILTER_BITS 6
 #define XC_FILTER_PIX 4 /* the pixel coder on bytes or 32-bit pixels (image_pix) */
+#define XC_FILTER_PIX_PREV 13 /* ... on 32-bit pixels, an earlier image's pixels as context */
 #define BITS_MAX_IMAGE (16u << 10) /* larger bitmaps (stipples, screens of text): the filters */
 static bool image_bits(const struct xc_model *m, const uint8_t *fixed, uint32_t blen, bool msb,
                        struct xc_pix_image *im)
@@ -96,6 +97,28 @@ static bool image_bits(const struct xc_model *m, const uint8_t *fixed, uint32_t 
     if (m->imgs && m->imgs->n && m->imgs->e[0].len == blen)
         im->comp = m->imgs->e[0].p;
     return xc_pix_shape_ok(im);
+}
+
+/* The newest recent image of blen bytes, or NULL: for 32-bit pixels, the context of filter
+ * byte 13. Frames of an animated cursor (Xcursor themes' watch: emacs, GTK and Qt programs
+ * upload a few dozen 24x24 frames at start), a toolbar's icon in its states, a sprite. */
+static const uint8_t *image_prev(const struct xc_model *m, uint32_t blen)
+{
+    for (unsigned i = 0; m->imgs && i < m->imgs->n; i++)
+        if (m->imgs->e[i].len == blen)
+            return m->imgs->e[i].p;
+    return NULL;
+}
+
+/* Whether an earlier image is worth its contexts: a quarter of its pixels or more the
+ * same (the frames of a spinner share 85%; an unrelated icon of the same size about none,
+ * whose contexts would only slow the mixer's learning). The sender's choice. */
+static bool prev_pays(const uint8_t *body, const uint8_t *prev, uint32_t blen)
+{
+    uint32_t same = 0;
+    for (uint32_t i = 0; i + 4 <= blen; i += 4)
+        same += !memcmp(body + i, prev + i, 4);
+    return 16u * same >= blen; /* same >= pixels / 4 */
 }
 
 /* One filter byte per row (0 none, 1 left, 2 up), chosen by the smallest sum of
@@ -127,7 +150,9 @@ static int image_encode_new(struct xc_model *m, const uint8_t *fixed, const uint
         return rc; /* a large image of 32-bit pixels: lossless WebP */
     /* Else the pixel coder, when the image has a shape it knows. */
     if (image_pix(fixed, blen, msb, &im)) {
-        uint8_t f4 = XC_FILTER_PIX;
+        const uint8_t *prev = im.kind == XC_PIX_ARGB ? image_prev(m, blen) : NULL;
+        im.comp = prev && prev_pays(body, prev, blen) ? prev : NULL;
+        uint8_t f4 = im.comp ? XC_FILTER_PIX_PREV : XC_FILTER_PIX;
         if (buf_append(out, &f4, 1) < 0)
             return -ENOMEM;
         return xc_pix_put(m, &im, body, out, mark, 0);
@@ -160,7 +185,7 @@ static int image_decode_new(struct xc_model *m, const uint8_t *fixed, uint8_t *d
     unsigned psz;
     image_geom(fixed, blen, msb, &rows, &stride, &psz);
     uint8_t f0 = rd_left(r) > 0 ? r->p[r->pos] : 0xff;
-    if (f0 == XC_FILTER_BITS + PIX_FRESH || f0 == XC_FILTER_PIX + PIX_FRESH)
+    if (f0 == XC_FILTER_BITS + PIX_FRESH || f0 == XC_FILTER_PIX + PIX_FRESH || f0 == XC_FILTER_PIX_PREV + PIX_FRESH)
         f0 -= PIX_FRESH;
     if (f0 == XC_FILTER_BITS) {
         struct xc_pix_image im;
@@ -172,11 +197,13 @@ static int image_decode_new(struct xc_model *m, const uint8_t *fixed, uint8_t *d
         r->pos++;
         return xc_pix_decode(x, &im, dst, r);
     }
-    if (f0 == XC_FILTER_PIX) {
+    if (f0 == XC_FILTER_PIX || f0 == XC_FILTER_PIX_PREV) {
         struct xc_pix_image im;
         struct xc_pix *x = xc_pix_of(m);
         if (!image_pix(fixed, blen, msb, &im))
             return -EBADMSG;
+        if (f0 == XC_FILTER_PIX_PREV && (im.kind != XC_PIX_ARGB || !(im.comp = image_prev(m, blen))))
+            return -EBADMSG; /* 32-bit pixels only, after an image of their length */
         if (!x)
             return -ENOMEM;
         r->pos++;
@@ -407,7 +434,8 @@ int xc_image_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *bod
     } else if ((rc = lossy_encode(m, fixed, body, blen, msb, out)) <= 0) {
         return rc; /* not kept among the recent images either */
     } else if ((rc = image_encode_new(m, fixed, body, blen, msb, out)) == 0 && out->len > mark &&
-               (buf_head(out)[mark] == XC_FILTER_PIX || buf_head(out)[mark] == XC_FILTER_BITS))
+               (buf_head(out)[mark] == XC_FILTER_PIX || buf_head(out)[mark] == XC_FILTER_BITS ||
+                buf_head(out)[mark] == XC_FILTER_PIX_PREV))
         rc = xc_pix_note_new_code(m, body, blen, out, mark);
     return rc < 0 ? rc : xc_imgs_push(m->imgs, body, blen, found, hash);
 }
@@ -440,7 +468,7 @@ int xc_image_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uint
     } else {
         size_t at = r->pos;
         uint8_t f = rd_left(r) > 0 ? r->p[at] : 0;
-        bool pix = f == XC_FILTER_PIX || f == XC_FILTER_BITS;
+        bool pix = f == XC_FILTER_PIX || f == XC_FILTER_BITS || f == XC_FILTER_PIX_PREV;
         if (pix) {
             r->pos++;
             rc = xc_pix_take_cached(m, r, dst, blen);

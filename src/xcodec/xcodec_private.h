@@ -216,7 +216,7 @@ struct xc_pix_image {
     uint32_t w, h, stride; /* PLANE: stride bytes per row, w of them samples; ARGB: 4w;
                             * BITS: stride bytes per row, each of 8 one-bit samples */
     uint32_t n;            /* GLYPHS: the glyph count */
-    const uint8_t *comp;   /* BITS: an earlier bitmap of blen bytes whose samples are context, or NULL */
+    const uint8_t *comp;   /* BITS, ARGB: an earlier image of blen bytes whose samples are context, or NULL */
 };
 #define XC_PIX_MIN_DIV 1024     /* an AddGlyphs MODEL code is at least B / this */
 #define XC_PIX_MAX_BODY (1u << 20) /* nor is it used on larger bodies: its time per byte */
