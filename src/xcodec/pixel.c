@@ -306,6 +306,12 @@ static unsigned code_sample(struct pix_io *io, unsigned set, const uint32_t *h, 
         }
         st[CM_N] = 256;
         dot += (int64_t)w[CM_N] * 256;
+        for (unsigned i = 0; b > 0 && i < CM_N; i++) /* the next decision's slots, either way it goes */
+            for (unsigned c = 0; c < 2; c++) {
+                uint32_t ix = ((h[i] + 2 * node + c) * 0x9e3779b1u) >> (32 - CM_TBITS);
+                __builtin_prefetch(&x->slot[ix], 1);
+                __builtin_prefetch(&x->check[ix], 1);
+            }
         int p = squash((int)(dot >> 16));
         p = p < 1 ? 1 : p > 4095 ? 4095 : p;
         unsigned bit;
