@@ -133,13 +133,14 @@ int channel_app_accept_setup(struct channel *ch)
 
 /* App side: the client has the answer to its latest request (of class cls, size bytes)
  * from us: PREDICTED tells the display side to drop the server's. */
-static void answered_here(struct channel *ch, const struct msg_class *cls, uint32_t size, bool atom_none)
+enum { NOTE_NONE, NOTE_ATOM_NONE, NOTE_FOCUS }; /* PREDICTED's note (docs/PROTOCOL.md 2.1) */
+static void answered_here(struct channel *ch, const struct msg_class *cls, uint32_t size, uint8_t note)
 {
     struct session *s = ch->s;
     struct buf seq = { 0 };
     int rc = buf_put_varint(&seq, ch->xs.seq_sent - ch->seq_floor); /* after the last: a byte, the same most times */
-    if (!rc && atom_none) /* the display side cannot tell this answer from its own facts */
-        rc = buf_append(&seq, &(uint8_t){ 1 }, 1);
+    if (!rc && note) /* the display side cannot tell this answer from its own facts */
+        rc = buf_append(&seq, &note, 1);
     rc = rc < 0 ? rc : link_send(s, FRAME_PREDICTED, ch->id, buf_head(&seq), seq.len);
     buf_free(&seq);
     if (rc < 0)
@@ -182,7 +183,37 @@ static bool answer_locally(struct channel *ch, const struct msg_class *cls, cons
     buf_free(&reply);
     if (!ok)
         return false;
-    answered_here(ch, &rcls, m.size, atom_none); /* counts the last reply; the loop, the others */
+    answered_here(ch, &rcls, m.size, atom_none ? NOTE_ATOM_NONE : NOTE_NONE); /* counts the last reply; the loop, the others */
+    return true;
+}
+
+/* App side: GetInputFocus (XSync's question) answered with the client's last answer to it,
+ * when nothing from the server has reached the client since that answer and every request
+ * since was answered here or is quiet and cannot move the focus (not UnmapWindow or
+ * UnmapSubwindows). The client's whole stream is then one in which the server took this
+ * request right after the last: the focus it tells was the focus then, and what the server
+ * sends meanwhile comes after it (its numbers kept rising, channel_app_on_server_msg). For
+ * FOCUS_FRESH_NS after the server's answer reached the client: a client that polls the
+ * focus, waiting for it to move, then asks the server again and sees it move. Not while the
+ * client holds the server grabbed: there XSync is how it lets the server go at its pace
+ * (a loop of grab, XSync, ungrab answered here sent its grabs back to back, and another
+ * client of the server waited over 1 s: core_grab). */
+#define FOCUS_FRESH_NS (250u * 1000000)
+static bool answer_focus(struct channel *ch, const struct msg_class *cls)
+{
+    struct session *s = ch->s;
+    if (s->cfg.no_local_answers || cls->ext || cls->major != XP_OP_GET_INPUT_FOCUS || !ch->focus_known || ch->grabbing ||
+        s->now() - ch->focus_at_ns >= FOCUS_FRESH_NS || ch->last_unpredicted > ch->xs.seq_done)
+        return false;
+    uint8_t reply[sizeof ch->focus_reply];
+    memcpy(reply, ch->focus_reply, sizeof reply);
+    xp_server_set_sequence(reply, (uint16_t)ch->xs.seq_sent, ch->xs.msb);
+    struct xw_server_msg m;
+    struct msg_class rcls;
+    if (xstream_next_server_msg(&ch->xs, reply, sizeof reply, &m) <= 0 ||
+        xstream_on_server_msg(&ch->xs, reply, &m, &ch->to_x, &rcls) < 0)
+        return false;
+    answered_here(ch, &rcls, m.size, NOTE_FOCUS);
     return true;
 }
 
@@ -206,7 +237,7 @@ static bool answer_noexpose(struct channel *ch, const struct msg_class *cls, con
     if (buf_append(&ch->to_x, ev, sizeof ev) < 0)
         return false;
     struct msg_class ecls = { .kind = MSG_EVENT, .major = XEV_NO_EXPOSE, .name = "NoExpose", .query_ext = -1 };
-    answered_here(ch, &ecls, sizeof ev, false);
+    answered_here(ch, &ecls, sizeof ev, NOTE_NONE);
     return true;
 }
 
@@ -222,10 +253,13 @@ void channel_app_on_request(struct channel *ch, const struct msg_class *cls, con
     if (!cls->ext && cls->major == XP_OP_MAP_WINDOW)
         log_debug("channel %u: request %u maps a window", ch->id, seq); /* for round-trip counts */
     expose_on_request(&ch->ex, cls, body, body_len, seq, ch->xs.msb);
-    if (!answer_locally(ch, cls, msg, rq->size)) {
-        if (!predict_quiet(s->predict, &ch->pq, cls, msg, rq->size, ch->xs.msb) ||
-            ownwin_may_fail(&ch->own, cls, msg, rq->size, ch->xs.msb))
+    if (!answer_locally(ch, cls, msg, rq->size) && !answer_focus(ch, cls)) {
+        bool quiet = predict_quiet(s->predict, &ch->pq, cls, msg, rq->size, ch->xs.msb) &&
+                     !ownwin_may_fail(&ch->own, cls, msg, rq->size, ch->xs.msb);
+        if (!quiet)
             ch->last_unpredicted = seq;
+        if (!quiet || (!cls->ext && (cls->major == XP_OP_UNMAP_WINDOW || cls->major == XP_OP_UNMAP_SUBWINDOWS)))
+            ch->focus_known = false; /* its answer, or the focus's revert, may change the focus */
         if (!answer_noexpose(ch, cls, msg, rq))
             predict_ask(&ch->pq, cls, msg, rq->size, seq, ch->xs.msb);
     }
@@ -249,6 +283,13 @@ void channel_app_on_server_msg(struct channel *ch, const struct xw_server_msg *m
         log_debug("channel %u: round trip ended by the %s to request %u (%s%s%s)", ch->id, msg_kind_name(cls->kind),
                   ch->xs.seq_done, cls->ext ? cls->ext : "", cls->ext ? " " : "", cls->name ? cls->name : "?");
         ch->last_answered = ch->xs.seq_sent + 1;
+    }
+    /* The focus as the client last heard it from the server, while it hears nothing after. */
+    ch->focus_known = m->kind == XW_KIND_REPLY && !cls->ext && cls->major == XP_OP_GET_INPUT_FOCUS &&
+                      m->size == sizeof ch->focus_reply;
+    if (ch->focus_known) {
+        memcpy(ch->focus_reply, msg, sizeof ch->focus_reply);
+        ch->focus_at_ns = s->now();
     }
 }
 

@@ -53,6 +53,18 @@ void channel_display_on_request(struct channel *ch, const struct msg_class *cls,
             expose_build_noexpose(ev, (uint16_t)seq, dst, cls->major, ch->xs.msb);
     } else if (d && d->atom_none) {
         predict_atom_none_reply(&d->expected, (uint16_t)seq, ch->xs.msb);
+    } else if (d && d->focus) {
+        /* the channel's last GetInputFocus reply, as the app side has it; the focus may have
+         * moved since, in which case the client's answer is as if it asked a moment earlier */
+        uint8_t *r = !cls->ext && cls->major == XP_OP_GET_INPUT_FOCUS && ch->focus_known
+                         ? buf_append_space(&d->expected, sizeof ch->focus_reply) : NULL;
+        if (r) {
+            memcpy(r, ch->focus_reply, sizeof ch->focus_reply);
+            xp_server_set_sequence(r, (uint16_t)seq, ch->xs.msb);
+            d->state = true;
+        } else
+            log_error("channel %u: request %u was answered at the app side as the last GetInputFocus, but it is "
+                      "not one, or none came (please report this)", ch->id, seq);
     } else if (d && !predict_answer(s->predict, &ch->pq, cls, msg, rq->size, (uint16_t)seq, ch->xs.msb, &d->expected) &&
                !(d->own_window = ownwin_answer(&ch->own, s->predict, cls, msg, rq->size, (uint16_t)seq, ch->xs.msb,
                                                true, &d->expected)) &&
@@ -164,6 +176,10 @@ bool channel_display_drops_server_msg(struct channel *ch, const struct xw_server
     struct session *s = ch->s;
     if (predicted_reply(ch, m, cls, msg, len))
         return true;
+    if (m->kind == XW_KIND_REPLY && !cls->ext && cls->major == XP_OP_GET_INPUT_FOCUS && len == sizeof ch->focus_reply) {
+        memcpy(ch->focus_reply, msg, sizeof ch->focus_reply); /* what the app side answers the next from */
+        ch->focus_known = true;
+    }
     if (s->observer && m->has_seq)
         observer_on_progress(s->observer, ch);
     return false;
@@ -314,7 +330,7 @@ int channel_on_predicted(struct session *s, const struct frame *f)
     uint64_t step;
     uint8_t note = 0;
     if (is_app(s) || rd_varint(&r, &step) < 0 || (rd_left(&r) && rd_u8(&r, &note) < 0) || rd_left(&r) ||
-        step > UINT32_MAX || note > 1)
+        step > UINT32_MAX || note > 2)
         return -EBADMSG;
     struct channel *ch = channel_find(s, f->channel);
     if (!ch)
@@ -334,7 +350,7 @@ int channel_on_predicted(struct session *s, const struct frame *f)
         ch->drops.cap = cap;
     }
     ch->drops.q[(ch->drops.head + ch->drops.len++) % ch->drops.cap] =
-        (struct dropped_reply){ .seq = seq, .atom_none = note == 1 };
+        (struct dropped_reply){ .seq = seq, .atom_none = note == 1, .focus = note == 2 };
     return 0;
 }
 

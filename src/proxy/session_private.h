@@ -84,6 +84,12 @@ struct channel {
                                    * an answer, an answer, an input event): write it at once */
     uint32_t last_answered;       /* sequence number of the last request counted as a round trip */
     uint32_t last_unpredicted;    /* app side: the latest request not answered locally */
+    bool focus_known;             /* focus_reply is the client's last GetInputFocus reply from the
+                                   * server and (app side) nothing else from the server has reached
+                                   * the client since, nor has it sent a request that could move
+                                   * the focus (docs/PROTOCOL.md 3.2); ... */
+    uint64_t focus_at_ns;         /* ... app side: when it reached the client */
+    uint8_t focus_reply[32];
     uint32_t seq_floor;           /* the latest request answered at the app side (PREDICTED) */
     struct predict_questions pq;  /* questions whose answers teach the predictor */
     struct expose_state ex;       /* app side: GCs, pixmaps and window facts, for NoExpose */
@@ -104,6 +110,7 @@ struct channel {
             bool own_window;      /* a reply about the client's own window (ownwin.h) */
             bool atom_none;       /* an InternAtom the app side answered None (docs/PROTOCOL.md 3.2) */
             bool state;           /* a query of watched state (statewatch.h): the server's may be newer */
+            bool focus;           /* a GetInputFocus answered as the channel's last one (PREDICTED note 2) */
             struct buf expected;  /* the reply the app side gave, computed here too */
         } *q;
         uint32_t head, len, cap;
