@@ -182,6 +182,8 @@ static int link_frame_end(struct session *s, int rc)
         long n = frame_decode(buf_head(&s->link_tx) + at, s->link_tx.len - at, &f);
         if (n <= 0 || f.type != FRAME_PREDICTED)
             s->tx_urgent = true;
+        if (n <= 0 || (f.type != FRAME_DATA && f.type != FRAME_PREDICTED && f.type != FRAME_ACK))
+            s->tx_control = true; /* a write that the peer acts on: a trickle's ACK rides it */
         if (n <= 0)
             break;
         s->stats.link_frames_out++;
@@ -255,7 +257,7 @@ static void link_write(struct session *s)
         link_write_buf(s, &s->wire_tx);
         return;
     }
-    s->tx_urgent = false;
+    s->tx_urgent = s->tx_control = false;
     s->hold_since = 0;
     /* The rate moves slowly: a TCP_INFO of the last 100 ms (the scheduler's, most often) will do. */
     struct transport_queue q;
@@ -401,30 +403,41 @@ static void schedule_channels(struct session *s)
     }
 }
 
-/* Tells the peer how many of its link bytes we have read: when ACK_BYTES have come
- * (at most every ACK_INTERVAL_NS; at once for eight times that), with a write that goes
- * anyway once ACK_FEW have come, or ACK_DELAY_NS after the first byte not yet acknowledged
- * (ACK_FEW_DELAY_NS while fewer than ACK_FEW have come: no peer's window, at least
- * PACER_MIN_WINDOW, waits on so few). An ACK costs a few bytes on the way back, so a
- * trickle of input is acknowledged in lumps; its lateness adds to the peer's round-trip
- * samples, of which the pacer keeps the least. */
+/* Tells the peer how many of its link bytes we have read (docs/DESIGN.md, "Acknowledgements"):
+ * - at once for 8 * ACK_BYTES, and a PING's at once;
+ * - a lump: ACK_BYTES, or ACK_FEW with a write that goes anyway, at most every ACK_INTERVAL_NS;
+ * - ACK_DELAY_NS after the first byte not yet acknowledged once ACK_FEW have come: a peer
+ *   whose window is full (it is at least PACER_MIN_WINDOW, twice ACK_FEW) gets it promptly;
+ * - a trickle (fewer than ACK_FEW) never in a write of its own: it rides on a write that goes
+ *   anyway, at once when that write holds a frame the peer acts on (a CLOSE, a WINDOW, a PING,
+ *   ...), on DATA alone once ACK_FEW_DELAY_NS old; else the peer's PING on a quiet link asks
+ *   for it. An ACK-only write after the last of a trickle kept the link busy half a second
+ *   after a pen stopped, and no peer's window waits on so few bytes.
+ * Bytes that carried only ACK frames are acknowledged once ACK_FEW of them have come: an idle
+ * link would otherwise carry ACKs of ACKs both ways forever. An ACK costs a few bytes on the
+ * way back, so a trickle of input is acknowledged in lumps; its lateness adds to the peer's
+ * round-trip samples, of which the pacer keeps the least. */
 static void send_ack(struct session *s)
 {
     uint64_t pending = s->rx_stream - s->ack_sent, now = s->now();
-    /* Acknowledging ACKs on a timer made the two sides ping-pong forever on an idle link. */
     if (!pending || (!s->ack_worthy && pending < ACK_FEW))
         return;
-    if (s->ack_now) /* a PING: the peer wonders whether the link is alive */
-        s->ack_first_ns = now - ACK_FEW_DELAY_NS;
     if (!s->ack_first_ns)
         s->ack_first_ns = now;
-    bool lump = pending >= ACK_BYTES || (pending >= ACK_FEW && s->link_tx.len);
-    uint64_t delay = pending < ACK_FEW ? ACK_FEW_DELAY_NS : ACK_DELAY_NS;
-    if (pending < 8 * ACK_BYTES && !(lump && now - s->ack_sent_ns >= ACK_INTERVAL_NS) &&
-        now - s->ack_first_ns < delay) {
-        uint64_t due = lump ? s->ack_sent_ns + ACK_INTERVAL_NS : s->ack_first_ns + delay;
+    bool goes = s->link_tx.len > 0, urgent = s->tx_urgent;
+    bool lump = pending >= ACK_BYTES || (pending >= ACK_FEW && goes);
+    bool riding = false; /* a trickle's: the write it rides keeps its own urgency */
+    if (s->ack_now || pending >= 8 * ACK_BYTES || (lump && now - s->ack_sent_ns >= ACK_INTERVAL_NS) ||
+        (pending >= ACK_FEW && now - s->ack_first_ns >= ACK_DELAY_NS)) {
+        /* due */
+    } else if (pending >= ACK_FEW) {
+        uint64_t due = lump ? s->ack_sent_ns + ACK_INTERVAL_NS : s->ack_first_ns + ACK_DELAY_NS;
         loop_wake_by(s->loop, clock_ns() + (due > now ? due - now : 0));
         return;
+    } else if (goes && (s->tx_control || now - s->ack_first_ns >= ACK_FEW_DELAY_NS)) {
+        riding = true;
+    } else {
+        return; /* a trickle waits for a write, more bytes, or the peer's PING */
     }
     s->ack_first_ns = 0;
     s->ack_worthy = s->ack_now = false;
@@ -434,6 +447,8 @@ static void send_ack(struct session *s)
     buf_free(&v);
     if (rc < 0)
         return;
+    if (riding)
+        s->tx_urgent = urgent;
     s->ack_sent = s->rx_stream;
     s->ack_sent_ns = now;
 }

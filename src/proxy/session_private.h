@@ -33,9 +33,10 @@
 #define ACK_INTERVAL_NS (5u * 1000000)     /* ... at most every 5 ms ... */
 #define ACK_DELAY_NS (50u * 1000000)       /* ... or 50 ms after the first byte not acknowledged */
 #define ACK_FEW 128u                       /* below this much (half the pacer's least window,
-                                            * so no peer's window waits on it): ... */
-#define ACK_FEW_DELAY_NS (500u * 1000000)  /* ... 500 ms after the first byte, and never when
-                                            * only ACK frames came */
+                                            * so no peer's window waits on it), never an ACK
+                                            * of its own: on a write that goes anyway, ... */
+#define ACK_FEW_DELAY_NS (500u * 1000000)  /* ... of DATA alone once 500 ms old; and never
+                                            * when only ACK frames came */
 #define SERVER_OWED_MAX (16u << 20)        /* display side: replies one client may have the server
                                             * hold for it (a GetImage flood: the server keeps what
                                             * it owes in memory, and a busy one may fail under it) */
@@ -206,6 +207,7 @@ struct session {
     uint64_t rate_told_Bps;       /* the link rate the channels' encoders were last told (bigimg.c) */
     bool goodbye_when_up;         /* session_goodbye came during the handshake: said when it is done */
     bool tx_urgent;               /* link_tx holds something a peer waits for */
+    bool tx_control;              /* ... a frame the peer acts on (not DATA, PREDICTED or ACK) */
     uint64_t hold_since;          /* when link_tx began to be held; 0: not held */
     uint64_t link_rate_Bps;       /* the TCP link's measured delivery rate; 0: unknown */
     uint64_t link_rate_ns;        /* ... when last read from the kernel */

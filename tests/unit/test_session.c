@@ -510,6 +510,117 @@ static void session_tests(void)
         close(c);
         rig_stop(&r);
     }
+    STEST("That a trickle's ACK never goes in a write of its own, and rides on the next write that goes (a CLOSE)") {
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        int c = client_ready(&r, 0);
+        struct buf got = { 0 };
+        rig_wait_ms(&r, 3000); /* whatever the set-up left to acknowledge */
+        uint8_t focus[4] = { 43, 0, 1, 0 }, reply[32] = { 1, 0, 1, 0 };
+        ask_server(&r, c, 0, focus, 4, reply, &got);
+        CHECK_EQ(got.len, 32);
+        /* The reply is a few link bytes: the app side writes nothing for them, however long
+         * the link stays quiet (no PING without a grace period). */
+        uint64_t writes = session_stats(r.app)->link_writes;
+        CHECK(rig_in_flight(r.disp) > 0);
+        rig_wait_ms(&r, 1500);
+        CHECK_EQ(session_stats(r.app)->link_writes, writes);
+        CHECK(rig_in_flight(r.disp) > 0);
+        /* The client goes: its CLOSE carries the ACK, in the same write. */
+        close(c);
+        pump(&r, 20);
+        CHECK_EQ(session_stats(r.app)->link_writes, writes + 1);
+        CHECK_EQ(rig_in_flight(r.disp), 0);
+        buf_free(&got);
+        rig_stop(&r);
+    }
+    STEST("That a trickle's ACK rides on DATA only once it is 500 ms old, and never makes held DATA go at once") {
+        rig_speed = CODEC_SPEED_MODEM; /* DATA nobody waits for is held 10 ms */
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        int c = client_ready(&r, 0);
+        struct buf got = { 0 };
+        rig_wait_ms(&r, 3000);
+        uint8_t focus[4] = { 43, 0, 1, 0 }, reply[32] = { 1, 0, 1, 0 }, noop[4] = { 127, 0, 1, 0 };
+        ask_server(&r, c, 0, focus, 4, reply, &got);
+        drain(&r, r.upstream[0], &got);
+        /* 100 ms on, a NoOperation goes alone: the ACK waits. */
+        rig_wait_ms(&r, 100);
+        uint64_t writes = session_stats(r.app)->link_writes;
+        write(c, noop, 4);
+        rig_wait_ms(&r, 20);
+        CHECK_EQ(session_stats(r.app)->link_writes, writes + 1);
+        CHECK(rig_in_flight(r.disp) > 0);
+        /* 600 ms on, the next one takes it, still held its 10 ms: one write. */
+        rig_wait_ms(&r, 500);
+        write(c, noop, 4);
+        pump(&r, 4);
+        CHECK_EQ(session_stats(r.app)->link_writes, writes + 1);
+        rig_wait_ms(&r, 20);
+        CHECK_EQ(session_stats(r.app)->link_writes, writes + 2);
+        CHECK_EQ(rig_in_flight(r.disp), 0);
+        buf_free(&got);
+        close(c);
+        rig_stop(&r);
+        rig_speed = CODEC_SPEED_AUTO;
+    }
+    STEST("That 128 bytes not acknowledged get their ACK within 50 ms with nothing else to write (a peer may wait for its window)") {
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        int c = client_ready(&r, 0);
+        struct buf got = { 0 };
+        rig_wait_ms(&r, 3000);
+        /* A GetImage's reply of 256 bytes of noise, which no coder shrinks: more than
+         * ACK_FEW, less than a lump (ACK_BYTES), which would go at once. */
+        uint8_t getimage[20] = { 73, 2, 5, 0, 1, 0, 0, 0, 0, 0, 0, 0, 8, 0, 8, 0, 0xff, 0xff, 0xff, 0xff };
+        uint8_t big[32 + 256] = { 1, 24, 2, 0 };
+        st32(big + 4, 256 / 4, false);
+        uint32_t x = 99;
+        for (size_t i = 32; i < sizeof big; i++)
+            x ^= x << 13, x ^= x >> 17, x ^= x << 5, big[i] = (uint8_t)x;
+        write(c, getimage, sizeof getimage);
+        drain(&r, r.upstream[0], &got);
+        uint64_t writes = session_stats(r.app)->link_writes;
+        write(r.upstream[0], big, sizeof big);
+        pump(&r, 20);
+        CHECK(rig_in_flight(r.disp) >= 128 && rig_in_flight(r.disp) < 512);
+        int waited = 0;
+        while (rig_in_flight(r.disp) && waited < 200) {
+            rig_wait_ms(&r, 1);
+            waited++;
+        }
+        CHECK_EQ(rig_in_flight(r.disp), 0);
+        CHECK(waited <= 51);
+        CHECK_EQ(session_stats(r.app)->link_writes, writes + 1); /* the ACK, alone */
+        buf_clear(&got);
+        drain(&r, c, &got);
+        CHECK_EQ(got.len, sizeof big);
+        buf_free(&got);
+        close(c);
+        rig_stop(&r);
+    }
+    STEST("That with a grace period the keepalive PING's answer carries a trickle's ACK") {
+        rig_grace_s = 30;
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        int c = client_ready(&r, 0);
+        struct buf got = { 0 };
+        rig_wait_ms(&r, 3000);
+        uint8_t focus[4] = { 43, 0, 1, 0 }, reply[32] = { 1, 0, 1, 0 };
+        ask_server(&r, c, 0, focus, 4, reply, &got);
+        long long trickle = rig_in_flight(r.disp);
+        rig_wait_ms(&r, 1900);
+        CHECK_EQ(rig_in_flight(r.disp), trickle);
+        rig_wait_ms(&r, 2000); /* the display side's link has been quiet 2 s: PING, and the answer */
+        /* What may be left is the display side's answer to the app side's own PING: an
+         * ACK, a few bytes that nobody acknowledges. */
+        CHECK(rig_in_flight(r.disp) < trickle && rig_in_flight(r.disp) <= 8);
+        CHECK_EQ(session_state(r.disp), SESSION_UP);
+        buf_free(&got);
+        close(c);
+        rig_stop(&r);
+        rig_grace_s = 0;
+    }
     STEST("That sessions with different secrets never open a channel") {
         struct rig r;
         rig_start(&r, (const uint8_t *)"aaaaaaaaaaaaaaaaaaaa", (const uint8_t *)"bbbbbbbbbbbbbbbbbbbb");
