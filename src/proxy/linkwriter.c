@@ -202,13 +202,57 @@ int link_send_frames(struct session *s, const struct buf *frames)
     return link_frame_end(s, buf_append(link_frame_begin(s), buf_head(frames), frames->len));
 }
 
+/* Under contention, fewer packets per event (docs/DESIGN.md, "Coalescing under contention"):
+ * on a TCP link whose round trip the kernel sees COALESCE_QUEUE_US above its least (a
+ * queue: on a shared radio, the other stations' airtime), a small write waits while an
+ * earlier one is in flight, and what gathers meanwhile (events, drawing) goes as one write
+ * when the kernel has it acknowledged, or after a round trip (at most COALESCE_MAX_NS). */
+bool linkwriter_coalesce_holds(const struct transport_queue *q, uint64_t in_flight, uint64_t rx_Bps, uint64_t held_ns)
+{
+    uint64_t queue_us = q->min_rtt_us > COALESCE_QUEUE_US ? q->min_rtt_us : COALESCE_QUEUE_US;
+    if (!q->min_rtt_us || q->rtt_us <= q->min_rtt_us + queue_us || (!q->unacked && !q->unsent))
+        return false;
+    if (in_flight > COALESCE_MAX_IN_FLIGHT || rx_Bps >= COALESCE_RX_BULK_BPS)
+        return false; /* the queue is this link's own bulk, which the pacer keeps short */
+    uint64_t bound = (uint64_t)q->rtt_us * 1000u;
+    return held_ns < (bound < COALESCE_MAX_NS ? bound : COALESCE_MAX_NS);
+}
+
+static bool link_coalesce(struct session *s, uint64_t now)
+{
+    if (now - s->rx_mark_ns >= 100000000u) { /* what the link brought over the last 100 ms or more */
+        s->rx_recent_Bps = s->rx_mark_ns ? (s->stats.link_bytes_in - s->rx_mark_bytes) * 1000000000u / (now - s->rx_mark_ns) : 0;
+        s->rx_mark_ns = now;
+        s->rx_mark_bytes = s->stats.link_bytes_in;
+    }
+    struct transport_queue q;
+    if (!s->link_is_tcp || s->tx_control || s->goodbye || s->wire_tx.len || s->link_tx.len > COALESCE_SMALL ||
+        channels_waiting(s) || transport_queue_info(s->link_out, &q) < 0 ||
+        !linkwriter_coalesce_holds(&q, s->pacer.sent - s->pacer.acked, s->rx_recent_Bps,
+                                   s->hold_since ? now - s->hold_since : 0))
+        return false;
+    if (!s->hold_since)
+        s->hold_since = now;
+    s->coalescing = true;
+    loop_wake_by(s->loop, clock_ns() + COALESCE_POLL_NS);
+    return true;
+}
+
 /* Whether link_tx waits for more: only DATA nobody waits for, less than FLUSH_BYTES, for at
- * most the link's delay since it began to wait. Asks the loop to wake at the deadline. */
+ * most the link's delay since it began to wait; or a small write under contention
+ * (link_coalesce). Asks the loop to wake at the deadline. */
 static bool link_hold(struct session *s)
 {
     uint64_t delay = linkwriter_flush_delay_ns(s);
     if (!s->link_tx.len)
         return false;
+    if (link_coalesce(s, s->now()))
+        return true;
+    if (s->coalescing) {
+        s->coalescing = false;
+        s->flushes[FLUSH_COALESCED]++;
+        return false;
+    }
     if (!delay || s->goodbye) {
         s->flushes[FLUSH_AT_ONCE]++;
         return false;
@@ -449,6 +493,8 @@ static void send_ack(struct session *s)
         return;
     if (riding)
         s->tx_urgent = urgent;
+    else
+        s->tx_control = true; /* a peer's window may wait for it: never held for contention */
     s->ack_sent = s->rx_stream;
     s->ack_sent_ns = now;
 }

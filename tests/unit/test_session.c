@@ -2,6 +2,8 @@
  * channels, flow control, local answers, the memory bound, bad peers; each test on a plain
  * link and on a zstd link. The link's outages are test_session_outage.c's. */
 #include "session_rig.h"
+#include "link/transport.h"
+#include "proxy/session_private.h"
 
 static void session_tests(void)
 {
@@ -635,9 +637,45 @@ static void session_tests(void)
     }
 }
 
+/* The rule that holds small writes under contention (linkwriter.c), on what TCP_INFO says:
+ * the rig's socketpairs have no kernel round trip to show. */
+static void coalesce_tests(void)
+{
+    TEST("That a small write waits under contention only while one is in flight, for at most a round trip and 100 ms") {
+        /* A cell with others' airtime: 2 ms at best, 60 ms now, a segment unacknowledged. */
+        struct transport_queue q = { .rtt_us = 60000, .min_rtt_us = 2000, .unacked = 1 };
+        CHECK(linkwriter_coalesce_holds(&q, 100, 3000, 0));
+        CHECK(linkwriter_coalesce_holds(&q, 100, 3000, 59000000));
+        CHECK(!linkwriter_coalesce_holds(&q, 100, 3000, 60000000)); /* a round trip: it goes */
+        q.rtt_us = 900000;
+        CHECK(linkwriter_coalesce_holds(&q, 100, 3000, 99000000));
+        CHECK(!linkwriter_coalesce_holds(&q, 100, 3000, 100000000)); /* and never past 100 ms */
+        q.unacked = 0;
+        CHECK(!linkwriter_coalesce_holds(&q, 100, 3000, 0)); /* nothing in flight: at once */
+        q.unsent = 30;
+        CHECK(linkwriter_coalesce_holds(&q, 100, 3000, 0)); /* the kernel still holds the last one */
+    }
+    TEST("That no write waits where the queue is not contention: none, a delayed ACK, either side's bulk") {
+        struct transport_queue quiet = { .rtt_us = 11000, .min_rtt_us = 2000, .unacked = 1 };
+        CHECK(!linkwriter_coalesce_holds(&quiet, 100, 0, 0)); /* a quiet cell */
+        struct transport_queue none = { .rtt_us = 50000, .min_rtt_us = 0, .unacked = 1 };
+        CHECK(!linkwriter_coalesce_holds(&none, 100, 0, 0)); /* nothing measured */
+        /* 256 kbit/s, 20 ms each way: 41 ms at best, a delayed ACK's 40 ms on top. */
+        struct transport_queue slow = { .rtt_us = 80000, .min_rtt_us = 41000, .unacked = 1 };
+        CHECK(!linkwriter_coalesce_holds(&slow, 100, 0, 0));
+        /* The same link under an upload: this side's own segments fill the queue, or the
+         * peer's bulk comes this way (its pacer keeps that queue short; holding would not). */
+        struct transport_queue up = { .rtt_us = 300000, .min_rtt_us = 41000, .unacked = 1 };
+        CHECK(!linkwriter_coalesce_holds(&up, 6000, 0, 0));
+        CHECK(!linkwriter_coalesce_holds(&up, 100, 32000, 0));
+        CHECK(linkwriter_coalesce_holds(&up, 100, 1000, 0));
+    }
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
+    coalesce_tests();
     session_tests();
     rig_compress = 3;
     session_tests();
