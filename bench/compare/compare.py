@@ -28,6 +28,8 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 QUIET_S = 0.5            # the link counts as quiet after this long without a byte
 POLL_S = 0.1             # how often the byte counters are read while waiting
+TAIL_POLL_S = 0.005      # ... after the pen's release, for the time of the link's last byte
+TAIL_QUIET_S = 1.0       # ... until it has been quiet this long (a keepalive PING comes after 2 s)
 GPL3 = "/usr/share/common-licenses/GPL-3"
 
 # --------------------------------------------------------------------------- processes
@@ -671,19 +673,32 @@ def w_pen(ctx, path, timeout_s):
     cmd += ["sleep", "0.01", "mouseup", "1"]
     t0 = time.monotonic()
     subprocess.run(cmd, env=ctx.real_env, check=True, timeout=60)
-    t_input = time.monotonic() - t0
-    try:
-        p.p.wait(timeout_s)
-    except subprocess.TimeoutExpired:
-        p.stop(signal.SIGKILL)
-        raise Failed("pen did not see the button release in %d s (%s)" % (timeout_s, read_out().strip()))
-    wall = time.monotonic() - t0
+    t_release = time.monotonic()
+    t_input = t_release - t0
+    # The tail: when the link's last byte of the pen's stroke came (the emulator's counters
+    # of delivered bytes, read every TAIL_POLL_S), after the button's release, until the
+    # pen has exited and the link has been quiet for TAIL_QUIET_S.
+    last, t_last, wall = path.emu.snapshot(), t_release, None
+    while True:
+        now = time.monotonic()
+        if wall is None and p.p.poll() is not None:
+            wall = now - t0
+        if wall is not None and now - t_last >= TAIL_QUIET_S:
+            break
+        if now - t_release > timeout_s:
+            p.stop(signal.SIGKILL)
+            raise Failed("pen did not see the button release in %d s (%s)" % (timeout_s, read_out().strip()))
+        time.sleep(TAIL_POLL_S)
+        cur = path.emu.snapshot()
+        if cur != last:
+            last, t_last = cur, time.monotonic()
     rc = p.stop()
     res = dict(kv.split("=") for kv in read_out().split() if "=" in kv)
     if rc != 0 or "motion" not in res:
         raise Failed("pen exited %s: %s" % (rc, p.log_tail(3)))
     subprocess.run(["xdotool", "mousemove", "1000", "750"], env=ctx.real_env, check=False)
-    return {"wall_s": wall, "input_s": t_input, "motion_events": int(res["motion"]),
+    return {"wall_s": wall, "input_s": t_input, "tail_s": round(t_last - t_release, 3),
+            "motion_events": int(res["motion"]),
             "motion_sent": len(pts) - 1, "lines": int(res["lines"])}
 
 

@@ -66,6 +66,9 @@ int transport_queue_info(int fd, struct transport_queue *q)
         return -1;
     q->unsent = ti.tcpi_notsent_bytes;
     q->rate_Bps = ti.tcpi_delivery_rate;
+    q->rtt_us = ti.tcpi_rtt;
+    q->min_rtt_us = ti.tcpi_min_rtt;
+    q->unacked = ti.tcpi_unacked;
     return 0;
 }
 

@@ -19,6 +19,8 @@ int transport_accept(int lfd, char *peer, int peer_len);
 struct transport_queue {
     uint32_t unsent;          /* bytes written but not yet sent */
     uint64_t rate_Bps;        /* recent delivery rate, bytes per second (0 until measured) */
+    uint32_t rtt_us, min_rtt_us; /* the kernel's smoothed and least round trip (0: none yet) */
+    uint32_t unacked;         /* segments sent and not yet acknowledged: in flight */
 };
 /* 0, or -1 where the kernel does not say (not TCP). */
 int transport_queue_info(int fd, struct transport_queue *q);

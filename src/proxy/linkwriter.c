@@ -182,6 +182,8 @@ static int link_frame_end(struct session *s, int rc)
         long n = frame_decode(buf_head(&s->link_tx) + at, s->link_tx.len - at, &f);
         if (n <= 0 || f.type != FRAME_PREDICTED)
             s->tx_urgent = true;
+        if (n <= 0 || (f.type != FRAME_DATA && f.type != FRAME_PREDICTED && f.type != FRAME_ACK))
+            s->tx_control = true; /* a write that the peer acts on: a trickle's ACK rides it */
         if (n <= 0)
             break;
         s->stats.link_frames_out++;
@@ -200,13 +202,57 @@ int link_send_frames(struct session *s, const struct buf *frames)
     return link_frame_end(s, buf_append(link_frame_begin(s), buf_head(frames), frames->len));
 }
 
+/* Under contention, fewer packets per event (docs/DESIGN.md, "Coalescing under contention"):
+ * on a TCP link whose round trip the kernel sees COALESCE_QUEUE_US above its least (a
+ * queue: on a shared radio, the other stations' airtime), a small write waits while an
+ * earlier one is in flight, and what gathers meanwhile (events, drawing) goes as one write
+ * when the kernel has it acknowledged, or after a round trip (at most COALESCE_MAX_NS). */
+bool linkwriter_coalesce_holds(const struct transport_queue *q, uint64_t in_flight, uint64_t rx_Bps, uint64_t held_ns)
+{
+    uint64_t queue_us = q->min_rtt_us > COALESCE_QUEUE_US ? q->min_rtt_us : COALESCE_QUEUE_US;
+    if (!q->min_rtt_us || q->rtt_us <= q->min_rtt_us + queue_us || (!q->unacked && !q->unsent))
+        return false;
+    if (in_flight > COALESCE_MAX_IN_FLIGHT || rx_Bps >= COALESCE_RX_BULK_BPS)
+        return false; /* the queue is this link's own bulk, which the pacer keeps short */
+    uint64_t bound = (uint64_t)q->rtt_us * 1000u;
+    return held_ns < (bound < COALESCE_MAX_NS ? bound : COALESCE_MAX_NS);
+}
+
+static bool link_coalesce(struct session *s, uint64_t now)
+{
+    if (now - s->rx_mark_ns >= 100000000u) { /* what the link brought over the last 100 ms or more */
+        s->rx_recent_Bps = s->rx_mark_ns ? (s->stats.link_bytes_in - s->rx_mark_bytes) * 1000000000u / (now - s->rx_mark_ns) : 0;
+        s->rx_mark_ns = now;
+        s->rx_mark_bytes = s->stats.link_bytes_in;
+    }
+    struct transport_queue q;
+    if (!s->link_is_tcp || s->tx_control || s->goodbye || s->wire_tx.len || s->link_tx.len > COALESCE_SMALL ||
+        channels_waiting(s) || transport_queue_info(s->link_out, &q) < 0 ||
+        !linkwriter_coalesce_holds(&q, s->pacer.sent - s->pacer.acked, s->rx_recent_Bps,
+                                   s->hold_since ? now - s->hold_since : 0))
+        return false;
+    if (!s->hold_since)
+        s->hold_since = now;
+    s->coalescing = true;
+    loop_wake_by(s->loop, clock_ns() + COALESCE_POLL_NS);
+    return true;
+}
+
 /* Whether link_tx waits for more: only DATA nobody waits for, less than FLUSH_BYTES, for at
- * most the link's delay since it began to wait. Asks the loop to wake at the deadline. */
+ * most the link's delay since it began to wait; or a small write under contention
+ * (link_coalesce). Asks the loop to wake at the deadline. */
 static bool link_hold(struct session *s)
 {
     uint64_t delay = linkwriter_flush_delay_ns(s);
     if (!s->link_tx.len)
         return false;
+    if (link_coalesce(s, s->now()))
+        return true;
+    if (s->coalescing) {
+        s->coalescing = false;
+        s->flushes[FLUSH_COALESCED]++;
+        return false;
+    }
     if (!delay || s->goodbye) {
         s->flushes[FLUSH_AT_ONCE]++;
         return false;
@@ -255,7 +301,7 @@ static void link_write(struct session *s)
         link_write_buf(s, &s->wire_tx);
         return;
     }
-    s->tx_urgent = false;
+    s->tx_urgent = s->tx_control = false;
     s->hold_since = 0;
     /* The rate moves slowly: a TCP_INFO of the last 100 ms (the scheduler's, most often) will do. */
     struct transport_queue q;
@@ -401,30 +447,41 @@ static void schedule_channels(struct session *s)
     }
 }
 
-/* Tells the peer how many of its link bytes we have read: when ACK_BYTES have come
- * (at most every ACK_INTERVAL_NS; at once for eight times that), with a write that goes
- * anyway once ACK_FEW have come, or ACK_DELAY_NS after the first byte not yet acknowledged
- * (ACK_FEW_DELAY_NS while fewer than ACK_FEW have come: no peer's window, at least
- * PACER_MIN_WINDOW, waits on so few). An ACK costs a few bytes on the way back, so a
- * trickle of input is acknowledged in lumps; its lateness adds to the peer's round-trip
- * samples, of which the pacer keeps the least. */
+/* Tells the peer how many of its link bytes we have read (docs/DESIGN.md, "Acknowledgements"):
+ * - at once for 8 * ACK_BYTES, and a PING's at once;
+ * - a lump: ACK_BYTES, or ACK_FEW with a write that goes anyway, at most every ACK_INTERVAL_NS;
+ * - ACK_DELAY_NS after the first byte not yet acknowledged once ACK_FEW have come: a peer
+ *   whose window is full (it is at least PACER_MIN_WINDOW, twice ACK_FEW) gets it promptly;
+ * - a trickle (fewer than ACK_FEW) never in a write of its own: it rides on a write that goes
+ *   anyway, at once when that write holds a frame the peer acts on (a CLOSE, a WINDOW, a PING,
+ *   ...), on DATA alone once ACK_FEW_DELAY_NS old; else the peer's PING on a quiet link asks
+ *   for it. An ACK-only write after the last of a trickle kept the link busy half a second
+ *   after a pen stopped, and no peer's window waits on so few bytes.
+ * Bytes that carried only ACK frames are acknowledged once ACK_FEW of them have come: an idle
+ * link would otherwise carry ACKs of ACKs both ways forever. An ACK costs a few bytes on the
+ * way back, so a trickle of input is acknowledged in lumps; its lateness adds to the peer's
+ * round-trip samples, of which the pacer keeps the least. */
 static void send_ack(struct session *s)
 {
     uint64_t pending = s->rx_stream - s->ack_sent, now = s->now();
-    /* Acknowledging ACKs on a timer made the two sides ping-pong forever on an idle link. */
     if (!pending || (!s->ack_worthy && pending < ACK_FEW))
         return;
-    if (s->ack_now) /* a PING: the peer wonders whether the link is alive */
-        s->ack_first_ns = now - ACK_FEW_DELAY_NS;
     if (!s->ack_first_ns)
         s->ack_first_ns = now;
-    bool lump = pending >= ACK_BYTES || (pending >= ACK_FEW && s->link_tx.len);
-    uint64_t delay = pending < ACK_FEW ? ACK_FEW_DELAY_NS : ACK_DELAY_NS;
-    if (pending < 8 * ACK_BYTES && !(lump && now - s->ack_sent_ns >= ACK_INTERVAL_NS) &&
-        now - s->ack_first_ns < delay) {
-        uint64_t due = lump ? s->ack_sent_ns + ACK_INTERVAL_NS : s->ack_first_ns + delay;
+    bool goes = s->link_tx.len > 0, urgent = s->tx_urgent;
+    bool lump = pending >= ACK_BYTES || (pending >= ACK_FEW && goes);
+    bool riding = false; /* a trickle's: the write it rides keeps its own urgency */
+    if (s->ack_now || pending >= 8 * ACK_BYTES || (lump && now - s->ack_sent_ns >= ACK_INTERVAL_NS) ||
+        (pending >= ACK_FEW && now - s->ack_first_ns >= ACK_DELAY_NS)) {
+        /* due */
+    } else if (pending >= ACK_FEW) {
+        uint64_t due = lump ? s->ack_sent_ns + ACK_INTERVAL_NS : s->ack_first_ns + ACK_DELAY_NS;
         loop_wake_by(s->loop, clock_ns() + (due > now ? due - now : 0));
         return;
+    } else if (goes && (s->tx_control || now - s->ack_first_ns >= ACK_FEW_DELAY_NS)) {
+        riding = true;
+    } else {
+        return; /* a trickle waits for a write, more bytes, or the peer's PING */
     }
     s->ack_first_ns = 0;
     s->ack_worthy = s->ack_now = false;
@@ -434,6 +491,10 @@ static void send_ack(struct session *s)
     buf_free(&v);
     if (rc < 0)
         return;
+    if (riding)
+        s->tx_urgent = urgent;
+    else
+        s->tx_control = true; /* a peer's window may wait for it: never held for contention */
     s->ack_sent = s->rx_stream;
     s->ack_sent_ns = now;
 }

@@ -639,8 +639,9 @@ void session_print_stats(struct session *s, FILE *f)
             (double)s->mem_peak / 1048576, (double)s->mem_high / 1048576, s->mem_pauses,
             s->codec ? (double)codec_memory(s->codec) / 1048576 : 0.0, s->codec ? (1 << codec_window_log(s->codec)) / 1024 : 0,
             (double)s->cfg.max_memory / 1048576);
-    fprintf(f, "link writes of frames: %u urgent, %u full (%u bytes), %u at the deadline (%.0f ms), %u unheld\n",
+    fprintf(f, "link writes of frames: %u urgent, %u full (%u bytes), %u at the deadline (%.0f ms), %u unheld, "
+               "%u coalesced under contention\n",
             s->flushes[FLUSH_URGENT], s->flushes[FLUSH_FULL], FLUSH_BYTES, s->flushes[FLUSH_DEADLINE],
-            (double)linkwriter_flush_delay_ns(s) / 1e6, s->flushes[FLUSH_AT_ONCE]);
+            (double)linkwriter_flush_delay_ns(s) / 1e6, s->flushes[FLUSH_AT_ONCE], s->flushes[FLUSH_COALESCED]);
 }
 

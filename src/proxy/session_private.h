@@ -33,9 +33,10 @@
 #define ACK_INTERVAL_NS (5u * 1000000)     /* ... at most every 5 ms ... */
 #define ACK_DELAY_NS (50u * 1000000)       /* ... or 50 ms after the first byte not acknowledged */
 #define ACK_FEW 128u                       /* below this much (half the pacer's least window,
-                                            * so no peer's window waits on it): ... */
-#define ACK_FEW_DELAY_NS (500u * 1000000)  /* ... 500 ms after the first byte, and never when
-                                            * only ACK frames came */
+                                            * so no peer's window waits on it), never an ACK
+                                            * of its own: on a write that goes anyway, ... */
+#define ACK_FEW_DELAY_NS (500u * 1000000)  /* ... of DATA alone once 500 ms old; and never
+                                            * when only ACK frames came */
 #define SERVER_OWED_MAX (16u << 20)        /* display side: replies one client may have the server
                                             * hold for it (a GetImage flood: the server keeps what
                                             * it owes in memory, and a busy one may fail under it) */
@@ -44,7 +45,17 @@
 #define MEM_BASE (8u << 20)                /* of the bound: the process itself (code, libraries, tables) */
 #define BUF_KEEP (16u * 1024)              /* an idle buffer keeps at most this much allocated */
 #define FLUSH_BYTES (16u * 1024)           /* held link bytes beyond this are written at once */
-enum flush_why { FLUSH_AT_ONCE, FLUSH_URGENT, FLUSH_FULL, FLUSH_DEADLINE }; /* why a link write went */
+enum flush_why { FLUSH_AT_ONCE, FLUSH_URGENT, FLUSH_FULL, FLUSH_DEADLINE, FLUSH_COALESCED, FLUSH_N }; /* why a
+                                            * link write went (COALESCED: after a hold for contention) */
+#define COALESCE_SMALL 1024u               /* contention: writes of at most this many frame bytes wait ... */
+#define COALESCE_QUEUE_US 10000u           /* ... while the kernel's round trip is this far above its least
+                                            * (and its least again: a delayed ACK is not a queue), a
+                                            * queue on the path (other stations' airtime), ... */
+#define COALESCE_MAX_IN_FLIGHT 2048u      /* ... not a queue of our own bulk (more link bytes in flight,
+                                            * or channels waiting for the window) ... */
+#define COALESCE_RX_BULK_BPS 16000u        /* ... nor of the peer's (this much coming a second) ... */
+#define COALESCE_MAX_NS (100u * 1000000)   /* ... while a write is in flight, at most a round trip and this */
+#define COALESCE_POLL_NS (4u * 1000000)    /* ... looking again this often (the kernel tells no ACK) */
 #define XC_BUDGET_SHARE 8 /* of --max-memory, for the body models of this side's encoders:
                            * at 64 MiB, two channels with image models and two with font tables */
 #define REFS_BUDGET_SHARE 8 /* of --max-memory, for the channels' reference stores (the app
@@ -213,12 +224,15 @@ struct session {
     uint64_t rate_told_Bps;       /* the link rate the channels' encoders were last told (bigimg.c) */
     bool goodbye_when_up;         /* session_goodbye came during the handshake: said when it is done */
     bool tx_urgent;               /* link_tx holds something a peer waits for */
+    bool tx_control;              /* ... a frame the peer acts on (not DATA, PREDICTED or ACK) */
     uint64_t hold_since;          /* when link_tx began to be held; 0: not held */
     uint64_t link_rate_Bps;       /* the TCP link's measured delivery rate; 0: unknown */
     uint64_t link_rate_ns;        /* ... when last read from the kernel */
     bool kq_known;                /* the kernel's unsent bytes were read: kq_unsent ... */
     uint64_t kq_unsent, kq_out;   /* ... when link_bytes_out was kq_out */
-    uint32_t flushes[4];          /* link writes of frames by why: enum flush_why */
+    uint32_t flushes[FLUSH_N];    /* link writes of frames by why: enum flush_why */
+    bool coalescing;              /* link_tx is held for contention (link_coalesce) */
+    uint64_t rx_mark_ns, rx_mark_bytes, rx_recent_Bps; /* ... what the link brought lately */
     /* The link's life across outages (relink.c, DESIGN.md "Outages", PROTOCOL.md 1.3). */
     uint32_t caps;                /* the capabilities agreed at the first handshake */
     int window_log;               /* ... and the compression window */
@@ -328,6 +342,12 @@ void linkwriter_pump(struct session *s);
 static inline size_t pixcache_budget(const struct session *s) { return s->xc_budget.cap / 2; }
 void linkwriter_set_window(struct session *s, int window_log);
 uint64_t linkwriter_flush_delay_ns(const struct session *s);
+/* Whether a small write held held_ns waits longer under contention: the kernel's round trip
+ * above its least by COALESCE_QUEUE_US and by the least again, a write in flight, neither
+ * side's bulk (in_flight: our link bytes not acknowledged; rx_Bps: what the link brings), for at most a round trip
+ * and COALESCE_MAX_NS (DESIGN.md "Coalescing under contention"). */
+struct transport_queue;
+bool linkwriter_coalesce_holds(const struct transport_queue *q, uint64_t in_flight, uint64_t rx_Bps, uint64_t held_ns);
 /* The one way a frame goes onto the link (linkwriter.c): link_send queues one frame;
  * link_send_frames whole frames made by an encoder of their own (frame_open_encode,
  * spare_frame_encode, ...). Frames are counted, control frames make the next write go at

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -211,6 +212,34 @@ static inline bool closed(int fd)
     uint8_t c;
     ssize_t n = read(fd, &c, 1);
     return n == 0 || (n < 0 && errno != EAGAIN);
+}
+
+/* The link bytes s has written that its peer has not acknowledged (its pacer's, as
+ * `tincan info` shows them), or -1 if the answer cannot be read. */
+static inline long long rig_in_flight(struct session *s)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    long long n = -1;
+    if (f && session_write_info(s, f, true) == 0 && fflush(f) == 0) {
+        const char *at = strstr(text, "\"in_flight_bytes\": ");
+        if (at)
+            n = strtoll(at + strlen("\"in_flight_bytes\": "), NULL, 10);
+    }
+    if (f)
+        fclose(f);
+    free(text);
+    return n;
+}
+
+/* Moves the sessions' clock on by ms, a millisecond a turn (ACK timers run on it). */
+static inline void rig_wait_ms(struct rig *r, int ms)
+{
+    for (int i = 0; i < ms; i++) {
+        fake_now += 1000000;
+        pump(r, 1);
+    }
 }
 
 /* Each test runs twice: on a plain link and on a zstd link. */

@@ -2,6 +2,8 @@
  * channels, flow control, local answers, the memory bound, bad peers; each test on a plain
  * link and on a zstd link. The link's outages are test_session_outage.c's. */
 #include "session_rig.h"
+#include "link/transport.h"
+#include "proxy/session_private.h"
 
 static void session_tests(void)
 {
@@ -510,6 +512,117 @@ static void session_tests(void)
         close(c);
         rig_stop(&r);
     }
+    STEST("That a trickle's ACK never goes in a write of its own, and rides on the next write that goes (a CLOSE)") {
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        int c = client_ready(&r, 0);
+        struct buf got = { 0 };
+        rig_wait_ms(&r, 3000); /* whatever the set-up left to acknowledge */
+        uint8_t focus[4] = { 43, 0, 1, 0 }, reply[32] = { 1, 0, 1, 0 };
+        ask_server(&r, c, 0, focus, 4, reply, &got);
+        CHECK_EQ(got.len, 32);
+        /* The reply is a few link bytes: the app side writes nothing for them, however long
+         * the link stays quiet (no PING without a grace period). */
+        uint64_t writes = session_stats(r.app)->link_writes;
+        CHECK(rig_in_flight(r.disp) > 0);
+        rig_wait_ms(&r, 1500);
+        CHECK_EQ(session_stats(r.app)->link_writes, writes);
+        CHECK(rig_in_flight(r.disp) > 0);
+        /* The client goes: its CLOSE carries the ACK, in the same write. */
+        close(c);
+        pump(&r, 20);
+        CHECK_EQ(session_stats(r.app)->link_writes, writes + 1);
+        CHECK_EQ(rig_in_flight(r.disp), 0);
+        buf_free(&got);
+        rig_stop(&r);
+    }
+    STEST("That a trickle's ACK rides on DATA only once it is 500 ms old, and never makes held DATA go at once") {
+        rig_speed = CODEC_SPEED_MODEM; /* DATA nobody waits for is held 10 ms */
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        int c = client_ready(&r, 0);
+        struct buf got = { 0 };
+        rig_wait_ms(&r, 3000);
+        uint8_t focus[4] = { 43, 0, 1, 0 }, reply[32] = { 1, 0, 1, 0 }, noop[4] = { 127, 0, 1, 0 };
+        ask_server(&r, c, 0, focus, 4, reply, &got);
+        drain(&r, r.upstream[0], &got);
+        /* 100 ms on, a NoOperation goes alone: the ACK waits. */
+        rig_wait_ms(&r, 100);
+        uint64_t writes = session_stats(r.app)->link_writes;
+        write(c, noop, 4);
+        rig_wait_ms(&r, 20);
+        CHECK_EQ(session_stats(r.app)->link_writes, writes + 1);
+        CHECK(rig_in_flight(r.disp) > 0);
+        /* 600 ms on, the next one takes it, still held its 10 ms: one write. */
+        rig_wait_ms(&r, 500);
+        write(c, noop, 4);
+        pump(&r, 4);
+        CHECK_EQ(session_stats(r.app)->link_writes, writes + 1);
+        rig_wait_ms(&r, 20);
+        CHECK_EQ(session_stats(r.app)->link_writes, writes + 2);
+        CHECK_EQ(rig_in_flight(r.disp), 0);
+        buf_free(&got);
+        close(c);
+        rig_stop(&r);
+        rig_speed = CODEC_SPEED_AUTO;
+    }
+    STEST("That 128 bytes not acknowledged get their ACK within 50 ms with nothing else to write (a peer may wait for its window)") {
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        int c = client_ready(&r, 0);
+        struct buf got = { 0 };
+        rig_wait_ms(&r, 3000);
+        /* A GetImage's reply of 256 bytes of noise, which no coder shrinks: more than
+         * ACK_FEW, less than a lump (ACK_BYTES), which would go at once. */
+        uint8_t getimage[20] = { 73, 2, 5, 0, 1, 0, 0, 0, 0, 0, 0, 0, 8, 0, 8, 0, 0xff, 0xff, 0xff, 0xff };
+        uint8_t big[32 + 256] = { 1, 24, 2, 0 };
+        st32(big + 4, 256 / 4, false);
+        uint32_t x = 99;
+        for (size_t i = 32; i < sizeof big; i++)
+            x ^= x << 13, x ^= x >> 17, x ^= x << 5, big[i] = (uint8_t)x;
+        write(c, getimage, sizeof getimage);
+        drain(&r, r.upstream[0], &got);
+        uint64_t writes = session_stats(r.app)->link_writes;
+        write(r.upstream[0], big, sizeof big);
+        pump(&r, 20);
+        CHECK(rig_in_flight(r.disp) >= 128 && rig_in_flight(r.disp) < 512);
+        int waited = 0;
+        while (rig_in_flight(r.disp) && waited < 200) {
+            rig_wait_ms(&r, 1);
+            waited++;
+        }
+        CHECK_EQ(rig_in_flight(r.disp), 0);
+        CHECK(waited <= 51);
+        CHECK_EQ(session_stats(r.app)->link_writes, writes + 1); /* the ACK, alone */
+        buf_clear(&got);
+        drain(&r, c, &got);
+        CHECK_EQ(got.len, sizeof big);
+        buf_free(&got);
+        close(c);
+        rig_stop(&r);
+    }
+    STEST("That with a grace period the keepalive PING's answer carries a trickle's ACK") {
+        rig_grace_s = 30;
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        int c = client_ready(&r, 0);
+        struct buf got = { 0 };
+        rig_wait_ms(&r, 3000);
+        uint8_t focus[4] = { 43, 0, 1, 0 }, reply[32] = { 1, 0, 1, 0 };
+        ask_server(&r, c, 0, focus, 4, reply, &got);
+        long long trickle = rig_in_flight(r.disp);
+        rig_wait_ms(&r, 1900);
+        CHECK_EQ(rig_in_flight(r.disp), trickle);
+        rig_wait_ms(&r, 2000); /* the display side's link has been quiet 2 s: PING, and the answer */
+        /* What may be left is the display side's answer to the app side's own PING: an
+         * ACK, a few bytes that nobody acknowledges. */
+        CHECK(rig_in_flight(r.disp) < trickle && rig_in_flight(r.disp) <= 8);
+        CHECK_EQ(session_state(r.disp), SESSION_UP);
+        buf_free(&got);
+        close(c);
+        rig_stop(&r);
+        rig_grace_s = 0;
+    }
     STEST("That sessions with different secrets never open a channel") {
         struct rig r;
         rig_start(&r, (const uint8_t *)"aaaaaaaaaaaaaaaaaaaa", (const uint8_t *)"bbbbbbbbbbbbbbbbbbbb");
@@ -524,9 +637,45 @@ static void session_tests(void)
     }
 }
 
+/* The rule that holds small writes under contention (linkwriter.c), on what TCP_INFO says:
+ * the rig's socketpairs have no kernel round trip to show. */
+static void coalesce_tests(void)
+{
+    TEST("That a small write waits under contention only while one is in flight, for at most a round trip and 100 ms") {
+        /* A cell with others' airtime: 2 ms at best, 60 ms now, a segment unacknowledged. */
+        struct transport_queue q = { .rtt_us = 60000, .min_rtt_us = 2000, .unacked = 1 };
+        CHECK(linkwriter_coalesce_holds(&q, 100, 3000, 0));
+        CHECK(linkwriter_coalesce_holds(&q, 100, 3000, 59000000));
+        CHECK(!linkwriter_coalesce_holds(&q, 100, 3000, 60000000)); /* a round trip: it goes */
+        q.rtt_us = 900000;
+        CHECK(linkwriter_coalesce_holds(&q, 100, 3000, 99000000));
+        CHECK(!linkwriter_coalesce_holds(&q, 100, 3000, 100000000)); /* and never past 100 ms */
+        q.unacked = 0;
+        CHECK(!linkwriter_coalesce_holds(&q, 100, 3000, 0)); /* nothing in flight: at once */
+        q.unsent = 30;
+        CHECK(linkwriter_coalesce_holds(&q, 100, 3000, 0)); /* the kernel still holds the last one */
+    }
+    TEST("That no write waits where the queue is not contention: none, a delayed ACK, either side's bulk") {
+        struct transport_queue quiet = { .rtt_us = 11000, .min_rtt_us = 2000, .unacked = 1 };
+        CHECK(!linkwriter_coalesce_holds(&quiet, 100, 0, 0)); /* a quiet cell */
+        struct transport_queue none = { .rtt_us = 50000, .min_rtt_us = 0, .unacked = 1 };
+        CHECK(!linkwriter_coalesce_holds(&none, 100, 0, 0)); /* nothing measured */
+        /* 256 kbit/s, 20 ms each way: 41 ms at best, a delayed ACK's 40 ms on top. */
+        struct transport_queue slow = { .rtt_us = 80000, .min_rtt_us = 41000, .unacked = 1 };
+        CHECK(!linkwriter_coalesce_holds(&slow, 100, 0, 0));
+        /* The same link under an upload: this side's own segments fill the queue, or the
+         * peer's bulk comes this way (its pacer keeps that queue short; holding would not). */
+        struct transport_queue up = { .rtt_us = 300000, .min_rtt_us = 41000, .unacked = 1 };
+        CHECK(!linkwriter_coalesce_holds(&up, 6000, 0, 0));
+        CHECK(!linkwriter_coalesce_holds(&up, 100, 32000, 0));
+        CHECK(linkwriter_coalesce_holds(&up, 100, 1000, 0));
+    }
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
+    coalesce_tests();
     session_tests();
     rig_compress = 3;
     session_tests();
