@@ -5,6 +5,10 @@
 source "$(dirname "$0")/../lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$(dirname "${TINCAN_PLAIN:-$ROOT/build/tincan}")
+# The build directory as the tree's own make names it (relative): given absolute, make would
+# write its objects' dependency files under other target names, and a later `make` would
+# no longer rebuild them when a header changes.
+BUILD=$(realpath --relative-to="$ROOT" "$BUILD")
 TMP=$(mktemp -d /tmp/tincan-install.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 mk() { make -s -C "$ROOT" BUILD="$BUILD" "$@" >"$TMP/make.out" 2>&1; }
