@@ -234,28 +234,58 @@ static bool noise_like(const uint8_t *body, uint32_t w, uint32_t h, bool msb)
     return n && sum > n * NOISE_MEAN_DIFF;
 }
 
+/* The encoder's hashes of the WebPs it sent lately (a channel's own; informative, not on the
+ * wire): an image whose code is one of them costs a reference in zstd's window, so it is
+ * not coded against tiles (firefox draws its strips again and again). */
+#define SENT_CODES 256
+struct xc_sent_codes {
+    uint64_t hash[SENT_CODES];
+    unsigned next;
+};
+
+static bool sent_before(const struct xc_model *m, const struct buf *code)
+{
+    uint64_t h = xc_imgs_hash(buf_head(code), (uint32_t)code->len);
+    for (unsigned i = 0; m->sent && i < SENT_CODES; i++)
+        if (m->sent->hash[i] == h)
+            return true;
+    return false;
+}
+
+static void sent_now(struct xc_model *m, const struct buf *code)
+{
+    if (!m->sent && !(m->sent = calloc(1, sizeof *m->sent)))
+        return; /* a guess less */
+    m->sent->hash[m->sent->next] = xc_imgs_hash(buf_head(code), (uint32_t)code->len);
+    m->sent->next = (m->sent->next + 1) % SENT_CODES;
+}
+
 /* The image's position on its drawable (its grid of tiles). */
 static void image_at(const uint8_t *fixed, bool msb, int *x, int *y)
 {
     *x = (int16_t)ld16(fixed + 16, msb), *y = (int16_t)ld16(fixed + 18, msb);
 }
 
-/* Mode 3's references: the whole tiles of the image that are among the loaded ones, as
- * `count` and (skip, index) pairs into refs, and which cells they are into cover; the
- * count of them. */
-static int tile_refs(struct xc_tilecache *tc, const uint8_t *body, int x, int y, uint32_t w, uint32_t h,
-                     struct tile_cover *cover, struct buf *refs)
+/* Mode 3's references: the whole tiles of the image that are among the loaded ones or
+ * this session's of the channel, as `count` and (skip, index) pairs into refs, and which
+ * cells they are into cover; the count of them (of loaded ones in *loaded). */
+static int tile_refs(const struct xc_model *m, const uint8_t *body, int x, int y, uint32_t w, uint32_t h,
+                     struct tile_cover *cover, struct buf *refs, size_t *loaded)
 {
     xc_tile_grid(x, y, w, h, &cover->g);
-    size_t cells = (size_t)cover->g.nx * cover->g.ny, count = 0, last = 0;
-    if (!tc || !xc_tilecache_loaded(tc) || !cells || !(cover->cell = calloc(cells, 1)))
+    size_t cells = (size_t)cover->g.nx * cover->g.ny, count = 0, last = 0, nloaded = xc_tilecache_loaded(m->tc);
+    *loaded = 0;
+    if ((!nloaded && !xc_tile_ring_count(m->ring)) || !cells || !(cover->cell = calloc(cells, 1)))
         return 0;
     struct buf pairs = { 0 };
     uint8_t tile[XC_TILE_BYTES];
     for (size_t c = 0; c < cells; c++) {
         xc_tile_cut(body, w, cover->g.ox + (uint32_t)(c % cover->g.nx) * XC_TILE_SIDE,
                     cover->g.oy + (uint32_t)(c / cover->g.nx) * XC_TILE_SIDE, tile);
-        int k = xc_tilecache_find(tc, tile);
+        int k = xc_tilecache_find(m->tc, tile);
+        *loaded += k >= 0;
+        if (k < 0 && (k = xc_tile_ring_find(m->ring, tile, xc_tile_key(tile))) >= 0)
+            k += (int)nloaded;
         if (k < 0)
             continue;
         if (buf_put_varint(&pairs, c - last) < 0 || buf_put_varint(&pairs, (uint64_t)k) < 0) {
@@ -306,7 +336,8 @@ int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *bo
         mode = 2;
     /* Tiles of earlier sessions (a page drawn again in other rectangles): the rest as WebP,
      * when that costs less than the image's best code otherwise. */
-    int tiles = ok && mode != 1 ? tile_refs(m->tc, body, x, y, w, h, &cover, &refs) : 0;
+    size_t loaded = 0;
+    int tiles = ok && mode != 1 && !sent_before(m, &code) ? tile_refs(m, body, x, y, w, h, &cover, &refs, &loaded) : 0;
     if (tiles > 0) {
         buf_clear(&alone);
         if (webp_of(m, body, w, h, msb, 3, NULL, 0, &cover, &alone) && refs.len + alone.len < code.len + 2) {
@@ -328,9 +359,13 @@ int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *bo
         while (rc == 0 && blen > XC_IMGS_MAX && out->len - mark < blen / 256)
             rc = buf_append(out, "", 1); /* the least code size (5.2) */
         if (rc == 0 && mode == 3)
-            xc_tilecache_sent(m->tc, (size_t)tiles);
+            xc_tilecache_sent(m->tc, loaded);
         if (rc == 0)
             rc = xc_tilecache_note_image(m->tc, body, x, y, w, h);
+        if (rc == 0)
+            rc = xc_tile_ring_push_image(&m->ring, m->tc, body, x, y, w, h);
+        if (rc == 0)
+            sent_now(m, &code);
         if (rc < 0)
             out->len = mark;
     }
@@ -340,7 +375,8 @@ int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *bo
     return rc;
 }
 
-/* Mode 3's references: into cell[] (0: from the WebP; else 1 + the loaded tile's index). */
+/* Mode 3's references: into cell[] (0: from the WebP; else 1 + the tile's index: the loaded
+ * ones, then this session's of the channel, newest first). */
 static int read_tile_refs(const struct xc_model *m, const struct xc_tile_grid *g, struct rd *r, uint32_t **cell)
 {
     uint64_t count, skip, index;
@@ -348,22 +384,23 @@ static int read_tile_refs(const struct xc_model *m, const struct xc_tile_grid *g
     int rc = rd_varint(r, &count);
     if (rc < 0)
         return rc;
-    if (count == 0 || count > cells || !xc_tilecache_loaded(m->tc))
+    size_t tiles = xc_tilecache_loaded(m->tc) + xc_tile_ring_count(m->ring);
+    if (count == 0 || count > cells || !tiles)
         return -EBADMSG; /* no tiles to refer to, or more references than whole tiles */
     if (!(*cell = calloc(cells, sizeof **cell)))
         return -ENOMEM;
     for (uint64_t i = 0; i < count; i++) {
         if ((rc = rd_varint(r, &skip)) < 0 || (rc = rd_varint(r, &index)) < 0)
             return rc;
-        if (skip >= cells - at || index >= xc_tilecache_loaded(m->tc))
-            return -EBADMSG; /* past the image's last whole tile, or no such loaded tile */
+        if (skip >= cells - at || index >= tiles)
+            return -EBADMSG; /* past the image's last whole tile, or no such tile */
         at += skip;
         (*cell)[at++] = (uint32_t)index + 1;
     }
     return 0;
 }
 
-int xc_bigimg_decode(const struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb,
+int xc_bigimg_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb,
                      struct rd *r)
 {
     uint32_t w, h, *cell = NULL;
@@ -428,7 +465,10 @@ int xc_bigimg_decode(const struct xc_model *m, const uint8_t *fixed, uint8_t *ds
             dst[i] = dst[i + 3], dst[i + 1] = dst[i + 2], dst[i + 2] = t1, dst[i + 3] = t0;
         }
     for (size_t c = 0; mode == 3 && c < (size_t)g.nx * g.ny; c++) { /* the loaded tiles, as they are */
-        const uint8_t *tile = cell[c] ? xc_tilecache_get(m->tc, cell[c] - 1) : NULL;
+        size_t nloaded = xc_tilecache_loaded(m->tc);
+        const uint8_t *tile = !cell[c]                ? NULL
+                            : cell[c] - 1 < nloaded ? xc_tilecache_get(m->tc, cell[c] - 1)
+                                                    : xc_tile_ring_get(m->ring, (uint32_t)(cell[c] - 1 - nloaded));
         uint32_t ox = g.ox + (uint32_t)(c % g.nx) * XC_TILE_SIDE, oy = g.oy + (uint32_t)(c / g.nx) * XC_TILE_SIDE;
         for (unsigned j = 0; tile && j < XC_TILE_SIDE; j++)
             memcpy(dst + 4 * ((size_t)(oy + j) * w + ox), tile + 4 * XC_TILE_SIDE * j, 4 * XC_TILE_SIDE);
@@ -436,7 +476,8 @@ int xc_bigimg_decode(const struct xc_model *m, const uint8_t *fixed, uint8_t *ds
     for (uint8_t z = 0; blen > XC_BIG_BODY && rd_left(r) && !z;) /* zeros to the least size */
         if (rd_u8(r, &z) < 0 || z)
             goto done;
-    rc = xc_tilecache_note_image(m->tc, dst, x, y, w, h);
+    if ((rc = xc_tilecache_note_image(m->tc, dst, x, y, w, h)) == 0)
+        rc = xc_tile_ring_push_image(&m->ring, m->tc, dst, x, y, w, h);
 done:
     free(cell);
     return rc;

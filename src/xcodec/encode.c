@@ -34,7 +34,7 @@ void xenc_set_store(struct xenc *e, size_t cap) { e->m.store_cap = cap < XC_STOR
 
 size_t xc_heavy_max(enum xc_dir dir)
 {
-    return dir == XC_REQUESTS ? xc_pix_size() + XC_IMGS_BUDGET + XC_IMGS * 64u
+    return dir == XC_REQUESTS ? xc_pix_size() + XC_IMGS_BUDGET + XC_IMGS * 64u + (size_t)XC_TILE_RING * (XC_TILE_BYTES + 8)
                               : xc_pix_size() + (size_t)XC_FONTTABS * XC_FONTTAB_MAX * 12u;
 }
 

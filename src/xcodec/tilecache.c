@@ -260,3 +260,72 @@ int xc_tilecache_save(const struct xc_tilecache *c, struct buf *out)
     free(v);
     return rc;
 }
+
+/* This session's tiles of one channel direction (mode 3's indices past the loaded ones):
+ * the newest XC_TILE_RING, found by a scan of their keys (a ring of 1024: some 200 lookups
+ * an image). Both ends push the same tiles in the channel's order. */
+struct xc_tile_ring {
+    uint8_t *slab;                /* XC_TILE_RING tiles */
+    uint64_t key[XC_TILE_RING];
+    uint32_t n, next;             /* held; the slot the next tile goes to */
+};
+
+void xc_tile_ring_free(struct xc_tile_ring *r)
+{
+    if (r)
+        free(r->slab);
+    free(r);
+}
+
+uint32_t xc_tile_ring_count(const struct xc_tile_ring *r) { return r ? r->n : 0; }
+
+static uint32_t ring_slot(const struct xc_tile_ring *r, uint32_t back)
+{
+    return (r->next + XC_TILE_RING - 1 - back) % XC_TILE_RING;
+}
+
+int xc_tile_ring_find(const struct xc_tile_ring *r, const uint8_t *tile, uint64_t key)
+{
+    for (uint32_t back = 0; r && back < r->n; back++) {
+        uint32_t s = ring_slot(r, back);
+        if (r->key[s] == key && memcmp(r->slab + (size_t)s * XC_TILE_BYTES, tile, XC_TILE_BYTES) == 0)
+            return (int)back;
+    }
+    return -1;
+}
+
+const uint8_t *xc_tile_ring_get(const struct xc_tile_ring *r, uint32_t back)
+{
+    return r && back < r->n ? r->slab + (size_t)ring_slot(r, back) * XC_TILE_BYTES : NULL;
+}
+
+int xc_tile_ring_push_image(struct xc_tile_ring **rp, struct xc_tilecache *c, const uint8_t *body, int x, int y,
+                            uint32_t w, uint32_t h)
+{
+    struct xc_tile_grid g;
+    xc_tile_grid(x, y, w, h, &g);
+    if (!g.nx || !g.ny)
+        return 0;
+    if (!*rp) {
+        if (!(*rp = calloc(1, sizeof **rp)) || !((*rp)->slab = malloc((size_t)XC_TILE_RING * XC_TILE_BYTES))) {
+            free(*rp);
+            *rp = NULL;
+            return -ENOMEM;
+        }
+    }
+    struct xc_tile_ring *r = *rp;
+    uint8_t tile[XC_TILE_BYTES];
+    for (uint32_t j = 0; j < g.ny; j++)
+        for (uint32_t i = 0; i < g.nx; i++) {
+            xc_tile_cut(body, w, g.ox + i * XC_TILE_SIDE, g.oy + j * XC_TILE_SIDE, tile);
+            uint64_t key = xc_tile_key(tile);
+            if (uniform(tile) || xc_tile_ring_find(r, tile, key) >= 0 ||
+                (c && c->nloaded && index_find(&c->loaded_ix, c->loaded, key, tile) >= 0))
+                continue; /* one colour, or held already */
+            memcpy(r->slab + (size_t)r->next * XC_TILE_BYTES, tile, XC_TILE_BYTES);
+            r->key[r->next] = key;
+            r->next = (r->next + 1) % XC_TILE_RING;
+            r->n += r->n < XC_TILE_RING;
+        }
+    return 0;
+}

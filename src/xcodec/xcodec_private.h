@@ -94,7 +94,7 @@ int xc_bigimg_level(uint64_t rate_Bps);
 int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
                      struct buf *out);
 /* After the filter byte: exactly blen bytes to dst (m: its recent images); 0, -EAGAIN or -EBADMSG. */
-int xc_bigimg_decode(const struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb, struct rd *r);
+int xc_bigimg_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb, struct rd *r);
 
 /* The last session's pixel bodies (pixcache.c). When p is one of them: 0 and its code then
  * (*code, *code_len); else -1. */
@@ -128,6 +128,18 @@ int xc_tilecache_find(struct xc_tilecache *c, const uint8_t *tile);
 void xc_tilecache_sent(struct xc_tilecache *c, size_t n);
 /* Loaded tile number index (counted as a hit), or NULL when there is none. */
 const uint8_t *xc_tilecache_get(struct xc_tilecache *c, uint64_t index);
+/* This session's tiles of a channel direction (the newest XC_TILE_RING not of one colour
+ * nor among the loaded ones, of its filter-9 images' whole cells), made on first use. */
+#define XC_TILE_RING 1024u
+struct xc_tile_ring;
+void xc_tile_ring_free(struct xc_tile_ring *r);
+uint32_t xc_tile_ring_count(const struct xc_tile_ring *r);
+/* How many tiles back (0: the newest) tile is, or -1. */
+int xc_tile_ring_find(const struct xc_tile_ring *r, const uint8_t *tile, uint64_t key);
+const uint8_t *xc_tile_ring_get(const struct xc_tile_ring *r, uint32_t back);
+/* After a filter-9 image: its new tiles, in cell order. 0 or -ENOMEM. */
+int xc_tile_ring_push_image(struct xc_tile_ring **rp, struct xc_tilecache *c, const uint8_t *body, int x, int y,
+                            uint32_t w, uint32_t h);
 /* Notes the whole tiles of an image coded or decoded with filter 9 for the next file. */
 int xc_tilecache_note_image(struct xc_tilecache *c, const uint8_t *body, int x, int y, uint32_t w, uint32_t h);
 
@@ -144,6 +156,8 @@ struct xc_model {
     struct xc_imgs *imgs;   /* recent PutImage bodies, made on first use */
     struct xc_pixcache *pc; /* XC_REQUESTS: the last session's pixel bodies (shared), or NULL */
     struct xc_tilecache *tc; /* XC_REQUESTS: tiles of earlier sessions' large images (shared), or NULL */
+    struct xc_tile_ring *ring; /* XC_REQUESTS: this session's tiles of the channel, made on first use */
+    struct xc_sent_codes *sent; /* encoder only (bigimg.c): hashes of the latest WebPs sent */
     int lossy_q;            /* encoder: WebP quality for photo-like images; 0: none */
     bool lossy_last;        /* the body just coded was lossy: the message is not kept */
     int bigimg_level;       /* encoder: WebP-lossless effort for large images (bigimg.c); -1: none */
