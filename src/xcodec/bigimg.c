@@ -148,7 +148,7 @@ done:
     return found;
 }
 
-/* Mode 3: the cells of the image's whole tiles that are sent as loaded tiles (1), row by row. */
+/* Mode 3: which of the image's whole cells are sent as tiles (1), row by row. */
 struct tile_cover {
     struct xc_tile_grid g;
     uint8_t *cell;
@@ -334,8 +334,8 @@ int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *bo
         ok = webp_of(m, body, w, h, msb, mode, NULL, 0, NULL, &code);
     if (moved)
         mode = 2;
-    /* Tiles of earlier sessions (a page drawn again in other rectangles): the rest as WebP,
-     * when that costs less than the image's best code otherwise. */
+    /* Tiles of earlier sessions or of this one (a page drawn again in other rectangles): the
+     * rest as WebP, when that costs less than the image's best code otherwise. */
     size_t loaded = 0;
     int tiles = ok && mode != 1 && !sent_before(m, &code) ? tile_refs(m, body, x, y, w, h, &cover, &refs, &loaded) : 0;
     if (tiles > 0) {

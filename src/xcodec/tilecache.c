@@ -245,7 +245,8 @@ int xc_tilecache_save(const struct xc_tilecache *c, struct buf *out)
     struct tile_entry *v = malloc(sizeof *v * ((size_t)c->nfresh + c->nloaded + 1));
     if (!v)
         return -ENOMEM;
-    memcpy(v, c->fresh, sizeof *v * c->nfresh);
+    if (c->nfresh) /* (none noted: no array) */
+        memcpy(v, c->fresh, sizeof *v * c->nfresh);
     qsort(v, c->nfresh, sizeof *v, entry_cmp);
     n = nf;
     for (uint32_t i = 0; i < c->nloaded && n < c->keep; i++)

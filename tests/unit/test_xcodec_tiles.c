@@ -207,7 +207,7 @@ static void test_sessions(void)
         xc_tilecache_free(ce), xc_tilecache_free(cd), xc_tilecache_free(short_set);
         buf_free(&enc), buf_free(&out), buf_free(&cut), buf_free(&one.all);
     }
-    TEST("That a tile file of another size, out of order, with a tile twice or of one colour is refused") {
+    TEST("That a tile file of another size, out of order, with a tile twice or of one colour is refused; one loaded is saved again as it was") {
         struct xc_tilecache *c;
         size_t n = fe.len;
         uint8_t *f = malloc(n);
@@ -228,6 +228,10 @@ static void test_sessions(void)
         xc_tilecache_new(&c, 8u << 20);
         CHECK_EQ(xc_tilecache_load(c, buf_head(&fe), fe.len), 0);
         CHECK_EQ(xc_tilecache_loaded(c), (fe.len - 4) / 1024);
+        struct buf again = { 0 }; /* a session without large images keeps the file as it was */
+        CHECK_EQ(xc_tilecache_save(c, &again), 0);
+        CHECK(again.len == fe.len && !memcmp(buf_head(&again), buf_head(&fe), fe.len));
+        buf_free(&again);
         xc_tilecache_free(c);
         free(f);
     }
