@@ -335,9 +335,13 @@ int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *bo
     if (moved)
         mode = 2;
     /* Tiles of earlier sessions or of this one (a page drawn again in other rectangles): the
-     * rest as WebP, when that costs less than the image's best code otherwise. */
+     * rest as WebP, when that costs less than the image's best code otherwise. Not for an
+     * image over 1 MiB, which one WebP already holds the loop longest (core_grab's probe of
+     * the real server missed its 1 s by 3 ms when such images were coded twice). */
     size_t loaded = 0;
-    int tiles = ok && mode != 1 && !sent_before(m, &code) ? tile_refs(m, body, x, y, w, h, &cover, &refs, &loaded) : 0;
+    int tiles = ok && mode != 1 && blen <= XC_BIGIMG_HUGE && !sent_before(m, &code)
+                    ? tile_refs(m, body, x, y, w, h, &cover, &refs, &loaded)
+                    : 0;
     if (tiles > 0) {
         buf_clear(&alone);
         if (webp_of(m, body, w, h, msb, 3, NULL, 0, &cover, &alone) && refs.len + alone.len < code.len + 2) {
