@@ -309,7 +309,7 @@ int dict_store_save(const struct dict_store *st, uint8_t dir, const uint8_t *p, 
 
     char hex[2 * DICT_HASH_SIZE + 1], name[160];
     sodium_bin2hex(hex, sizeof hex, hash, DICT_HASH_SIZE);
-    static const char *const kind[DICT_KINDS] = { "up", "down", "pix" };
+    static const char *const kind[DICT_KINDS] = { "up", "down", "pix", "til" };
     snprintf(name, sizeof name, "%s-%s" FILE_SUFFIX, kind[dir], hex);
     const uint8_t *parts[2] = { hdr, p };
     size_t lens[2] = { sizeof hdr, n };

@@ -22,8 +22,8 @@
 
 /* What a cache file holds: the last bytes of a link direction's stream (which side
  * compresses it), or the pixel bodies of the up direction (xcodec/pixcache.c). */
-enum dict_dir { DICT_UP = 0 /* app -> display */, DICT_DOWN = 1 /* display -> app */, DICT_PIX = 2 };
-#define DICT_KINDS 3
+enum dict_dir { DICT_UP = 0 /* app -> display */, DICT_DOWN = 1 /* display -> app */, DICT_PIX = 2, DICT_TILES = 3 };
+#define DICT_KINDS 4
 
 /* A parsed cache file; content points into the parsed bytes. */
 struct dict_view {

@@ -163,9 +163,12 @@ int channel_codecs(struct channel *ch, enum xc_dir dir, bool msb, uint8_t refs)
     xenc_set_link_rate(ch->enc, ch->s->rate_told_Bps);
     if (dir == XC_REQUESTS) { /* pixel bodies are requests' */
         xenc_set_pixcache(ch->enc, ch->s->pixcache);
+        xenc_set_tilecache(ch->enc, ch->s->tilecache);
         xenc_set_lossy(ch->enc, ch->s->cfg.lossy_images);
-    } else
+    } else {
         xdec_set_pixcache(ch->dec, ch->s->pixcache);
+        xdec_set_tilecache(ch->dec, ch->s->tilecache);
+    }
     size_t store = (size_t)refs * XC_STORE_UNIT;
     xenc_set_store(ch->enc, store);
     xdec_set_store(ch->dec, store);

@@ -98,7 +98,15 @@ static int cache_prime(struct session *s, char *what, size_t cap)
         rc = xc_pixcache_load(s->pixcache, p, n);
         free(p);
         if (rc == 0 && used < cap)
-            snprintf(what + used, cap - used, ", %zu pixel bodies", xc_pixcache_loaded(s->pixcache));
+            used += snprintf(what + used, cap - used, ", %zu pixel bodies", xc_pixcache_loaded(s->pixcache));
+    }
+    if (rc >= 0)
+        rc = xc_tilecache_new(&s->tilecache, tilecache_budget(s));
+    if (rc >= 0 && (rc = cache_load_agreed(s, DICT_TILES, &p, &n)) == 1) {
+        rc = xc_tilecache_load(s->tilecache, p, n);
+        free(p);
+        if (rc == 0 && used < cap)
+            snprintf(what + used, cap - used, ", %zu tiles", xc_tilecache_loaded(s->tilecache));
     }
     return rc;
 }
@@ -143,6 +151,16 @@ static void cache_save(struct session *s)
     if (rc < 0)
         log_warn("compression cache: cannot save the pixel bodies in %s: %s", s->dict->dir, strerror(-rc));
     buf_free(&pix);
+    if (xc_tilecache_hits(s->tilecache))
+        log_info("compression cache: %llu tiles of large images sent as earlier sessions'",
+                 (unsigned long long)xc_tilecache_hits(s->tilecache));
+    struct buf tiles = { 0 };
+    rc = s->tilecache ? xc_tilecache_save(s->tilecache, &tiles) : 0;
+    if (!rc && tiles.len)
+        rc = dict_store_save(s->dict, DICT_TILES, buf_head(&tiles), tiles.len);
+    if (rc < 0)
+        log_warn("compression cache: cannot save the tiles in %s: %s", s->dict->dir, strerror(-rc));
+    buf_free(&tiles);
 }
 
 /* The session's table of channels, by id. */
@@ -529,6 +547,7 @@ void session_free(struct session *s)
     codec_free(s->codec);
     free(s->dict);
     xc_pixcache_free(s->pixcache); /* after the channels' coders */
+    xc_tilecache_free(s->tilecache);
     predict_free(s->predict);
     fontset_free(s->fontset);
     statewatch_free(s->statewatch);

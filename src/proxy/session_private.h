@@ -178,6 +178,7 @@ struct session {
     struct codec *codec;                 /* set when both sides offered CAP_ZSTD */
     struct dict_store *dict;             /* the compression cache; NULL when off */
     struct xc_pixcache *pixcache;        /* with the cache and CAP_XCODEC: the last session's pixel bodies */
+    struct xc_tilecache *tilecache;      /* ... and tiles of earlier sessions' large images */
     uint64_t dict_cut[2];                /* per codec_dir: the stream offsets to save up to */
     bool dict_cut_set;                   /* GOODBYE sent or received: both sides agree on them */
     struct buf wire_rx, wire_tx;         /* compressed link bytes */
@@ -340,6 +341,9 @@ void session_on_link_readable(struct session *s);
 void linkwriter_pump(struct session *s);
 /* The pixel cache's share of the body models' budget. */
 static inline size_t pixcache_budget(const struct session *s) { return s->xc_budget.cap / 2; }
+/* The tiles kept for the next session: as many as the encoders' body models may hold (8 MiB
+ * under the default bound: a browser session's distinct tiles), at most XC_TILES_MAX. */
+static inline size_t tilecache_budget(const struct session *s) { return s->xc_budget.cap; }
 void linkwriter_set_window(struct session *s, int window_log);
 uint64_t linkwriter_flush_delay_ns(const struct session *s);
 /* Whether a small write held held_ns waits longer under contention: the kernel's round trip

@@ -148,10 +148,25 @@ done:
     return found;
 }
 
-/* The WebP of the image in a mode (2: against ref moved by dy) into code; false when
- * libwebp fails. */
+/* Mode 3: which of the image's whole cells are sent as tiles (1), row by row. */
+struct tile_cover {
+    struct xc_tile_grid g;
+    uint8_t *cell;
+};
+
+static bool covered(const struct tile_cover *c, uint32_t x, uint32_t y)
+{
+    return c && x >= c->g.ox && y >= c->g.oy && x - c->g.ox < c->g.nx * XC_TILE_SIDE &&
+           y - c->g.oy < c->g.ny * XC_TILE_SIDE &&
+           c->cell[(size_t)(y - c->g.oy) / XC_TILE_SIDE * c->g.nx + (x - c->g.ox) / XC_TILE_SIDE];
+}
+
+/* The WebP of the image in a mode (2: against ref moved by dy; 3: but the covered tiles,
+ * whose pixels the receiver does not use: each the pixel above it, opaque, which libwebp's
+ * predictors code nearly free; 0.97 of the bytes of leaving them transparent on firefox's
+ * second session) into code; false when libwebp fails. */
 static bool webp_of(const struct xc_model *m, const uint8_t *body, uint32_t w, uint32_t h, bool msb, uint8_t mode,
-                    const uint8_t *ref, int dy, struct buf *code)
+                    const uint8_t *ref, int dy, const struct tile_cover *cover, struct buf *code)
 {
     WebPConfig cfg;
     WebPPicture pic;
@@ -173,7 +188,8 @@ static bool webp_of(const struct xc_model *m, const uint8_t *body, uint32_t w, u
         const uint8_t *rs = ref && ry >= 0 && ry < h ? ref + (size_t)4 * w * (size_t)ry : NULL;
         uint32_t *d = pic.argb + (size_t)pic.argb_stride * y;
         for (uint32_t x = 0; x < w; x++, s += 4)
-            d[x] = rs && !memcmp(s, rs + 4 * x, 4) ? 0
+            d[x] = cover && covered(cover, x, y) ? (y ? (d - pic.argb_stride)[x] : x ? d[x - 1] : 0xff000000u)
+                 : rs && !memcmp(s, rs + 4 * x, 4) ? 0
                  : (uint32_t)(mode == 1 ? s[cx] : 0xff) << 24 | (uint32_t)s[cr] << 16 | (uint32_t)s[cg] << 8 | s[cb];
     }
     pic.writer = webp_write, pic.custom_ptr = code;
@@ -218,6 +234,72 @@ static bool noise_like(const uint8_t *body, uint32_t w, uint32_t h, bool msb)
     return n && sum > n * NOISE_MEAN_DIFF;
 }
 
+/* The encoder's hashes of the WebPs it sent lately (a channel's own; informative, not on the
+ * wire): an image whose code is one of them costs a reference in zstd's window, so it is
+ * not coded against tiles (firefox draws its strips again and again). */
+#define SENT_CODES 256
+struct xc_sent_codes {
+    uint64_t hash[SENT_CODES];
+    unsigned next;
+};
+
+static bool sent_before(const struct xc_model *m, const struct buf *code)
+{
+    uint64_t h = xc_imgs_hash(buf_head(code), (uint32_t)code->len);
+    for (unsigned i = 0; m->sent && i < SENT_CODES; i++)
+        if (m->sent->hash[i] == h)
+            return true;
+    return false;
+}
+
+static void sent_now(struct xc_model *m, const struct buf *code)
+{
+    if (!m->sent && !(m->sent = calloc(1, sizeof *m->sent)))
+        return; /* a guess less */
+    m->sent->hash[m->sent->next] = xc_imgs_hash(buf_head(code), (uint32_t)code->len);
+    m->sent->next = (m->sent->next + 1) % SENT_CODES;
+}
+
+/* The image's position on its drawable (its grid of tiles). */
+static void image_at(const uint8_t *fixed, bool msb, int *x, int *y)
+{
+    *x = (int16_t)ld16(fixed + 16, msb), *y = (int16_t)ld16(fixed + 18, msb);
+}
+
+/* Mode 3's references: the whole tiles of the image that are among the loaded ones or
+ * this session's of the channel, as `count` and (skip, index) pairs into refs, and which
+ * cells they are into cover; the count of them (of loaded ones in *loaded). */
+static int tile_refs(const struct xc_model *m, const uint8_t *body, int x, int y, uint32_t w, uint32_t h,
+                     struct tile_cover *cover, struct buf *refs, size_t *loaded)
+{
+    xc_tile_grid(x, y, w, h, &cover->g);
+    size_t cells = (size_t)cover->g.nx * cover->g.ny, count = 0, last = 0, nloaded = xc_tilecache_loaded(m->tc);
+    *loaded = 0;
+    if ((!nloaded && !xc_tile_ring_count(m->ring)) || !cells || !(cover->cell = calloc(cells, 1)))
+        return 0;
+    struct buf pairs = { 0 };
+    uint8_t tile[XC_TILE_BYTES];
+    for (size_t c = 0; c < cells; c++) {
+        xc_tile_cut(body, w, cover->g.ox + (uint32_t)(c % cover->g.nx) * XC_TILE_SIDE,
+                    cover->g.oy + (uint32_t)(c / cover->g.nx) * XC_TILE_SIDE, tile);
+        int k = xc_tilecache_find(m->tc, tile);
+        *loaded += k >= 0;
+        if (k < 0 && (k = xc_tile_ring_find(m->ring, tile, xc_tile_key(tile))) >= 0)
+            k += (int)nloaded;
+        if (k < 0)
+            continue;
+        if (buf_put_varint(&pairs, c - last) < 0 || buf_put_varint(&pairs, (uint64_t)k) < 0) {
+            count = 0;
+            break;
+        }
+        cover->cell[c] = 1, last = c + 1, count++;
+    }
+    if (count && (buf_put_varint(refs, count) < 0 || buf_append(refs, buf_head(&pairs), pairs.len) < 0))
+        count = 0;
+    buf_free(&pairs);
+    return (int)count;
+}
+
 int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
                      struct buf *out)
 {
@@ -225,13 +307,14 @@ int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *bo
     if (m->bigimg_level < 0 || !bigimg_fits(fixed, blen, msb, &w, &h) || noise_like(body, w, h, msb))
         return 1;
     size_t npx = (size_t)w * h, mark = out->len, changes = 0;
-    (void)changes;
     uint8_t fourth = body[chan(msb, 3)], mode = 0;
     for (size_t i = 1; i < npx && !mode; i++)
         mode = body[4 * i + chan(msb, 3)] != fourth;
     unsigned k = 0;
-    int dy = 0;
-    struct buf code = { 0 }, alone = { 0 };
+    int dy = 0, x, y;
+    image_at(fixed, msb, &x, &y);
+    struct buf code = { 0 }, alone = { 0 }, refs = { 0 };
+    struct tile_cover cover = { 0 };
     bool moved = !mode && find_moved(m->imgs, body, blen, w, h, &k, &dy, &changes), ok;
     size_t detail = 0, found = 0;
     if (moved)
@@ -241,44 +324,99 @@ int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *bo
     if (moved && found * 3 < detail)
         moved = false;
     if (moved) {
-        ok = webp_of(m, body, w, h, msb, 2, m->imgs->e[k].p, dy, &code);
+        ok = webp_of(m, body, w, h, msb, 2, m->imgs->e[k].p, dy, NULL, &code);
         /* Between: the image alone may cost less. */
-        if (ok && found * 3 < detail * 2 && webp_of(m, body, w, h, msb, 0, NULL, 0, &alone) && alone.len <= code.len) {
+        if (ok && found * 3 < detail * 2 && webp_of(m, body, w, h, msb, 0, NULL, 0, NULL, &alone) && alone.len <= code.len) {
             struct buf t = code;
             code = alone, alone = t, moved = false;
         }
     } else
-        ok = webp_of(m, body, w, h, msb, mode, NULL, 0, &code);
+        ok = webp_of(m, body, w, h, msb, mode, NULL, 0, NULL, &code);
     if (moved)
         mode = 2;
+    /* Tiles of earlier sessions or of this one (a page drawn again in other rectangles): the
+     * rest as WebP, when that costs less than the image's best code otherwise. Not for an
+     * image over 1 MiB, which one WebP already holds the loop longest (core_grab's probe of
+     * the real server missed its 1 s by 3 ms when such images were coded twice). */
+    size_t loaded = 0;
+    int tiles = ok && mode != 1 && blen <= XC_BIGIMG_HUGE && !sent_before(m, &code)
+                    ? tile_refs(m, body, x, y, w, h, &cover, &refs, &loaded)
+                    : 0;
+    if (tiles > 0) {
+        buf_clear(&alone);
+        if (webp_of(m, body, w, h, msb, 3, NULL, 0, &cover, &alone) && refs.len + alone.len < code.len + 2) {
+            struct buf t = code;
+            code = alone, alone = t, mode = 3;
+        }
+    }
+    free(cover.cell);
     int rc = 1;
     /* A code not under three quarters of the image (noise): the row filters cost less time. */
-    if (ok && code.len < blen / 4 * 3) {
+    if (ok && code.len + refs.len < blen / 4 * 3) {
         uint8_t head[3] = { XC_FILTER_WEBPLL, mode, (uint8_t)k };
         rc = buf_append(out, head, mode == 2 ? 3 : 2) < 0 || (mode == 2 && buf_put_varint(out, xc_zz32((uint32_t)dy)) < 0) ||
-                     (mode != 1 && buf_append(out, &fourth, 1) < 0) || buf_put_varint(out, code.len) < 0 ||
+                     (mode != 1 && buf_append(out, &fourth, 1) < 0) ||
+                     (mode == 3 && buf_append(out, buf_head(&refs), refs.len) < 0) || buf_put_varint(out, code.len) < 0 ||
                      buf_append(out, buf_head(&code), code.len) < 0
                  ? -ENOMEM
                  : 0;
         while (rc == 0 && blen > XC_IMGS_MAX && out->len - mark < blen / 256)
             rc = buf_append(out, "", 1); /* the least code size (5.2) */
+        if (rc == 0 && mode == 3)
+            xc_tilecache_sent(m->tc, loaded);
+        if (rc == 0)
+            rc = xc_tilecache_note_image(m->tc, body, x, y, w, h);
+        if (rc == 0)
+            rc = xc_tile_ring_push_image(&m->ring, m->tc, body, x, y, w, h);
+        if (rc == 0)
+            sent_now(m, &code);
         if (rc < 0)
             out->len = mark;
     }
     buf_free(&code);
     buf_free(&alone);
+    buf_free(&refs);
     return rc;
 }
 
-int xc_bigimg_decode(const struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb,
+/* Mode 3's references: into cell[] (0: from the WebP; else 1 + the tile's index: the loaded
+ * ones, then this session's of the channel, newest first). */
+static int read_tile_refs(const struct xc_model *m, const struct xc_tile_grid *g, struct rd *r, uint32_t **cell)
+{
+    uint64_t count, skip, index;
+    size_t cells = (size_t)g->nx * g->ny, at = 0;
+    int rc = rd_varint(r, &count);
+    if (rc < 0)
+        return rc;
+    size_t tiles = xc_tilecache_loaded(m->tc) + xc_tile_ring_count(m->ring);
+    if (count == 0 || count > cells || !tiles)
+        return -EBADMSG; /* no tiles to refer to, or more references than whole tiles */
+    if (!(*cell = calloc(cells, sizeof **cell)))
+        return -ENOMEM;
+    for (uint64_t i = 0; i < count; i++) {
+        if ((rc = rd_varint(r, &skip)) < 0 || (rc = rd_varint(r, &index)) < 0)
+            return rc;
+        if (skip >= cells - at || index >= tiles)
+            return -EBADMSG; /* past the image's last whole tile, or no such tile */
+        at += skip;
+        (*cell)[at++] = (uint32_t)index + 1;
+    }
+    return 0;
+}
+
+int xc_bigimg_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb,
                      struct rd *r)
 {
-    uint32_t w, h;
+    uint32_t w, h, *cell = NULL;
     uint8_t mode, fourth = 0, k = 0;
     uint64_t n, zdy = 0;
+    int x, y;
     const uint8_t *webp, *ref = NULL;
+    struct xc_tile_grid g = { 0 };
+    bool fits = bigimg_fits(fixed, blen, msb, &w, &h);
+    image_at(fixed, msb, &x, &y);
     int rc = rd_u8(r, &mode);
-    if (rc == 0 && mode > 2)
+    if (rc == 0 && mode > 3)
         rc = -EBADMSG;
     if (rc == 0 && mode == 2 && (rc = rd_u8(r, &k)) == 0 && (rc = rd_varint(r, &zdy)) == 0) {
         if (!m->imgs || k >= m->imgs->n || m->imgs->e[k].len != blen || zdy > 0xffffffffu)
@@ -288,34 +426,41 @@ int xc_bigimg_decode(const struct xc_model *m, const uint8_t *fixed, uint8_t *ds
     }
     if (rc == 0 && mode != 1)
         rc = rd_u8(r, &fourth);
+    if (rc == 0 && mode == 3) {
+        if (!fits)
+            rc = -EBADMSG;
+        else
+            xc_tile_grid(x, y, w, h, &g), rc = read_tile_refs(m, &g, r, &cell);
+    }
     if (rc == 0)
         rc = xc_rd_sized(r, blen, &webp, &n);
     if (rc < 0)
-        return rc;
+        goto done;
     WebPBitstreamFeatures f;
-    if (!bigimg_fits(fixed, blen, msb, &w, &h) || WebPGetFeatures(webp, n, &f) != VP8_STATUS_OK ||
-        (uint32_t)f.width != w || (uint32_t)f.height != h || f.format != 2 || f.has_animation)
-        return -EBADMSG; /* of another size, lossy, or not a still WebP */
+    rc = -EBADMSG;
+    if (!fits || WebPGetFeatures(webp, n, &f) != VP8_STATUS_OK || (uint32_t)f.width != w || (uint32_t)f.height != h ||
+        f.format != 2 || f.has_animation)
+        goto done; /* of another size, lossy, or not a still WebP */
     if (!WebPDecodeBGRAInto(webp, n, dst, blen, (int)(4 * w)))
-        return -EBADMSG;
+        goto done;
     if (mode == 2) { /* alpha 0: the reference's pixel, dy rows down; else opaque, as sent */
         int64_t dy = (int32_t)xc_unzz32((uint32_t)zdy);
-        for (uint32_t y = 0; y < h; y++) {
-            uint8_t *d = dst + (size_t)4 * w * y;
-            int64_t ry = (int64_t)y + dy;
-            for (uint32_t x = 0; x < w; x++, d += 4) {
+        for (uint32_t yy = 0; yy < h; yy++) {
+            uint8_t *d = dst + (size_t)4 * w * yy;
+            int64_t ry = (int64_t)yy + dy;
+            for (uint32_t xx = 0; xx < w; xx++, d += 4) {
                 if (d[3] && msb) {
-                    uint8_t b = d[0], g = d[1];
-                    d[0] = fourth, d[1] = d[2], d[2] = g, d[3] = b;
+                    uint8_t b = d[0], gr = d[1];
+                    d[0] = fourth, d[1] = d[2], d[2] = gr, d[3] = b;
                 } else if (d[3])
                     d[3] = fourth;
                 else if (ry < 0 || ry >= h)
-                    return -EBADMSG;
+                    goto done;
                 else
-                    memcpy(d, ref + (size_t)4 * (w * (size_t)ry + x), 4);
+                    memcpy(d, ref + (size_t)4 * (w * (size_t)ry + xx), 4);
             }
         }
-    } else if (!mode)
+    } else if (mode != 1) /* 0 and 3: the fourth byte is one value; the WebP's alpha is not used */
         for (size_t i = 3; i < blen; i += 4)
             dst[i] = fourth;
     if (msb && mode != 2) /* to the request's byte order */
@@ -323,8 +468,21 @@ int xc_bigimg_decode(const struct xc_model *m, const uint8_t *fixed, uint8_t *ds
             uint8_t t0 = dst[i], t1 = dst[i + 1];
             dst[i] = dst[i + 3], dst[i + 1] = dst[i + 2], dst[i + 2] = t1, dst[i + 3] = t0;
         }
+    for (size_t c = 0; mode == 3 && c < (size_t)g.nx * g.ny; c++) { /* the loaded tiles, as they are */
+        size_t nloaded = xc_tilecache_loaded(m->tc);
+        const uint8_t *tile = !cell[c]                ? NULL
+                            : cell[c] - 1 < nloaded ? xc_tilecache_get(m->tc, cell[c] - 1)
+                                                    : xc_tile_ring_get(m->ring, (uint32_t)(cell[c] - 1 - nloaded));
+        uint32_t ox = g.ox + (uint32_t)(c % g.nx) * XC_TILE_SIDE, oy = g.oy + (uint32_t)(c / g.nx) * XC_TILE_SIDE;
+        for (unsigned j = 0; tile && j < XC_TILE_SIDE; j++)
+            memcpy(dst + 4 * ((size_t)(oy + j) * w + ox), tile + 4 * XC_TILE_SIDE * j, 4 * XC_TILE_SIDE);
+    }
     for (uint8_t z = 0; blen > XC_BIG_BODY && rd_left(r) && !z;) /* zeros to the least size */
         if (rd_u8(r, &z) < 0 || z)
-            return -EBADMSG;
-    return 0;
+            goto done;
+    if ((rc = xc_tilecache_note_image(m->tc, dst, x, y, w, h)) == 0)
+        rc = xc_tile_ring_push_image(&m->ring, m->tc, dst, x, y, w, h);
+done:
+    free(cell);
+    return rc;
 }

@@ -23,6 +23,7 @@ int xdec_new(struct xdec **out, enum xc_dir dir, bool msb)
 }
 
 void xdec_set_pixcache(struct xdec *d, struct xc_pixcache *c) { d->m.pc = c; }
+void xdec_set_tilecache(struct xdec *d, struct xc_tilecache *c) { d->m.tc = d->m.dir == XC_REQUESTS ? c : NULL; }
 void xdec_set_store(struct xdec *d, size_t cap) { d->m.store_cap = cap < XC_STORE_MAX ? cap : XC_STORE_MAX; }
 
 void xdec_setup_seen(struct xdec *d)

@@ -27,13 +27,14 @@ int xenc_new(struct xenc **out, enum xc_dir dir, bool msb)
 void xenc_set_budget(struct xenc *e, struct xc_budget *b) { e->budget = b; }
 
 void xenc_set_pixcache(struct xenc *e, struct xc_pixcache *c) { e->m.pc = c; }
+void xenc_set_tilecache(struct xenc *e, struct xc_tilecache *c) { e->m.tc = e->m.dir == XC_REQUESTS ? c : NULL; }
 void xenc_set_lossy(struct xenc *e, int quality) { e->m.lossy_q = quality >= 1 && quality <= 100 ? quality : 0; }
 void xenc_set_link_rate(struct xenc *e, uint64_t rate_Bps) { e->m.bigimg_level = xc_bigimg_level(rate_Bps); }
 void xenc_set_store(struct xenc *e, size_t cap) { e->m.store_cap = cap < XC_STORE_MAX ? cap : XC_STORE_MAX; }
 
 size_t xc_heavy_max(enum xc_dir dir)
 {
-    return dir == XC_REQUESTS ? xc_pix_size() + XC_IMGS_BUDGET + XC_IMGS * 64u
+    return dir == XC_REQUESTS ? xc_pix_size() + XC_IMGS_BUDGET + XC_IMGS * 64u + (size_t)XC_TILE_RING * (XC_TILE_BYTES + 8)
                               : xc_pix_size() + (size_t)XC_FONTTABS * XC_FONTTAB_MAX * 12u;
 }
 

@@ -96,6 +96,10 @@ void xc_model_free(struct xc_model *m)
     m->pix = NULL;
     xc_imgs_free(m->imgs);
     m->imgs = NULL;
+    xc_tile_ring_free(m->ring);
+    m->ring = NULL;
+    free(m->sent);
+    m->sent = NULL;
     xc_fonttabs_free(&m->fonts);
     xc_trap_hints_free(m);
 }

@@ -67,6 +67,25 @@ size_t xc_pixcache_loaded(const struct xc_pixcache *c);
 /* Bodies coded again with a loaded code (the pixel coder not run on them). */
 uint64_t xc_pixcache_hits(const struct xc_pixcache *c);
 
+/* Tiles of large images of earlier sessions, shared by a link's coders (tilecache.c,
+ * PROTOCOL.md 2.2, 5.1 and 5.2 filter 9 mode 3): loaded at link start from a cache file
+ * both ends hold, read-only for the session; the session's own tiles are collected for the
+ * next file, at most XC_TILES_MAX tiles of 1 KiB. */
+struct xc_tilecache;
+#define XC_TILES_MAX 8192u
+/* budget: bytes of tiles in the file saved (at most XC_TILES_MAX tiles). Held: the loaded
+ * file and up to 9/8 of the budget plus one tile for this session. 0 or -ENOMEM. */
+int xc_tilecache_new(struct xc_tilecache **out, size_t budget);
+void xc_tilecache_free(struct xc_tilecache *c);
+/* A saved set (a verified cache file's content): 0, -EBADMSG (never trusts it), -ENOMEM. */
+int xc_tilecache_load(struct xc_tilecache *c, const uint8_t *p, size_t n);
+/* Appends the set to save (nothing when empty): the same bytes at both ends when they
+ * coded the same large images, in any order. 0 or -ENOMEM. */
+int xc_tilecache_save(const struct xc_tilecache *c, struct buf *out);
+size_t xc_tilecache_loaded(const struct xc_tilecache *c);
+/* Tiles sent or received as references to loaded ones. */
+uint64_t xc_tilecache_hits(const struct xc_tilecache *c);
+
 /* msb: the connection's byte order ('B'). 0 or -ENOMEM. */
 int xenc_new(struct xenc **out, enum xc_dir dir, bool msb);
 /* The session's budget (it must outlive the encoder); NULL: no bound. */
@@ -74,6 +93,7 @@ void xenc_set_budget(struct xenc *e, struct xc_budget *b);
 void xenc_set_store(struct xenc *e, size_t cap);
 /* Both ends' coders of a channel direction must be given the same set, or none. */
 void xenc_set_pixcache(struct xenc *e, struct xc_pixcache *c);
+void xenc_set_tilecache(struct xenc *e, struct xc_tilecache *c); /* the same: both ends, or none */
 /* quality 1-100: photo-like 32-bit PutImage bodies over 16 KiB are sent as lossy WebP (the
  * receiver draws an approximation; PROTOCOL.md 5.2, filter byte 8). 0 (the default): none. */
 void xenc_set_lossy(struct xenc *e, int quality);
@@ -90,6 +110,7 @@ int xdec_new(struct xdec **out, enum xc_dir dir, bool msb);
 void xdec_free(struct xdec *d);
 void xdec_set_store(struct xdec *d, size_t cap);
 void xdec_set_pixcache(struct xdec *d, struct xc_pixcache *c);
+void xdec_set_tilecache(struct xdec *d, struct xc_tilecache *c);
 /* Decodes as many whole messages as in[0, n) holds, appending their exact original bytes
  * to out. Returns the bytes consumed (the caller keeps the rest and calls again with
  * more), -EBADMSG for a corrupt stream (the decoder is then unusable) or -ENOMEM. */

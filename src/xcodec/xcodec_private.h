@@ -94,7 +94,7 @@ int xc_bigimg_level(uint64_t rate_Bps);
 int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
                      struct buf *out);
 /* After the filter byte: exactly blen bytes to dst (m: its recent images); 0, -EAGAIN or -EBADMSG. */
-int xc_bigimg_decode(const struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb, struct rd *r);
+int xc_bigimg_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb, struct rd *r);
 
 /* The last session's pixel bodies (pixcache.c). When p is one of them: 0 and its code then
  * (*code, *code_len) and its index in the set (when index is not NULL); else -1. */
@@ -113,6 +113,40 @@ int xc_pixcache_get_quiet(const struct xc_pixcache *c, const uint8_t *code, uint
  * file. 0 or -ENOMEM. */
 int xc_pixcache_note(struct xc_pixcache *c, const uint8_t *p, uint32_t len, const uint8_t *code, uint32_t code_len);
 
+/* Tiles of large images (tilecache.c, PutImage filter 9 mode 3): squares of XC_TILE_SIDE
+ * pixels on the drawable's grid (its coordinates multiples of the side), 4 bytes a pixel. */
+#define XC_TILE_SIDE 16
+#define XC_TILE_BYTES (4u * XC_TILE_SIDE * XC_TILE_SIDE)
+/* The whole cells of the grid inside an image at (x, y) of w x h: nx by ny, the first at
+ * pixel (ox, oy) of the image. */
+struct xc_tile_grid {
+    uint32_t ox, oy, nx, ny;
+};
+void xc_tile_grid(int x, int y, uint32_t w, uint32_t h, struct xc_tile_grid *g);
+/* The tile at pixel (ox, oy) of an image w pixels wide, into tile[XC_TILE_BYTES]. */
+void xc_tile_cut(const uint8_t *body, uint32_t w, uint32_t ox, uint32_t oy, uint8_t *tile);
+uint64_t xc_tile_key(const uint8_t *tile);
+/* The index of a tile among the loaded ones, or -1. */
+int xc_tilecache_find(struct xc_tilecache *c, const uint8_t *tile);
+/* The encoder sent n loaded tiles as references (hits). */
+void xc_tilecache_sent(struct xc_tilecache *c, size_t n);
+/* Loaded tile number index (counted as a hit), or NULL when there is none. */
+const uint8_t *xc_tilecache_get(struct xc_tilecache *c, uint64_t index);
+/* This session's tiles of a channel direction (the newest XC_TILE_RING not of one colour
+ * nor among the loaded ones, of its filter-9 images' whole cells), made on first use. */
+#define XC_TILE_RING 1024u
+struct xc_tile_ring;
+void xc_tile_ring_free(struct xc_tile_ring *r);
+uint32_t xc_tile_ring_count(const struct xc_tile_ring *r);
+/* How many tiles back (0: the newest) tile is, or -1. */
+int xc_tile_ring_find(const struct xc_tile_ring *r, const uint8_t *tile, uint64_t key);
+const uint8_t *xc_tile_ring_get(const struct xc_tile_ring *r, uint32_t back);
+/* After a filter-9 image: its new tiles, in cell order. 0 or -ENOMEM. */
+int xc_tile_ring_push_image(struct xc_tile_ring **rp, struct xc_tilecache *c, const uint8_t *body, int x, int y,
+                            uint32_t w, uint32_t h);
+/* Notes the whole tiles of an image coded or decoded with filter 9 for the next file. */
+int xc_tilecache_note_image(struct xc_tilecache *c, const uint8_t *body, int x, int y, uint32_t w, uint32_t h);
+
 struct xc_model {
     enum xc_dir dir;
     bool msb;
@@ -125,6 +159,9 @@ struct xc_model {
     struct xc_pix *pix;     /* pixel coder statistics, made on first use */
     struct xc_imgs *imgs;   /* recent PutImage bodies, made on first use */
     struct xc_pixcache *pc; /* XC_REQUESTS: the last session's pixel bodies (shared), or NULL */
+    struct xc_tilecache *tc; /* XC_REQUESTS: tiles of earlier sessions' large images (shared), or NULL */
+    struct xc_tile_ring *ring; /* XC_REQUESTS: this session's tiles of the channel, made on first use */
+    struct xc_sent_codes *sent; /* encoder only (bigimg.c): hashes of the latest WebPs sent */
     int lossy_q;            /* encoder: WebP quality for photo-like images; 0: none */
     bool lossy_last;        /* the body just coded was lossy: the message is not kept */
     int bigimg_level;       /* encoder: WebP-lossless effort for large images (bigimg.c); -1: none */

@@ -1,6 +1,6 @@
 /* fuzz_xcodec.c -- libFuzzer target for the structured X codec. First byte: bit 0 picks
  * the test, bit 1 the direction, bit 2 the byte order, bit 3 gives both ends a set of a
- * last session's pixel bodies and codes (pixcache.c). Test 0 feeds the rest to the
+ * last session's pixel bodies and codes (pixcache.c) and tiles (tilecache.c). Test 0 feeds the rest to the
  * decoder as a hostile encoded stream (whole, then in 3-byte steps); test 1 cuts the rest
  * into X messages (2-byte sizes, length fields set so most are well formed; a flag makes
  * one a PutImage of over 16 KiB, its pixels the message's bytes repeated, for bigimg.c)
@@ -39,19 +39,43 @@ static struct xc_pixcache *pix_set(bool with)
     return c;
 }
 
+/* Three tiles of earlier sessions (pixel i of tile t: t, i, i + t, 0), as saved (ascending
+ * by key: the order that loads); NULL without. */
+static struct xc_tilecache *tile_set(bool with)
+{
+    struct xc_tilecache *c;
+    if (!with || xc_tilecache_new(&c, 8u << 20) < 0)
+        return NULL;
+    static const uint8_t orders[6][3] = { { 0, 1, 2 }, { 0, 2, 1 }, { 1, 0, 2 }, { 1, 2, 0 }, { 2, 0, 1 }, { 2, 1, 0 } };
+    static uint8_t file[4 + 3 * 1024] = { 3 };
+    for (int k = 0; k < 6; k++) {
+        for (int j = 0; j < 3; j++)
+            for (int i = 0; i < 256; i++) {
+                uint8_t *px = file + 4 + 1024 * j + 4 * i, t = orders[k][j];
+                px[0] = t, px[1] = (uint8_t)i, px[2] = (uint8_t)(i + t), px[3] = 0;
+            }
+        if (xc_tilecache_load(c, file, sizeof file) == 0)
+            return c;
+    }
+    __builtin_trap();
+}
+
 static void hostile(enum xc_dir dir, bool msb, bool pix, const uint8_t *p, size_t n)
 {
     struct xdec *d;
     struct buf out = { 0 }, pend = { 0 };
     struct xc_pixcache *c = pix_set(pix);
+    struct xc_tilecache *t = tile_set(pix);
     if (xdec_new(&d, dir, msb) < 0)
         return;
     xdec_set_pixcache(d, c);
+    xdec_set_tilecache(d, t);
     (void)xdec_feed(d, p, n, &out);
     xdec_free(d);
     if (xdec_new(&d, dir, msb) < 0)
         return;
     xdec_set_pixcache(d, c);
+    xdec_set_tilecache(d, t);
     for (size_t at = 0; at < n; at += 3) {
         if (buf_append(&pend, p + at, n - at < 3 ? n - at : 3) < 0)
             abort(); /* out of memory: not what is fuzzed */
@@ -65,6 +89,7 @@ static void hostile(enum xc_dir dir, bool msb, bool pix, const uint8_t *p, size_
     }
     xdec_free(d);
     xc_pixcache_free(c);
+    xc_tilecache_free(t);
     buf_free(&out);
     buf_free(&pend);
 }
@@ -104,6 +129,9 @@ static void round_trip(enum xc_dir dir, bool msb, bool pix, uint64_t rate, const
     struct xc_pixcache *ce = pix_set(pix), *cd = pix_set(pix);
     xenc_set_pixcache(e, ce);
     xdec_set_pixcache(d, cd);
+    struct xc_tilecache *te = tile_set(pix), *td = tile_set(pix);
+    xenc_set_tilecache(e, te);
+    xdec_set_tilecache(d, td);
     xenc_set_link_rate(e, rate);
     size_t at = 0;
     bool first = true;
@@ -152,6 +180,8 @@ static void round_trip(enum xc_dir dir, bool msb, bool pix, uint64_t rate, const
     buf_free(&sd);
     xc_pixcache_free(ce);
     xc_pixcache_free(cd);
+    xc_tilecache_free(te);
+    xc_tilecache_free(td);
     xenc_free(e);
     xdec_free(d);
     buf_free(&msgs);
