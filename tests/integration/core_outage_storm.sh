@@ -45,6 +45,13 @@ back() { [ "$(grep -c 'link back' "$XL_TMP/app.log")" -ge 1 ] && session_up; }
 session_up() { xl_on p timeout 20 xdpyinfo -queryExtensions >/dev/null 2>&1; }
 check "That the session is up after $OUTAGES outages" xl_wait_for 60 session_up
 echo "    app side: $(grep -c 'link lost' "$XL_TMP/app.log") links lost, $(grep -c 'link back' "$XL_TMP/app.log") resumed"
+if [ "$(grep -c 'link lost' "$XL_TMP/app.log")" != "$(grep -c 'link back' "$XL_TMP/app.log")" ]; then
+    # Not resumed: the halves' and the relay's last words about links, for whoever reads this.
+    for f in app.log display.log relay.log; do
+        echo "    --- the last link lines of $f"
+        grep -E 'link|refus|handshake|resum' "$XL_TMP/$f" | tail -n 12 | sed 's/^/      /'
+    done
+fi
 type_on b "end"; type_on a "end"
 check "That xdraw's drawing finished through tincan" xl_wait_for 90 grep -q drawn "$XL_TMP/p.draw.out"
 [ -n "${STORM_KEEP:-}" ] && { echo "kept: $XL_TMP"; trap - EXIT; sleep 100000; }
