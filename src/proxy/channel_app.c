@@ -187,12 +187,37 @@ static bool answer_locally(struct channel *ch, const struct msg_class *cls, cons
     return true;
 }
 
+/* Whether a request may move the focus, so that the client's last GetInputFocus answer is
+ * no longer the focus as the client knows it: SetInputFocus; what makes a window unviewable
+ * (the focus then reverts: UnmapWindow, UnmapSubwindows, DestroyWindow, DestroySubwindows,
+ * ReparentWindow, KillClient); an extension's request that is not quiet (XInput can set the
+ * focus). A core query (QueryTree, GetGeometry, InternAtom ...) cannot: once its answer is
+ * in, the focus is as it was. */
+static bool may_move_focus(const struct msg_class *cls, bool quiet)
+{
+    if (cls->ext)
+        return !quiet;
+    switch (cls->major) {
+    case XP_OP_SET_INPUT_FOCUS:
+    case XP_OP_UNMAP_WINDOW:
+    case XP_OP_UNMAP_SUBWINDOWS:
+    case XP_OP_DESTROY_WINDOW:
+    case XP_OP_DESTROY_SUBWINDOWS:
+    case XP_OP_REPARENT_WINDOW:
+    case XP_OP_KILL_CLIENT:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* App side: GetInputFocus (XSync's question) answered with the client's last answer to it,
- * when nothing from the server has reached the client since that answer and every request
- * since was answered here or is quiet and cannot move the focus (not UnmapWindow or
- * UnmapSubwindows). The client's whole stream is then one in which the server took this
- * request right after the last: the focus it tells was the focus then, and what the server
- * sends meanwhile comes after it (its numbers kept rising, channel_app_on_server_msg). For
+ * when no event has reached the client since that answer, every request since that may fail
+ * has had its answer (a reply or an error), and none may have moved the focus
+ * (may_move_focus). The client's whole stream is then one in which the server took this
+ * request right after the last it answered: the focus it tells was the focus then (nothing
+ * the client heard says otherwise), and what the server sends meanwhile comes after it (its
+ * numbers kept rising, channel_app_on_server_msg). For
  * FOCUS_FRESH_NS after the server's answer reached the client: a client that polls the
  * focus, waiting for it to move, then asks the server again and sees it move. Not while the
  * client holds the server grabbed: there XSync is how it lets the server go at its pace
@@ -258,8 +283,8 @@ void channel_app_on_request(struct channel *ch, const struct msg_class *cls, con
                      !ownwin_may_fail(&ch->own, cls, msg, rq->size, ch->xs.msb);
         if (!quiet)
             ch->last_unpredicted = seq;
-        if (!quiet || (!cls->ext && (cls->major == XP_OP_UNMAP_WINDOW || cls->major == XP_OP_UNMAP_SUBWINDOWS)))
-            ch->focus_known = false; /* its answer, or the focus's revert, may change the focus */
+        if (may_move_focus(cls, quiet))
+            ch->focus_known = false;
         if (!answer_noexpose(ch, cls, msg, rq))
             predict_ask(&ch->pq, cls, msg, rq->size, seq, ch->xs.msb);
     }
@@ -284,10 +309,14 @@ void channel_app_on_server_msg(struct channel *ch, const struct xw_server_msg *m
                   ch->xs.seq_done, cls->ext ? cls->ext : "", cls->ext ? " " : "", cls->name ? cls->name : "?");
         ch->last_answered = ch->xs.seq_sent + 1;
     }
-    /* The focus as the client last heard it from the server, while it hears nothing after. */
-    ch->focus_known = m->kind == XW_KIND_REPLY && !cls->ext && cls->major == XP_OP_GET_INPUT_FOCUS &&
-                      m->size == sizeof ch->focus_reply;
-    if (ch->focus_known) {
+    /* The focus as the client last heard it from the server, while it hears no event after
+     * (a FocusOut, or news of a change that moved it). Replies and errors keep it. */
+    bool focus_reply = m->kind == XW_KIND_REPLY && !cls->ext && cls->major == XP_OP_GET_INPUT_FOCUS &&
+                       m->size == sizeof ch->focus_reply;
+    if (m->kind != XW_KIND_REPLY && m->kind != XW_KIND_ERROR)
+        ch->focus_known = false;
+    if (focus_reply) {
+        ch->focus_known = true;
         memcpy(ch->focus_reply, msg, sizeof ch->focus_reply);
         ch->focus_at_ns = s->now();
     }

@@ -5,6 +5,9 @@
  *   xfocus pair          two GetInputFocus, one after the other's answer (XSync twice)
  *   xfocus event         one; then a PropertyNotify of its own window; then another
  *   xfocus unmap         maps a window, gives it the focus, asks; unmaps it, asks
+ *   xfocus query         asks; then a GetGeometry of the root and one of a window that is
+ *                        not there (an error); asks again
+ *   xfocus destroy       maps a window, gives it the focus, asks; destroys it, asks
  *   xfocus window        maps a window and prints its id, then stays (until killed)
  *   xfocus give WINDOW   gives WINDOW the focus
  *   xfocus poll WINDOW   asks every 10 ms until WINDOW has the focus: "polls=N", or exits 1 after 5 s */
@@ -84,6 +87,23 @@ int main(int argc, char **argv)
         xcb_set_input_focus(c, XCB_INPUT_FOCUS_POINTER_ROOT, w, XCB_CURRENT_TIME);
         ask(1);
         xcb_unmap_window(c, w); /* the focus reverts (to the pointer root) */
+        ask(1);
+    } else if (!strcmp(mode, "query")) {
+        ask(1);
+        xcb_get_geometry_reply_t *g = xcb_get_geometry_reply(c, xcb_get_geometry(c, screen->root), NULL);
+        printf("root %ux%u\n", g ? g->width : 0, g ? g->height : 0);
+        free(g);
+        xcb_generic_error_t *err = NULL;
+        g = xcb_get_geometry_reply(c, xcb_get_geometry(c, xcb_generate_id(c)), &err);
+        printf("missing window: error %u\n", err ? err->error_code : 0);
+        free(g);
+        free(err);
+        ask(1);
+    } else if (!strcmp(mode, "destroy")) {
+        xcb_window_t w = mapped_window(0);
+        xcb_set_input_focus(c, XCB_INPUT_FOCUS_PARENT, w, XCB_CURRENT_TIME);
+        ask(1);
+        xcb_destroy_window(c, w); /* the focus reverts (to the parent, the root) */
         ask(1);
     } else if (!strcmp(mode, "window")) {
         xcb_window_t w = mapped_window(0);

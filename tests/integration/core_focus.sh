@@ -2,8 +2,9 @@
 # core_focus.sh -- GetInputFocus (XSync's round trip) answered at the app side with the
 # client's last answer, while nothing else from the server has reached the client and its
 # requests since could not move the focus (PROTOCOL.md 3.2): the answers are those a direct
-# client gets; an event, an UnmapWindow of the focus, or the focus moved by another client
-# (seen by a client that polls) all reach the client as they would directly.
+# client gets, also after queries answered by the server; an event, an UnmapWindow or a
+# DestroyWindow of the focus, or the focus moved by another client (seen by a client that
+# polls) all reach the client as they would directly.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../xlib.sh"
 
@@ -19,7 +20,7 @@ waited() {
     xl_on p "$XL_BIN/xfocus" "$1" >"$XL_TMP/$1.p" 2>&1
     echo $(($(grep -c 'round trip ended by the reply to request [0-9]* (GetInputFocus)' "$p_app_log") - before))
 }
-for mode in pair event unmap; do
+for mode in pair event unmap query destroy; do
     xl_on a "$XL_BIN/xfocus" "$mode" >"$XL_TMP/$mode.a" 2>&1
     w=$(waited "$mode")
     check "That xfocus $mode prints through tincan what it prints directly ($(tr '\n' ' ' <"$XL_TMP/$mode.a"))" \
@@ -28,10 +29,14 @@ for mode in pair event unmap; do
     pair) check "That the second of two GetInputFocus in a row was answered at the app side ($w waited)" test "$w" -eq 1 ;;
     event) check "That a GetInputFocus after an event went to the server ($w of 2 waited)" test "$w" -eq 2 ;;
     unmap) check "That a GetInputFocus after the focus window was unmapped went to the server ($w of 2 waited)" test "$w" -eq 2 ;;
+    query) check "That a GetInputFocus after answered queries (a reply, an error) was answered at the app side ($w waited)" test "$w" -eq 1 ;;
+    destroy) check "That a GetInputFocus after the focus window was destroyed went to the server ($w of 2 waited)" test "$w" -eq 2 ;;
     esac
 done
 check "That the unmapped window's focus reverted, directly and through tincan" \
     test "$(tail -1 "$XL_TMP/unmap.a")" = "focus=pointerroot revert=1"
+check "That the destroyed window's focus reverted to its parent, the root, directly and through tincan" \
+    test "$(tail -1 "$XL_TMP/destroy.a")" = "focus=root revert=0"
 
 # Another client (on the server itself) moves the focus while one through tincan polls.
 xl_on b "$XL_BIN/xfocus" window >"$XL_TMP/win.out" 2>&1 & winpid=$!
