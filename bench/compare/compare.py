@@ -712,6 +712,10 @@ def w_pen(ctx, path, timeout_s):
 APP_PDFS = ["/usr/share/doc/valgrind/valgrind_manual.pdf.gz", "/usr/share/doc/bzip2/manual.pdf.gz",
             "/usr/share/doc/zlib1g-dev/crc-doc.1.0.pdf.gz", "/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf"]
 APP_PHOTOS = ["/usr/share/images/fluxbox/debian-squared.jpg", "/usr/share/icewm/themes/NanoBlue/eos.jpg"]
+# What the image viewer shows, besides APP_PHOTOS: artwork of Debian packages (a photograph
+# of wood, renders, a logo), those present.
+VIEWER_IMAGES = ["/usr/share/backgrounds/gnome/wood-l.webp", "/usr/share/images/fluxbox/debian-dark.png",
+                 "/usr/share/backgrounds/gnome/licorice-d.webp", "/usr/share/backgrounds/gnome/truchet-l.webp"]
 FF_PREFS = """user_pref("browser.shell.checkDefaultBrowser", false);
 user_pref("browser.startup.homepage_override.mstone", "ignore");
 user_pref("browser.aboutwelcome.enabled", false);
@@ -799,6 +803,42 @@ def runs_emacs(ctx):
                                          ["type", "--delay", "30", "Typed through the link. "]])]
 
 
+def runs_feh(ctx):
+    """feh, an image viewer (imlib2, PutImage of whole windows): photographs and artwork
+    scaled into an 800x600 window, the next image at each step."""
+    d = app_docs(ctx)
+    imgs = [os.path.join(d, os.path.basename(f)) for f in APP_PHOTOS] + [f for f in VIEWER_IMAGES if os.path.exists(f)]
+    imgs = [f for f in imgs if os.path.exists(f)]
+    if len(imgs) < 2:
+        raise Failed("fewer than two images found for feh (" + ", ".join(APP_PHOTOS + VIEWER_IMAGES) + ")")
+    argv = ["feh", "-g", "800x600+0+0", "--scale-down", "--zoom", "max", "-N"] + imgs
+    return [(argv, None, [["key", "space"]] * (len(imgs) - 1))]
+
+
+def spreadsheet(path):
+    """A sheet of figures and words, the same every run (a seeded generator)."""
+    import random
+    rnd = random.Random(18)
+    words = ["north", "south", "east", "west", "radio", "serial", "cell", "link", "queue", "rate"]
+    with open(path, "w") as f:
+        f.write("id,site,kind,rate kbit/s,delay ms,loss %,bytes,notes\n")
+        for i in range(1, 301):
+            f.write("%d,%s-%d,%s,%d,%d,%.2f,%d,%s %s\n" % (
+                i, rnd.choice(words), rnd.randint(1, 40), rnd.choice(words), rnd.choice((9, 64, 256, 1024, 54000)),
+                rnd.randint(1, 600), rnd.random() * 3, rnd.randint(100, 10 ** 7), rnd.choice(words), rnd.choice(words)))
+
+
+def runs_gnumeric(ctx):
+    """gnumeric, a large GTK 3 program: a 300-row sheet, 3 pages down, figures typed in."""
+    d = app_docs(ctx)
+    sheet = os.path.join(d, "sites.csv")
+    if not os.path.exists(sheet):
+        spreadsheet(sheet)
+    argv = ["gnumeric", "--no-splash", "--geometry", "900x700+0+0", sheet]
+    return [(argv, dict(NO_A11Y, LANG="C.UTF-8"),
+             [["key", "Next"], ["key", "Next"], ["key", "Next"], ["type", "--delay", "30", "42.5"], ["key", "Return"]])]
+
+
 def runs_pdf(viewer):
     def make(ctx):
         d = app_docs(ctx)
@@ -843,6 +883,10 @@ WORKLOADS = [
     ("mupdf", "mupdf -r 72 on 3 PDFs (valgrind manual, crc-doc, shared-mime-info spec), 2 pages down each",
      w_app(runs_pdf("mupdf")), False),
     ("xpdf", "xpdf on the same 3 PDFs, 2 pages down each", w_app(runs_pdf("xpdf")), False),
+    ("feh", "feh on photographs and artwork (JPEG, PNG, WebP), scaled into 800x600, the next at each step",
+     w_app(runs_feh), False),
+    ("gnumeric", "gnumeric (GTK 3) on a 300-row sheet: 3 pages down, a figure typed",
+     w_app(runs_gnumeric), False),
     ("xdpyinfo", "xdpyinfo, to exit (ListExtensions and every extension's version)",
      w_cmd(["xdpyinfo"]), False),
 ]

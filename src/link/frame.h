@@ -51,6 +51,7 @@ enum fact_kind {
     FACT_ATOM_HASHES = 14, /* varint first, then repeated u16le: the name hashes of atoms first, first+1, ... */
     FACT_STATE = 15,     /* u8 name length, an extension's name, u8 watched: its state queries (docs/PROTOCOL.md 3.2) */
     FACT_COLOR_TABLE = 16, /* u64le table hash, varint size, then ascending varint entries not answered */
+    FACT_SELECTION = 17, /* varint selection, varint owner (0: None): a watched selection's owner now */
 };
 
 #define FRAME_MAX_PAYLOAD (1u << 20)  /* 1 MiB: senders cut larger data into pieces */

@@ -14,6 +14,7 @@
 #include "proxy/learnt.h"
 #include "proxy/session_private.h"
 #include "proxy/spare.h"
+#include "proxy/statewatch.h"
 #include "x11/xdisplay.h"
 #include "xproto_tables.h"
 
@@ -41,6 +42,8 @@ void channel_display_on_request(struct channel *ch, const struct msg_class *cls,
     predict_ask(&ch->pq, cls, msg, rq->size, seq, ch->xs.msb);
     if (s->learnt)
         learnt_on_request(s->learnt, &ch->pq, cls, msg, rq->size, ch->xs.msb);
+    if (s->statewatch)
+        statewatch_on_request(s->statewatch, cls, msg, rq->size, ch->xs.msb);
     struct dropped_reply *d = drop_find(ch, seq);
     if (d) /* the state may have changed since the app side answered: a miss, not a bug */
         d->state = predict_is_state_query(cls, msg, rq->size, ch->xs.msb);

@@ -170,6 +170,61 @@ static void track_property_change(struct predictor *p, const struct msg_class *c
         pd_prop_set(p, v.window, v.property, PROP_UNKNOWN, 0, 0, NULL, 0);
 }
 
+/* The index of a selection's entry, or -1. */
+static int selection_find(const struct predictor *p, uint32_t atom)
+{
+    for (uint32_t i = 0; i < p->n_sels; i++)
+        if (p->sels[i].atom == atom)
+            return (int)i;
+    return -1;
+}
+
+/* ... made (owner None, not set here) if there is none and there is room. */
+static int selection_add(struct predictor *p, uint32_t atom)
+{
+    int i = selection_find(p, atom);
+    if (i >= 0 || p->n_sels == PREDICT_MAX_SELECTIONS)
+        return i;
+    p->sels[p->n_sels].atom = atom;
+    p->sels[p->n_sels].owner = 0;
+    p->sels[p->n_sels].set_here = false;
+    return (int)p->n_sels++;
+}
+
+void pd_selection_told(struct predictor *p, uint32_t selection, uint32_t owner)
+{
+    int i = selection_add(p, selection);
+    if (i >= 0)
+        p->sels[i].owner = owner;
+}
+
+/* A client of the session sets a selection's owner: what the display side tells of it may
+ * be from before the server took that request, and the client would not see its own
+ * change: that selection's owner is asked of the server for the rest of the session. */
+static void track_selection_set(struct predictor *p, const uint8_t *req, uint32_t size, bool msb)
+{
+    struct xp_set_selection_owner_req v;
+    int i = xp_set_selection_owner_req_view(req, size, msb, &v) ? selection_add(p, v.selection) : -1;
+    if (i >= 0)
+        p->sels[i].set_here = true;
+    else
+        p->sels_full = true;
+}
+
+static bool answer_selection_owner(const struct predictor *p, const uint8_t *req, uint32_t size, uint16_t seq, bool msb,
+                                   struct buf *out)
+{
+    struct xp_get_selection_owner_req v;
+    int i = !p->sels_full && size == XP_GET_SELECTION_OWNER_REQ_SIZE && xp_get_selection_owner_req_view(req, size, msb, &v)
+                ? selection_find(p, v.selection) : -1;
+    uint8_t *r;
+    if (i < 0 || p->sels[i].set_here || !(r = pd_reply_space(out, 0)))
+        return false;
+    xp_get_selection_owner_reply_put(r, XP_GET_SELECTION_OWNER_REPLY_SIZE, msb,
+                                     &(struct xp_get_selection_owner_reply){ .sequence = seq, .owner = p->sels[i].owner });
+    return true;
+}
+
 void predict_track(struct predictor *p, struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req,
                    uint32_t size, bool msb)
 {
@@ -182,6 +237,8 @@ void predict_track(struct predictor *p, struct predict_questions *pq, const stru
     if (!cls->ext && (cls->major == XP_OP_CHANGE_PROPERTY || cls->major == XP_OP_DELETE_PROPERTY ||
                       cls->major == XP_OP_GET_PROPERTY || cls->major == XP_OP_ROTATE_PROPERTIES))
         track_property_change(p, cls, req, size, msb);
+    if (!cls->ext && cls->major == XP_OP_SET_SELECTION_OWNER)
+        track_selection_set(p, req, size, msb);
     if (cls->ext && pd_state_changing(p, cls, req, size))
         pd_forget_state(p, pd_find_extension((const uint8_t *)cls->ext, strlen(cls->ext)));
     if (cls->ext && cls->major >= 128) {
@@ -416,6 +473,8 @@ bool predict_answer(const struct predictor *p, const struct predict_questions *p
     }
     if (cls->major == XP_OP_GET_PROPERTY)
         return answer_get_property(p, req, size, seq, msb, out);
+    if (cls->major == XP_OP_GET_SELECTION_OWNER)
+        return answer_selection_owner(p, req, size, seq, msb, out);
     union {
         struct xp_get_keyboard_mapping_req keys;
         struct xp_query_font_req font;

@@ -113,11 +113,15 @@ int predict_fact_exchange(struct buf *out, bool msb, const uint8_t *key, size_t 
  * whose queries are answered from replies seen while it watches: "watched" also says that
  * the state changed, so what was known is forgotten. */
 int predict_fact_state(struct buf *out, const char *ext, bool watched);
+/* FACT_SELECTION: a selection's owner (0: None), as the display side's watch of it saw it
+ * last (statewatch.h). The app side answers GetSelectionOwner of it from then on, unless a
+ * client of the session sets that selection's owner: then not again in the session. */
+int predict_fact_selection(struct buf *out, uint32_t selection, uint32_t owner);
 /* An extension the server has (from EXTENSION facts): its major opcode and first event. */
 bool predict_extension(const struct predictor *p, const char *xname, uint8_t *major, uint8_t *first_event);
 /* Whether this request asks for a watched kind of state (RANDR's screen resources, XInput's
- * devices): a reply that differs from the app side's answer is a change another client made
- * meanwhile, not a bug. */
+ * devices, a selection's owner): a reply that differs from the app side's answer is a change
+ * another client made meanwhile, not a bug. */
 bool predict_is_state_query(const struct msg_class *cls, const uint8_t *req, uint32_t size, bool msb);
 
 /* FACT_EXCHANGE, or FACT_FONT (key: a font's name, reply: its QueryFont's). */

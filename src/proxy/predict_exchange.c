@@ -227,6 +227,8 @@ static int state_query_index(const struct msg_class *cls, const uint8_t *req, ui
 bool predict_is_state_query(const struct msg_class *cls, const uint8_t *req, uint32_t size, bool msb)
 {
     (void)msb;
+    if (cls->kind == MSG_REQUEST && !cls->ext && cls->major == XP_OP_GET_SELECTION_OWNER)
+        return true; /* statewatch.h's selections */
     return cls->kind == MSG_REQUEST && state_query_index(cls, req, size) >= 0;
 }
 

@@ -30,6 +30,12 @@ int predict_fact_property(struct buf *out, uint32_t window, uint32_t property, u
            buf_append(out, data, len) ? -ENOMEM : 0;
 }
 
+int predict_fact_selection(struct buf *out, uint32_t selection, uint32_t owner)
+{
+    uint8_t kind = FACT_SELECTION;
+    return buf_append(out, &kind, 1) || buf_put_varint(out, selection) || buf_put_varint(out, owner) ? -ENOMEM : 0;
+}
+
 int predict_fact_keyboard(struct buf *out, bool known, uint8_t min_keycode, uint8_t max_keycode, uint8_t per_keycode,
                           const uint8_t *keysyms, uint8_t per_modifier, const uint8_t *modifiers)
 {
@@ -171,6 +177,14 @@ int predict_on_fact(struct predictor *p, const uint8_t *payload, size_t len)
             rd_bytes(&r, &h, 2);
             pd_unnamed_add(p, id, (uint16_t)(h[0] | h[1] << 8));
         }
+        return 0;
+    }
+    case FACT_SELECTION: {
+        uint64_t sel, owner;
+        if (rd_varint(&r, &sel) || !sel || sel > UINT32_MAX || rd_varint(&r, &owner) || owner > UINT32_MAX ||
+            rd_left(&r))
+            return -EBADMSG;
+        pd_selection_told(p, (uint32_t)sel, (uint32_t)owner);
         return 0;
     }
     case FACT_COLORS:

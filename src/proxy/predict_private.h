@@ -24,6 +24,7 @@ _Static_assert(QE_BODY == XP_QUERY_EXTENSION_REPLY_SIZE - XP_REPLY_HEADER_SIZE, 
 #define PREDICT_MAX_COLORMAPS 16u  /* default colormaps of TrueColor screens */
 #define PREDICT_MAX_COLOR_NAMES 64u /* colour names the display side looked up */
 #define PREDICT_MAX_FONTS_OK 16u   /* font names the display side opened */
+#define PREDICT_MAX_SELECTIONS 32u /* selections whose owner the display side watches, or a client here set */
 #define PREDICT_MAX_QUERY_COLORS 4096u /* pixels in one QueryColors answered at most */
 
 struct atom {
@@ -97,6 +98,12 @@ struct predictor {
     } fonts_ok[PREDICT_MAX_FONTS_OK]; /* fonts the display side opened */
     uint32_t n_fonts_ok;
     uint32_t census_next;          /* every atom below it was told (FACT_ATOM_CENSUS); 0: no census */
+    struct {                       /* selections' owners (FACT_SELECTION) */
+        uint32_t atom, owner;
+        bool set_here;             /* a client of this session set its owner: never answered again */
+    } sels[PREDICT_MAX_SELECTIONS];
+    uint32_t n_sels;
+    bool sels_full;                /* a client set the owner of one more: none is answered */
     uint32_t max_atom;             /* the largest atom known, or told by its hash */
     struct {                       /* atoms told by the hash of their name (FACT_ATOM_HASHES) */
         uint32_t *ids;             /* ... and not known by name: ascending */
@@ -124,6 +131,9 @@ const struct atom *pd_atom_by_id(const struct predictor *p, uint32_t id);
 void pd_atom_add(struct predictor *p, uint32_t id, const char *name, size_t len);
 void pd_unnamed_add(struct predictor *p, uint32_t id, uint16_t hash);
 bool pd_census_current(const struct predictor *p);
+
+/* predict.c: selections' owners (FACT_SELECTION) */
+void pd_selection_told(struct predictor *p, uint32_t selection, uint32_t owner);
 
 /* predict_exchange.c: replies known from their questions (handshakes, state queries, fonts) */
 const struct exchange *pd_exchange_find(const struct predictor *p, uint8_t kind, bool msb, const uint8_t *key,

@@ -1,4 +1,5 @@
-/* statewatch.c -- toolkits' start-up queries of RANDR and XInput 2 state (statewatch.h). */
+/* statewatch.c -- toolkits' start-up queries of RANDR and XInput 2 state, and selections'
+ * owners (statewatch.h). */
 #include "proxy/statewatch.h"
 
 #include <errno.h>
@@ -41,10 +42,21 @@ struct watched {
     bool dirty;               /* a change came while asking: ask again when done */
 };
 
+#define MAX_SELECTIONS 32     /* as the predictor's table (predict_private.h) */
+#define SEL_WATCH_MASK (XP_XFIXES_SELECTION_EVENT_MASK_SET_SELECTION_OWNER | \
+                        XP_XFIXES_SELECTION_EVENT_MASK_SELECTION_WINDOW_DESTROY | \
+                        XP_XFIXES_SELECTION_EVENT_MASK_SELECTION_CLIENT_CLOSE)
+
 struct statewatch {
     struct observer *o;
     uint32_t root;
     struct watched w[N_WATCHED];
+    struct {                  /* selections a client asked the owner of, watched through XFIXES */
+        bool on;
+        uint8_t major, first_event;
+        uint32_t atoms[MAX_SELECTIONS];
+        uint32_t n;
+    } sel;
 };
 
 int statewatch_new(struct statewatch **out)
@@ -148,9 +160,56 @@ static void on_answer(void *ctx, uint32_t tag, const uint8_t *msg, uint32_t size
         tell_and_ask(sw, (enum which)k);
 }
 
+static void tell_owner(struct statewatch *sw, uint32_t selection, uint32_t owner, struct buf *fact)
+{
+    if (predict_fact_selection(fact, selection, owner) == 0)
+        log_debug("state watch: selection %u: owner %#x", selection, owner);
+}
+
+static void on_owner(void *ctx, uint32_t tag, const uint8_t *msg, uint32_t size, bool error, struct buf *fact)
+{
+    struct statewatch *sw = ctx;
+    struct xp_get_selection_owner_reply v;
+    if (!error && tag < sw->sel.n && xp_get_selection_owner_reply_view(msg, size, false, &v))
+        tell_owner(sw, sw->sel.atoms[tag], v.owner, fact);
+}
+
+void statewatch_on_request(struct statewatch *sw, const struct msg_class *cls, const uint8_t *req, uint32_t size,
+                           bool msb)
+{
+    struct xp_get_selection_owner_req v;
+    if (!sw || !sw->sel.on || cls->ext || cls->major != XP_OP_GET_SELECTION_OWNER ||
+        !xp_get_selection_owner_req_view(req, size, msb, &v) || !v.selection || sw->sel.n == MAX_SELECTIONS)
+        return;
+    for (uint32_t i = 0; i < sw->sel.n; i++)
+        if (sw->sel.atoms[i] == v.selection)
+            return;
+    /* Selected first, then asked: on the one connection, a change after the answer comes
+     * as an event after it. */
+    uint8_t r[16];
+    if (observer_ask(sw->o, r, build(r, sw->sel.major, XP_XFIXES_OP_SELECT_SELECTION_INPUT,
+                                      (uint32_t[3]){ sw->root, v.selection, SEL_WATCH_MASK }, 3), NULL, NULL, 0) < 0)
+        return;
+    xp_get_selection_owner_req_put(r, sizeof r, false,
+                                   &(struct xp_get_selection_owner_req){ .length = 2, .selection = v.selection });
+    if (observer_ask(sw->o, r, XP_GET_SELECTION_OWNER_REQ_SIZE, on_owner, sw, sw->sel.n) == 0) {
+        sw->sel.atoms[sw->sel.n++] = v.selection;
+        log_debug("state watch: selection %u: watching its owner", v.selection);
+    }
+}
+
 void statewatch_start(struct statewatch *sw, struct observer *o, const char *ext, const uint8_t *key, size_t key_len,
                       uint8_t major, uint8_t first_event, uint32_t root)
 {
+    if (sw && !strcmp(ext, "XFIXES") && major) {
+        sw->o = o;
+        sw->root = root;
+        sw->sel.on = true;
+        sw->sel.major = major;
+        sw->sel.first_event = first_event;
+        log_debug("state watch: XFIXES: selections' owners watched once asked");
+        return;
+    }
     enum which k = !strcmp(ext, names[W_RANDR]) ? W_RANDR : !strcmp(ext, names[W_XI]) ? W_XI : N_WATCHED;
     if (!sw || k == N_WATCHED || sw->w[k].on || key_len > MAX_KEY || !major)
         return;
@@ -183,6 +242,19 @@ void statewatch_on_event(struct statewatch *sw, struct observer *o, const uint8_
     if (!sw || size < XP_SERVER_MSG_SIZE || !xp_server_header_view(ev, size, false, &h))
         return;
     uint8_t code = h.code & 0x7f;
+    struct xp_xfixes_selection_notify_event sn;
+    if (sw->sel.on && code == sw->sel.first_event + XP_XFIXES_EV_SELECTION_NOTIFY &&
+        xp_xfixes_selection_notify_event_view(ev, size, false, &sn)) {
+        for (uint32_t i = 0; i < sw->sel.n; i++) {
+            if (sw->sel.atoms[i] != sn.selection)
+                continue;
+            struct buf fact = { 0 };
+            tell_owner(sw, sn.selection, sn.owner, &fact);
+            observer_send_fact(sw->o, &fact);
+            buf_free(&fact);
+        }
+        return;
+    }
     enum which k = N_WATCHED;
     struct watched *rr = &sw->w[W_RANDR], *xi = &sw->w[W_XI];
     if (rr->on && rr->first_event &&

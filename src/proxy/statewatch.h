@@ -6,10 +6,14 @@
  * fact that says the extension is watched (docs/PROTOCOL.md 3.2). A change event makes it
  * send STATE again (both sides forget what they knew) and ask again. Replies and events come
  * in order on the observer's one connection, so what it tells is never older than a change
- * it has not told yet. */
+ * it has not told yet.
+ * Selections' owners likewise: once a client asks the owner of a selection, the observer
+ * selects XFIXES' selection events for it, asks it, and tells each owner as a SELECTION
+ * fact (emacs asks the owner of _XSETTINGS_S0 six times at start). */
 #ifndef TINCAN_STATEWATCH_H
 #define TINCAN_STATEWATCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +27,10 @@ void statewatch_free(struct statewatch *w);
  * their requests (LSB), major and first_event the extension's numbers, root screen 0's root. */
 void statewatch_start(struct statewatch *w, struct observer *o, const char *ext, const uint8_t *key, size_t key_len,
                       uint8_t major, uint8_t first_event, uint32_t root);
+/* A client's request on its way to the server (GetSelectionOwner starts a watch). */
+struct msg_class;
+void statewatch_on_request(struct statewatch *w, const struct msg_class *cls, const uint8_t *req, uint32_t size,
+                           bool msb);
 /* An event on the observer's connection (32 bytes, or a GenericEvent's whole length). */
 void statewatch_on_event(struct statewatch *w, struct observer *o, const uint8_t *ev, size_t size);
 /* How the observer tells it of those (observer.h). */

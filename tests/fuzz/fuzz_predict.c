@@ -1,7 +1,7 @@
 /* fuzz_predict.c -- libFuzzer target for the local-answer facts: a stream of records
  * (kind byte, major opcode, 2-byte length, bytes) feeds predict_ask and predict_track
  * (requests), predict_learn (replies), predict_answer, predict_on_fact (FACT payloads from
- * the link, kinds 2..16), predict_color_check (the display side's colour probes; kind 2),
+ * the link, kinds 2..17), predict_color_check (the display side's colour probes; kind 2),
  * predict_learn_connection (setup replies) and predict_quiet, as both sides of a
  * session would. Kind bits 3..5 name the extension of a request with a major of 128 up. */
 #include <stdint.h>

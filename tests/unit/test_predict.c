@@ -386,6 +386,68 @@ static void test_root_properties(void)
     }
 }
 
+static void test_selections(void)
+{
+    TEST("That GetSelectionOwner is answered from SELECTION facts until a client here sets that selection's owner") {
+        struct predictor *p;
+        CHECK(predict_new(&p) == 0);
+        struct buf fact = { 0 }, out = { 0 };
+        struct predict_questions a = { 0 };
+        struct msg_class gso = core(23), sso = core(22);
+        uint8_t b[16], q300[8], q301[8], q302[8];
+        /* request() sets req_len: made first, not inside answer()'s arguments */
+        request(q301, 23, 0, (uint32_t[1]){ 301 }, 1);
+        request(q302, 23, 0, (uint32_t[1]){ 302 }, 1);
+        request(q300, 23, 0, (uint32_t[1]){ 300 }, 1);
+        /* Nothing told: asked of the server. */
+        CHECK_EQ(answer(p, &a, &gso, q300, 8, 2, &out), 0);
+        CHECK(predict_fact_selection(&fact, 300, 0x400001) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK_EQ(answer(p, &a, &gso, q300, 8, 3, &out), 32);
+        const uint8_t *o = buf_head(&out);
+        CHECK(o[0] == 1 && ld16(o + 2, false) == 3 && ld32(o + 4, false) == 0 && ld32(o + 8, false) == 0x400001);
+        /* Another selection, and a request of another length: not answered. */
+        CHECK_EQ(answer(p, &a, &gso, q301, 8, 4, &out), 0);
+        request(b, 23, 0, (uint32_t[2]){ 300, 0 }, 2);
+        CHECK_EQ(answer(p, &a, &gso, b, 12, 4, &out), 0);
+        /* The owner moves (another client, seen by the watch): the new one; then None. */
+        CHECK(predict_fact_selection(&fact, 300, 0) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK_EQ(answer(p, &a, &gso, q300, 8, 5, &out), 32);
+        CHECK(ld32(buf_head(&out) + 8, false) == 0);
+        CHECK(predict_is_state_query(&gso, q300, 8, false));
+        /* A client here sets it: asked of the server from then on, whatever is told after. */
+        request(b, 22, 0, (uint32_t[3]){ 0x200001, 300, 0 }, 3);
+        predict_track(p, &a, &sso, b, req_len, false);
+        CHECK_EQ(answer(p, &a, &gso, q300, 8, 6, &out), 0);
+        CHECK(predict_fact_selection(&fact, 300, 0x200001) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK_EQ(answer(p, &a, &gso, q300, 8, 7, &out), 0);
+        /* Clients set the owners of more selections than are kept: none is answered. */
+        CHECK(predict_fact_selection(&fact, 302, 0) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK_EQ(answer(p, &a, &gso, q302, 8, 8, &out), 32);
+        for (uint32_t sel = 400; sel < 440; sel++) {
+            request(b, 22, 0, (uint32_t[3]){ 0x200001, sel, 0 }, 3);
+            predict_track(p, &a, &sso, b, req_len, false);
+        }
+        CHECK_EQ(answer(p, &a, &gso, q302, 8, 9, &out), 0);
+        /* Malformed: selection 0, an owner beyond 32 bits, cut short, bytes after. */
+        uint8_t bad1[] = { FACT_SELECTION, 0, 1 };
+        uint8_t bad2[] = { FACT_SELECTION, 5, 0xff, 0xff, 0xff, 0xff, 0x7f };
+        uint8_t bad3[] = { FACT_SELECTION, 5 };
+        uint8_t bad4[] = { FACT_SELECTION, 5, 1, 0 };
+        CHECK(predict_on_fact(p, bad1, sizeof bad1) == -EBADMSG);
+        CHECK(predict_on_fact(p, bad2, sizeof bad2) == -EBADMSG);
+        CHECK(predict_on_fact(p, bad3, sizeof bad3) == -EBADMSG);
+        CHECK(predict_on_fact(p, bad4, sizeof bad4) == -EBADMSG);
+        buf_free(&fact);
+        buf_free(&out);
+        predict_questions_free(&a);
+        predict_free(p);
+    }
+}
+
 static void test_keyboard(void)
 {
     TEST("That the keyboard mappings answer GetKeyboardMapping and GetModifierMapping until they may change") {
@@ -510,6 +572,7 @@ int main(void)
     test_state();
     test_fonts();
     test_root_properties();
+    test_selections();
     test_keyboard();
     test_xkb_get_map();
     return test_summary();
