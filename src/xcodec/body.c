@@ -26,6 +26,8 @@ bool xc_body_fits(const struct xc_body_model *bm, const uint8_t *fixed, uint32_t
         uint32_t n;
         return glyphs_argb(fixed, NULL, blen, msb, &n);
     }
+    if (bm->kind == XC_BM_ICONS)
+        return xc_icons_fit(fixed, blen, msb);
     return bm->kind == XC_BM_IMAGE && blen > 0;
 }
 
@@ -39,6 +41,8 @@ uint32_t xc_body_min_code(const struct xc_body_model *bm, uint32_t blen)
         return blen <= XC_IMGS_MAX ? 0 : blen / 256;
     if (bm->kind == XC_BM_GLYPHS)
         return blen / XC_PIX_MIN_DIV; /* the pixel coder: flat glyphs cost little */
+    if (bm->kind == XC_BM_ICONS)
+        return xc_icons_min_code(blen);
     return bm->kind == XC_BM_REPLY ? blen / 4096 : blen / 12;
 }
 
@@ -556,6 +560,8 @@ int xc_body_encode(struct xc_model *m, const struct xc_body_model *bm, const uin
         return xc_reply_encode(NULL, body, blen, msb, out);
     if (bm->kind == XC_BM_GLYPHS)
         return glyphs_encode(m, fixed, body, blen, msb, out);
+    if (bm->kind == XC_BM_ICONS)
+        return xc_icons_encode(m, body, blen, msb, out);
     return xc_image_encode(m, fixed, body, blen, msb, out);
 }
 
@@ -574,5 +580,7 @@ int xc_body_decode(struct xc_model *m, const struct xc_body_model *bm, const uin
         return xc_reply_decode(NULL, dst, blen, msb, r);
     if (bm->kind == XC_BM_GLYPHS)
         return glyphs_decode(m, fixed, dst, blen, msb, r);
+    if (bm->kind == XC_BM_ICONS)
+        return xc_icons_decode(m, dst, blen, msb, r);
     return -EBADMSG;
 }

@@ -41,7 +41,7 @@ size_t xc_heavy_max(enum xc_dir dir)
 /* Whether this body model may keep memory for the channel: reserved once, or refused for good. */
 static bool heavy_allowed(struct xenc *e, const struct xc_body_model *bm)
 {
-    if (bm->kind != XC_BM_IMAGE && bm->kind != XC_BM_GLYPHS && bm->kind != XC_BM_REPLY)
+    if (bm->kind != XC_BM_IMAGE && bm->kind != XC_BM_GLYPHS && bm->kind != XC_BM_REPLY && bm->kind != XC_BM_ICONS)
         return true;
     if (e->heavy == HEAVY_UNASKED && e->budget) {
         size_t need = xc_heavy_max(e->m.dir);

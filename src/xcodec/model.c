@@ -20,6 +20,7 @@ static const struct xc_body_model bm_addtraps = {
     XC_BM_ELEMS, 12, { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }
 };
 static const struct xc_body_model bm_addglyphs = { XC_BM_GLYPHS, 0, { 0 } };
+static const struct xc_body_model bm_icons = { XC_BM_ICONS, 0, { 0 } }; /* 32-bit icon lists (icons.c) */
 /* CompositeGlyphs8, 16, 32: items of glyph ids of 1, 2 or 4 bytes (in words). */
 static const struct xc_body_model bm_items[3] = { { XC_BM_ITEMS, 1, { 0 } }, { XC_BM_ITEMS, 2, { 0 } },
                                                   { XC_BM_ITEMS, 4, { 0 } } };
@@ -39,7 +40,7 @@ static const struct xc_body_model bm_traps = {
     X(CHANGE_WINDOW_ATTRIBUTES, 2, 12, NULL)                                            \
     X(CONFIGURE_WINDOW, 12, 12, NULL)                                                   \
     X(INTERN_ATOM, 16, 8, NULL)             /* the name follows */                      \
-    X(CHANGE_PROPERTY, 18, 24, NULL)                                                    \
+    X(CHANGE_PROPERTY, 18, 24, &bm_icons)   /* format 32: perhaps icons */              \
     X(OPEN_FONT, 45, 12, NULL)                                                          \
     X(CREATE_GC, 55, 16, NULL)                                                          \
     X(CHANGE_GC, 56, 12, NULL)                                                          \

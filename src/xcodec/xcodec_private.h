@@ -185,7 +185,8 @@ struct xc_body_model {
     uint8_t words;    /* fields per element, at most XC_BM_WORDS */
     uint8_t base[20]; /* per field: 0xff = same field of the previous element, else a field before it */
 };
-enum { XC_BM_ELEMS = 1, XC_BM_IMAGE = 2, XC_BM_REPLY = 3, XC_BM_GLYPHS = 4, XC_BM_TRAPS = 5, XC_BM_ITEMS = 6 };
+enum { XC_BM_ELEMS = 1, XC_BM_IMAGE = 2, XC_BM_REPLY = 3, XC_BM_GLYPHS = 4, XC_BM_TRAPS = 5, XC_BM_ITEMS = 6,
+       XC_BM_ICONS = 7 };
 #define XC_BM_WORDS 20
 #define XC_EXT_TRAPEZOIDS 10 /* the minor of RENDER's Trapezoids (any extension's minor 10: below) */
 #define XC_EXT_ADDGLYPHS 20  /* RENDER's AddGlyphs, as any extension's minor 20 */
@@ -373,6 +374,13 @@ static inline const uint8_t *xc_ref_last_elem(const struct xc_model *m, const st
 #define PIX_FRESH 8 /* added to a pixel code's marker: new, though equal to a cached one's (pixcache) */
 /* A PutImage body (fixed: its fixed part) coded, or decoded to exactly blen bytes. 0 or -errno. */
 int xc_image_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb, struct buf *out);
+/* ChangeProperty of 32-bit icon lists (icons.c): whether the model may apply (its fixed
+ * part: format 32), the code (1: the body is not an icon list), its decoding (0, -EBADMSG),
+ * and the least code size (as a large image's). */
+bool xc_icons_fit(const uint8_t *fixed, uint32_t blen, bool msb);
+int xc_icons_encode(struct xc_model *m, const uint8_t *body, uint32_t blen, bool msb, struct buf *out);
+int xc_icons_decode(struct xc_model *m, uint8_t *dst, uint32_t blen, bool msb, struct rd *r);
+static inline uint32_t xc_icons_min_code(uint32_t blen) { return blen / 256; }
 int xc_image_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uint32_t blen, bool msb, struct rd *r);
 /* Rows of at most PALETTE_MAX distinct pixels of psz bytes, as palette indices. 1: not for it. */
 int xc_palette_encode(const uint8_t *body, uint32_t rows, uint32_t stride, unsigned psz, struct buf *out);
