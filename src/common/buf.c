@@ -6,6 +6,92 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define CACHE_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n) /* a kept block is no one's: reads of it are bugs */
+#define CACHE_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define CACHE_POISON(p, n) ((void)(p), (void)(n))
+#define CACHE_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+/* ---------------------------------------------------------------- kept blocks
+ * A large request (a 1 MiB PutImage, a GetImage reply) passes through several buffers of
+ * each half, which are emptied and freed between messages (buf_trim). malloc serves blocks
+ * this large from mmap, so every message cost a fresh mapping, a zero-filled page fault per
+ * 4 KiB and an munmap: a quarter of both halves' time on loopback (docs/BENCHMARKS.md, "Where
+ * a LAN's time goes"). main() keeps that threshold low on purpose, so that freed buffers do
+ * not stay in the heap beyond what the memory bound counts. A few freed blocks are kept here
+ * instead, already faulted in, for the next buffer that grows that large: bounded, at most
+ * BUF_KEPT_BLOCKS blocks and BUF_KEPT_BYTES in all, which the memory bound reserves
+ * (linkwriter_set_window). The largest are kept first: they cost the most faults. Not
+ * thread-safe: tincan runs one thread. */
+static struct {
+    uint8_t *data[BUF_KEPT_BLOCKS];
+    size_t cap[BUF_KEPT_BLOCKS];
+    size_t n, bytes;
+} kept;
+
+/* Gives a block back: kept if it is a large one and there is room (made by freeing smaller
+ * kept blocks), else freed. */
+static void block_release(uint8_t *data, size_t cap)
+{
+    if (!data)
+        return;
+    while (cap >= BUF_KEPT_MIN && cap <= BUF_KEPT_BYTES && kept.n &&
+           (kept.n == BUF_KEPT_BLOCKS || kept.bytes + cap > BUF_KEPT_BYTES)) {
+        size_t least = 0;
+        for (size_t i = 1; i < kept.n; i++)
+            if (kept.cap[i] < kept.cap[least])
+                least = i;
+        if (kept.cap[least] >= cap)
+            break;
+        CACHE_UNPOISON(kept.data[least], kept.cap[least]);
+        free(kept.data[least]);
+        kept.bytes -= kept.cap[least];
+        kept.data[least] = kept.data[--kept.n];
+        kept.cap[least] = kept.cap[kept.n];
+    }
+    if (cap >= BUF_KEPT_MIN && kept.n < BUF_KEPT_BLOCKS && kept.bytes + cap <= BUF_KEPT_BYTES) {
+        CACHE_POISON(data, cap);
+        kept.data[kept.n] = data;
+        kept.cap[kept.n++] = cap;
+        kept.bytes += cap;
+        return;
+    }
+    free(data);
+}
+
+/* The smallest kept block of at least want bytes (removed from the cache), or NULL. */
+static uint8_t *block_take(size_t want, size_t *cap)
+{
+    size_t best = kept.n;
+    for (size_t i = 0; i < kept.n; i++)
+        if (kept.cap[i] >= want && (best == kept.n || kept.cap[i] < kept.cap[best]))
+            best = i;
+    if (best == kept.n)
+        return NULL;
+    uint8_t *d = kept.data[best];
+    *cap = kept.cap[best];
+    kept.bytes -= *cap;
+    kept.data[best] = kept.data[--kept.n];
+    kept.cap[best] = kept.cap[kept.n];
+    CACHE_UNPOISON(d, *cap);
+    return d;
+}
+
+size_t buf_kept_bytes(void) { return kept.bytes; }
+
+void buf_kept_drop(void)
+{
+    while (kept.n) {
+        kept.n--;
+        CACHE_UNPOISON(kept.data[kept.n], kept.cap[kept.n]);
+        free(kept.data[kept.n]);
+    }
+    kept.bytes = 0;
+}
+
 int buf_reserve(struct buf *b, size_t extra)
 {
     if (b->cap - b->off - b->len >= extra)
@@ -21,7 +107,17 @@ int buf_reserve(struct buf *b, size_t extra)
     size_t cap = b->cap ? b->cap : 4096;
     while (cap - b->len < extra)
         cap *= 2;
-    uint8_t *d = realloc(b->data, cap);
+    size_t got;
+    uint8_t *d = cap >= BUF_KEPT_MIN ? block_take(cap, &got) : NULL;
+    if (d) { /* a kept block: its pages are already there */
+        if (b->len)
+            memcpy(d, b->data, b->len);
+        block_release(b->data, b->cap);
+        b->data = d;
+        b->cap = got;
+        return 0;
+    }
+    d = realloc(b->data, cap);
     if (!d)
         return -ENOMEM;
     b->data = d;
@@ -63,7 +159,7 @@ void buf_clear(struct buf *b) { b->off = b->len = 0; }
 
 void buf_free(struct buf *b)
 {
-    free(b->data);
+    block_release(b->data, b->cap);
     *b = (struct buf){ 0 };
 }
 

@@ -24,6 +24,14 @@ uint8_t *buf_append_space(struct buf *b, size_t n);     /* n writable bytes at t
 void buf_consume(struct buf *b, size_t n);              /* drop n bytes from the head */
 void buf_clear(struct buf *b);
 void buf_free(struct buf *b);
+/* Freed blocks of BUF_KEPT_MIN bytes or more are kept for the next buffer that grows as large
+ * (at most BUF_KEPT_BLOCKS of them, BUF_KEPT_BYTES in all): large messages then reuse memory
+ * already faulted in instead of a fresh mapping each. */
+#define BUF_KEPT_MIN (128u * 1024)
+#define BUF_KEPT_BLOCKS 4
+#define BUF_KEPT_BYTES (4u << 20)
+size_t buf_kept_bytes(void); /* held in kept blocks now */
+void buf_kept_drop(void);    /* frees them (tests; a process about to exit) */
 /* Gives memory back between uses: frees an empty buffer holding more than keep bytes, and
  * shrinks a large one (1 MiB or more) that uses under a quarter of it. */
 void buf_trim(struct buf *b, size_t keep);

@@ -31,7 +31,7 @@ void linkwriter_set_window(struct session *s, int window_log)
     uint64_t limit = s->cfg.max_memory, floor = limit / 8;
     /* the body models: this side's encoders' budget, and as much again for its decoders
      * (bounded by the peer's budget, the same with the same --max-memory) */
-    uint64_t fixed = codec_reserve(window_log) + codec_text_reserve() + MEM_BASE + 64 * READ_CHUNK +
+    uint64_t fixed = codec_reserve(window_log) + codec_text_reserve() + MEM_BASE + BUF_KEPT_BYTES + 64 * READ_CHUNK +
                      2 * (uint64_t)XS_MAX_REQUEST_BYTES + 2 * (uint64_t)s->xc_budget.cap +
                      s->refs_budget.cap + (s->dict ? XC_PIXCACHE_BYTES + 2 * pixcache_budget(s) : 0);
     s->mem_high = limit > fixed + floor ? limit - fixed : floor;
