@@ -384,10 +384,12 @@ int channel_frame_input(struct channel *ch, struct buf *in, const uint8_t *p, si
         size_t take = n;
         if (in->fill > in->len && in->fill - in->len < n)
             take = in->fill - in->len;
-        if (take && buf_append(in, p, take) < 0)
-            return -ENOMEM;
-        p += take;
-        n -= take;
+        if (take) { /* (p may be NULL when n is 0: resuming held requests) */
+            if (buf_append(in, p, take) < 0)
+                return -ENOMEM;
+            p += take;
+            n -= take;
+        }
         buf_offer(in, out);
         long used = channel_frame_span(ch, buf_head(in), in->len, out, requests, dir);
         buf_offer(NULL, NULL);
