@@ -24,6 +24,9 @@
 #                         socket with --compress 0 (pure pass-through), and over TCP with the
 #                         default --compress (zstd 3)
 #   XB_TIMEOUT [120]      seconds before one xbench run counts as hung
+#   TINCAN [build/tincan, built]  the tincan binary of the pairs (set: used as it is, not built)
+#   BASE_TINCAN [unset]   a second binary (e.g. a build of main): every variant V also runs as
+#                         V-base with it, in the same rounds, for a before/after in one run
 #   KEEP=1                keep the work directory (logs, raw results) and print its path
 set -euo pipefail
 
@@ -43,8 +46,13 @@ die() { echo "overhead.sh: $*" >&2; exit 1; }
 for tool in Xvfb xauth python3 cc timeout; do command -v $tool >/dev/null || die "needs $tool"; done
 
 # --- build: the plain -O2 tincan (never the sanitized one) and the xbench client ---
-make -C "$ROOT" --no-print-directory build/tincan >&2
-TINCAN=$ROOT/build/tincan
+if [ -z "${TINCAN:-}" ]; then
+    make -C "$ROOT" --no-print-directory build/tincan >&2
+    TINCAN=$ROOT/build/tincan
+fi
+[ -x "$TINCAN" ] || die "no tincan binary at $TINCAN"
+BASE_TINCAN=${BASE_TINCAN:-}
+[ -z "$BASE_TINCAN" ] || [ -x "$BASE_TINCAN" ] || die "no tincan binary at BASE_TINCAN=$BASE_TINCAN"
 XBENCH_DIR=$ROOT/build/bench-core
 mkdir -p "$XBENCH_DIR"
 XBENCH=$XBENCH_DIR/xbench
@@ -92,21 +100,22 @@ wait_for 10 env DISPLAY=:$XN XAUTHORITY="$XVFB_AUTH" "$XBENCH" rtt -n 1 -w 0 >/d
 "$TINCAN" secret "$W/secret" >/dev/null
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 declare -A VDISPLAY VAUTH
-start_pair() { # start_pair VARIANT
-    local v=$1 addr compress=(--compress 0) secret=()
-    case $v in
+start_pair() { # start_pair VARIANT: V or V-base (BASE_TINCAN's binary)
+    local v=$1 addr compress=(--compress 0) secret=() bin=$TINCAN
+    case $v in *-base) bin=$BASE_TINCAN ;; esac
+    case ${v%-base} in
     tcp) addr=127.0.0.1:$(free_port); secret=(--secret-file "$W/secret") ;;
     unix) addr=unix:$W/link-$v.sock ;;
     tcp-zstd) addr=127.0.0.1:$(free_port); secret=(--secret-file "$W/secret"); compress=() ;;
     *) die "unknown variant $v (tcp, unix, tcp-zstd)" ;;
     esac
-    DISPLAY=:$XN XAUTHORITY="$XVFB_AUTH" "$TINCAN" display --link-listen "$addr" --display ":$XN" \
+    DISPLAY=:$XN XAUTHORITY="$XVFB_AUTH" "$bin" display --link-listen "$addr" --display ":$XN" \
         "${secret[@]}" "${compress[@]}" --log-level warn 2>"$W/display-$v.log" &
     PIDS+=($!)
     # No probe of the listener: a stray connection would count as a failed link
     # handshake. `tincan app` retries refused connections for 10 s by itself.
     : >"$W/app-$v.auth"
-    "$TINCAN" app --link-connect "$addr" "${secret[@]}" "${compress[@]}" --xauthority "$W/app-$v.auth" \
+    "$bin" app --link-connect "$addr" "${secret[@]}" "${compress[@]}" --xauthority "$W/app-$v.auth" \
         --log-level warn >"$W/app-$v.out" 2>"$W/app-$v.log" &
     PIDS+=($!)
     wait_for 15 grep -q '^DISPLAY=' "$W/app-$v.out" || die "tincan app ($v) did not start: $(cat "$W/app-$v.log")"
@@ -117,6 +126,11 @@ start_pair() { # start_pair VARIANT
 }
 VDISPLAY[direct]=:$XN
 VAUTH[direct]=$XVFB_AUTH
+if [ -n "$BASE_TINCAN" ]; then
+    both=
+    for v in $VARIANTS; do both="$both $v-base $v"; done
+    VARIANTS=${both# }
+fi
 for v in $VARIANTS; do start_pair "$v"; done
 ALL="direct $VARIANTS"
 
@@ -145,7 +159,8 @@ par() { # two put clients at once: MB/s of both together
 }
 {
     echo "# machine: $(nproc) CPUs, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), $(uname -sr)"
-    echo "# tincan $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$ROOT" diff --quiet HEAD -- src 2>/dev/null || echo ' (src modified)')"
+    echo "# tincan $TINCAN: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$ROOT" diff --quiet HEAD -- src 2>/dev/null || echo ' (src modified)')"
+    [ -z "$BASE_TINCAN" ] || echo "# base (variants *-base): $BASE_TINCAN"
     echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$W/header"
 : >"$R"
@@ -191,6 +206,9 @@ for d in runs:
 tincans = [v for v in variants if v != 'direct']
 label = {'direct': 'direct', 'tcp': 'tincan, TCP link', 'unix': 'tincan, unix link',
          'tcp-zstd': 'tincan, TCP link, zstd 3'}
+for v in list(label):
+    if v != 'direct':
+        label[v + '-base'] = label[v] + ' (base)'
 med = lambda xs: st.median(xs) if xs else float('nan')
 def col(test, name, v, key):
     return [float(d[key]) for d in by[(test, name)].get(v, {}).values()]

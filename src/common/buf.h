@@ -15,6 +15,7 @@
 struct buf {
     uint8_t *data;
     size_t off, len, cap;
+    size_t fill; /* buf_prepare's message in progress: live bytes once it is whole (0: none) */
 };
 
 static inline const uint8_t *buf_head(const struct buf *b) { return b->data ? b->data + b->off : NULL; }
@@ -24,9 +25,29 @@ uint8_t *buf_append_space(struct buf *b, size_t n);     /* n writable bytes at t
 void buf_consume(struct buf *b, size_t n);              /* drop n bytes from the head */
 void buf_clear(struct buf *b);
 void buf_free(struct buf *b);
+/* Freed blocks of BUF_KEPT_MIN bytes or more are kept for the next buffer that grows as large
+ * (at most BUF_KEPT_BLOCKS of them, BUF_KEPT_BYTES in all): large messages then reuse memory
+ * already faulted in instead of a fresh mapping each. */
+#define BUF_KEPT_MIN (128u * 1024)
+#define BUF_KEPT_BLOCKS 4
+#define BUF_KEPT_BYTES (4u << 20)
+size_t buf_kept_bytes(void); /* held in kept blocks now */
+void buf_kept_drop(void);    /* frees them (tests; a process about to exit) */
 /* Gives memory back between uses: frees an empty buffer holding more than keep bytes, and
- * shrinks a large one (1 MiB or more) that uses under a quarter of it. */
+ * shrinks a large one (above BUF_KEPT_BYTES) that uses under a quarter of it. */
 void buf_trim(struct buf *b, size_t keep);
+
+/* Readies b for a large message in progress, of total bytes of which b holds the first
+ * (all of b): its bytes start at least head bytes into the block, so that a buf_offer target
+ * holding that much can take the block, and the rest of the message fits behind them. Until
+ * the message is whole (or b is consumed), buf_trim leaves b's block alone. 0 or -ENOMEM. */
+MUST_USE int buf_prepare(struct buf *b, size_t head, size_t total);
+/* Offers src's bytes to one buf_append: while offered, appending exactly all of src's bytes
+ * (at least BUF_ADOPT_MIN) to dst moves src's block to dst instead of copying, dst's own bytes
+ * (if they fit in src's headroom) copied in front, and src gets dst's block, emptied. The bytes
+ * stay where they are: pointers into them remain valid. buf_offer(NULL, NULL) withdraws it. */
+#define BUF_ADOPT_MIN (64u * 1024)
+void buf_offer(struct buf *src, struct buf *dst);
 
 /* Appends a LEB128 unsigned varint (at most 10 bytes). */
 MUST_USE int buf_put_varint(struct buf *b, uint64_t v);

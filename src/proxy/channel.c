@@ -343,38 +343,89 @@ long channel_frame_span(struct channel *ch, const uint8_t *p, size_t n, struct b
     return rc ? rc : (long)used;
 }
 
+/* A large message in progress (one read, or one DATA frame, holds part of it) waits in a
+ * buffer readied for it (buf_prepare): the rest is read straight behind it, and once whole it
+ * moves to the next buffer with its block instead of being copied (buf_offer). The headroom
+ * lets the next buffer hold this much still unsent and take the block all the same. */
+#define ADOPT_HEADROOM TO_LINK_HIGH
+#define PREPARE_MAX (4u << 20) /* larger ones (rare) grow as they come, as before */
+
+/* The size of the partial message at the head of `in`, when its header tells it; 0 if not. */
+static size_t partial_size(const struct channel *ch, const struct buf *in, bool requests)
+{
+    if (requests) {
+        struct xw_request rq = { 0 };
+        return xstream_next_request(&ch->xs, buf_head(in), in->len, &rq) == -EAGAIN ? rq.size : 0;
+    }
+    struct xw_server_msg m = { 0 };
+    return xstream_next_server_msg(&ch->xs, buf_head(in), in->len, &m) == -EAGAIN ? m.size : 0;
+}
+
+/* `in` holds a partial message after framing: readies it if it is large. 0 or -ENOMEM. */
+static int prepare_partial(const struct channel *ch, struct buf *in, bool requests)
+{
+    if (!in->len || in->fill > in->len)
+        return 0;
+    size_t size = partial_size(ch, in, requests);
+    if (size < BUF_ADOPT_MIN || size > PREPARE_MAX)
+        return 0;
+    return buf_prepare(in, ADOPT_HEADROOM, size);
+}
+
 /* Frames the messages in `in` followed by n new bytes at p, appending them to out and
  * keeping any partial message in `in`. New bytes are copied into `in` only when they
- * complete or continue a partial message. 0 or a negative errno. */
+ * complete or continue a partial message, and only up to its end when it was readied (what
+ * follows is framed from p): whole, it is then all of `in`, and moves to out without a copy.
+ * 0 or a negative errno. */
 int channel_frame_input(struct channel *ch, struct buf *in, const uint8_t *p, size_t n, struct buf *out,
                        bool requests, enum stat_dir dir)
 {
-    if (in->len && n && buf_append(in, p, n) < 0)
-        return -ENOMEM;
-    const uint8_t *at = in->len ? buf_head(in) : p;
-    size_t len = in->len ? in->len : n;
-    long used = channel_frame_span(ch, at, len, out, requests, dir);
+    if (in->len) {
+        size_t take = n;
+        if (in->fill > in->len && in->fill - in->len < n)
+            take = in->fill - in->len;
+        if (take) { /* (p may be NULL when n is 0: resuming held requests) */
+            if (buf_append(in, p, take) < 0)
+                return -ENOMEM;
+            p += take;
+            n -= take;
+        }
+        buf_offer(in, out);
+        long used = channel_frame_span(ch, buf_head(in), in->len, out, requests, dir);
+        buf_offer(NULL, NULL);
+        if (used < 0)
+            return (int)used;
+        buf_consume(in, (size_t)used);
+        if (in->len) { /* still partial, or held (channel_request_waits): the rest joins it */
+            if (n && buf_append(in, p, n) < 0)
+                return -ENOMEM;
+            return prepare_partial(ch, in, requests);
+        }
+    }
+    if (!n)
+        return 0;
+    long used = channel_frame_span(ch, p, n, out, requests, dir);
     if (used < 0)
         return (int)used;
-    if (in->len) {
-        buf_consume(in, (size_t)used);
-        return 0;
-    }
-    return buf_append(in, p + used, n - (size_t)used);
+    if (buf_append(in, p + used, n - (size_t)used) < 0)
+        return -ENOMEM;
+    return prepare_partial(ch, in, requests);
 }
 
 static void channel_read_x(struct channel *ch)
 {
     struct session *s = ch->s;
-    uint8_t *p = buf_append_space(&ch->from_x, READ_CHUNK);
+    /* The rest of a readied large message at once (its room is there): fewer reads per MB. */
+    size_t want = ch->from_x.fill > ch->from_x.len ? ch->from_x.fill - ch->from_x.len : READ_CHUNK;
+    uint8_t *p = buf_append_space(&ch->from_x, want);
     if (!p) {
         channel_drop(ch, "out of memory");
         return;
     }
     uint64_t t0 = clock_ns();
-    ssize_t n = read(ch->fd, p, READ_CHUNK);
+    ssize_t n = read(ch->fd, p, want);
     s->stats.read_ns += clock_ns() - t0;
-    ch->from_x.len -= READ_CHUNK - (n > 0 ? (size_t)n : 0);
+    ch->from_x.len -= want - (n > 0 ? (size_t)n : 0);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return;
     if (n <= 0) {
@@ -398,10 +449,14 @@ void channel_read_more(struct channel *ch)
 {
     struct session *s = ch->s;
     /* App side: requests from the client; display side: the server's messages. */
+    buf_offer(&ch->from_x, &ch->to_link);
     long used = channel_frame_span(ch, buf_head(&ch->from_x), ch->from_x.len, &ch->to_link, is_app(s), STAT_FROM_X);
+    buf_offer(NULL, NULL);
     int rc = used < 0 ? (int)used : 0;
     if (used > 0)
         buf_consume(&ch->from_x, (size_t)used);
+    if (!rc)
+        rc = prepare_partial(ch, &ch->from_x, is_app(s));
     if (rc) {
         char why[96];
         if (rc == -ENOBUFS && is_app(s)) /* as an X server drops a client that asks for GBs it never reads */

@@ -45,6 +45,7 @@
 #define MEM_BASE (8u << 20)                /* of the bound: the process itself (code, libraries, tables) */
 #define BUF_KEEP (16u * 1024)              /* an idle buffer keeps at most this much allocated */
 #define FLUSH_BYTES (16u * 1024)           /* held link bytes beyond this are written at once */
+#define TX_REFS_MAX 128u                   /* DATA payloads gathered for one write (linkwriter.c) */
 enum flush_why { FLUSH_AT_ONCE, FLUSH_URGENT, FLUSH_FULL, FLUSH_DEADLINE, FLUSH_COALESCED, FLUSH_N }; /* why a
                                             * link write went (COALESCED: after a hold for contention) */
 #define COALESCE_SMALL 1024u               /* contention: writes of at most this many frame bytes wait ... */
@@ -222,6 +223,12 @@ struct session {
      * slow link to gather more frames into one compressed block. */
     uint64_t (*now)(void);        /* clock_ns, or a test's clock */
     size_t tx_begin;              /* where the frames being queued (link_frame_begin) start */
+    /* DATA payloads packed this pump but not copied into link_tx: written from the channel's
+     * to_link with writev, and copied only if the write does not take them (linkwriter.c,
+     * "Gathered DATA"). Empty outside linkwriter_pump's packing and writing. */
+    struct tx_ref { size_t at; const uint8_t *p; size_t n; } tx_refs[TX_REFS_MAX];
+    unsigned n_tx_refs;
+    size_t tx_ref_bytes;
     uint64_t rate_told_Bps;       /* the link rate the channels' encoders were last told (bigimg.c) */
     bool goodbye_when_up;         /* session_goodbye came during the handshake: said when it is done */
     bool tx_urgent;               /* link_tx holds something a peer waits for */

@@ -87,6 +87,7 @@ static uint64_t rig_max_memory;
 static uint64_t fake_now = 1000000000; /* the sessions' clock (the flush policy's deadlines) */
 static uint64_t fake_clock(void) { return fake_now; }
 static uint32_t rig_grace_s; /* the sessions' grace period: 0, a lost link ends them */
+static int rig_link_sndbuf;  /* when set: the link's socket buffers, small to make writes partial */
 
 static inline void rig_start(struct rig *r, const uint8_t *app_secret, const uint8_t *disp_secret)
 {
@@ -97,6 +98,8 @@ static inline void rig_start(struct rig *r, const uint8_t *app_secret, const uin
         relay_open(rig_relay, &sv[0], &sv[1]);
     else
         socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+    for (int i = 0; i < 2 && rig_link_sndbuf; i++)
+        setsockopt(sv[i], SOL_SOCKET, SO_SNDBUF, &rig_link_sndbuf, sizeof rig_link_sndbuf);
     loop_new(&r->app_loop);
     loop_new(&r->disp_loop);
     struct session_config ac = { .role = ROLE_APP, .secret = app_secret, .secret_len = app_secret ? 20 : 0,

@@ -1,6 +1,7 @@
 /* test_buf.c -- byte queues and bounds-checked readers. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/buf.h"
 #include "test.h"
@@ -21,9 +22,9 @@ int main(void)
     }
     TEST("That trimming frees an empty buffer and shrinks a large one that is mostly spent") {
         struct buf b = { 0 };
-        buf_append_space(&b, 3u << 20);
-        memset(b.data, 7, 3u << 20);
-        buf_consume(&b, (3u << 20) - 1000);
+        buf_append_space(&b, 6u << 20);
+        memset(b.data, 7, 6u << 20);
+        buf_consume(&b, (6u << 20) - 1000);
         buf_trim(&b, 16384);
         CHECK(b.cap == 16384 && b.len == 1000 && buf_head(&b)[999] == 7);
         buf_trim(&b, 16384); /* small already: kept */
@@ -33,6 +34,47 @@ int main(void)
         CHECK(b.cap == 0 && !b.data);
         CHECK_EQ(buf_append(&b, "x", 1), 0);
         buf_free(&b);
+    }
+    TEST("That a draining queue the cache would keep is not shrunk (it is empty in a few turns)") {
+        struct buf b = { 0 };
+        CHECK(buf_append_space(&b, 1u << 20) != NULL);
+        size_t cap = b.cap;
+        buf_consume(&b, (1u << 20) - 1000);
+        buf_trim(&b, 16384);
+        CHECK(b.cap == cap && b.len == 1000);
+        buf_free(&b);
+        buf_kept_drop();
+    }
+    TEST("That a freed large block is kept and reused, and the kept blocks stay within their bound") {
+        buf_kept_drop();
+        struct buf a = { 0 }, b = { 0 };
+        CHECK(buf_append_space(&a, 1u << 20) != NULL);
+        memset(a.data, 5, 1u << 20);
+        uint8_t *block = a.data;
+        size_t cap = a.cap;
+        buf_free(&a);
+        CHECK_EQ(buf_kept_bytes(), cap);
+        CHECK(buf_append_space(&b, 300 * 1024) != NULL); /* grows into the kept block */
+        CHECK(b.data == block && b.cap == cap && buf_kept_bytes() == 0);
+        buf_free(&b);
+        struct buf many[BUF_KEPT_BLOCKS + 3] = { 0 };
+        for (size_t i = 0; i < BUF_KEPT_BLOCKS + 3; i++)
+            CHECK(buf_append_space(&many[i], BUF_KEPT_MIN + i * 4096) != NULL);
+        for (size_t i = 0; i < BUF_KEPT_BLOCKS + 3; i++)
+            buf_free(&many[i]);
+        CHECK(buf_kept_bytes() > 0 && buf_kept_bytes() <= BUF_KEPT_BYTES);
+        struct buf big = { 0 }; /* larger than the whole cache: freed, never kept */
+        CHECK(buf_append_space(&big, BUF_KEPT_BYTES + 1) != NULL);
+        size_t before = buf_kept_bytes();
+        buf_free(&big);
+        CHECK_EQ(buf_kept_bytes(), before);
+        struct buf two = { 0 }; /* a large one displaces smaller kept ones */
+        CHECK(buf_append_space(&two, BUF_KEPT_BYTES / 2 + 1) != NULL);
+        size_t two_cap = two.cap;
+        buf_free(&two);
+        CHECK(buf_kept_bytes() >= two_cap && buf_kept_bytes() <= BUF_KEPT_BYTES);
+        buf_kept_drop();
+        CHECK_EQ(buf_kept_bytes(), 0);
     }
     TEST("That a reader refuses to read past the end") {
         uint8_t d[3] = { 1, 2, 3 };

@@ -137,6 +137,66 @@ static void session_tests(void)
         close(c);
         rig_stop(&r);
     }
+    STEST("That large requests and replies of two clients at once cross intact through partial link writes") {
+        /* 200 KiB requests and 300 KiB replies: each moves whole between a half's buffers
+         * (buf_offer), and its DATA goes in writevs that a 16 KiB socket buffer cuts short. */
+        rig_link_sndbuf = 16384;
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        int c[2] = { client_ready(&r, 0), client_ready(&r, 1) };
+        enum { N = 6, REQ = 200 * 1024, REPLY = 300 * 1024 };
+        uint8_t *all = malloc((size_t)N * (REQ + 20)), *replies = malloc((size_t)N * REPLY);
+        size_t per = REQ + 20; /* a PutImage, then a GetImage asking for one reply */
+        for (size_t i = 0; i < N; i++) {
+            uint8_t *p = all + i * per;
+            for (size_t j = 0; j < REQ; j++)
+                p[j] = (uint8_t)(i * 13 + j * 7);
+            p[0] = 72, p[1] = 2, p[22] = p[23] = 0;
+            st16(p + 2, REQ / 4, false);
+            memset(p + REQ, 0, 20);
+            p[REQ] = 73, p[REQ + 1] = 2;
+            st16(p + REQ + 2, 5, false);
+            uint8_t *q = replies + i * REPLY;
+            for (size_t j = 0; j < REPLY; j++)
+                q[j] = (uint8_t)(i * 5 + j * 3);
+            q[0] = 1, q[1] = 24;
+            st16(q + 2, (uint16_t)(2 * i + 2), false); /* the GetImage's sequence number */
+            st32(q + 4, (REPLY - 32) / 4, false);
+        }
+        struct buf up[2] = { 0 }, down[2] = { 0 };
+        size_t sent[2] = { 0 }, answered[2] = { 0 }, total = (size_t)N * per;
+        for (int turn = 0; turn < 100000 && (down[0].len < (size_t)N * REPLY || down[1].len < (size_t)N * REPLY); turn++) {
+            for (int k = 0; k < 2; k++) {
+                ssize_t w = sent[k] < total ? write(c[k], all + sent[k], total - sent[k]) : 0;
+                if (w > 0)
+                    sent[k] += (size_t)w;
+                uint8_t tmp[65536];
+                ssize_t n = read(r.upstream[k], tmp, sizeof tmp);
+                if (n > 0)
+                    CHECK_EQ(buf_append(&up[k], tmp, (size_t)n), 0);
+                /* each whole PutImage + GetImage the server has read gets its reply */
+                size_t owed = (up[k].len / per) * REPLY;
+                ssize_t a = answered[k] < owed ? write(r.upstream[k], replies + answered[k], owed - answered[k]) : 0;
+                if (a > 0)
+                    answered[k] += (size_t)a;
+                while ((n = read(c[k], tmp, sizeof tmp)) > 0)
+                    CHECK_EQ(buf_append(&down[k], tmp, (size_t)n), 0);
+            }
+            pump(&r, 1);
+            fake_now += 1000000;
+        }
+        for (int k = 0; k < 2; k++) {
+            CHECK(up[k].len == total && !memcmp(buf_head(&up[k]), all, total));
+            CHECK(down[k].len == (size_t)N * REPLY && !memcmp(buf_head(&down[k]), replies, down[k].len));
+            buf_free(&up[k]);
+            buf_free(&down[k]);
+            close(c[k]);
+        }
+        free(all);
+        free(replies);
+        rig_stop(&r);
+        rig_link_sndbuf = 0;
+    }
     STEST("That a client leaving closes its server connection and nothing else") {
         struct rig r;
         rig_start(&r, NULL, NULL);
