@@ -10,6 +10,7 @@ source "$(dirname "$0")/../xlib.sh"
 OUTAGES=${OUTAGES:-12}
 RANDOM=${STORM_SEED:-$$}
 echo "seed ${STORM_SEED:-$$}"
+[ -n "${XL_KEEP:-}" ] && echo "logs in $XL_TMP"
 
 xl_build_clients || { fail "That the test clients build"; summary; exit 1; }
 xl_start_xvfb a && xl_start_xvfb b || { fail "That two Xvfbs start"; summary; exit 1; }

@@ -3,6 +3,7 @@
  * sessions and wrong secrets are refused, the grace period ends it; on a plain link and on a
  * zstd link. */
 #include "session_rig.h"
+#include "proxy/session_private.h"
 
 /* n NoOperation requests of 4 bytes whose length field is spelt out in 4-byte units
  * plus a counter in the padding-free form: 127, 0, 1, 0 would all look alike, so each is
@@ -50,6 +51,78 @@ static void collect(struct rig *r, int fd, struct buf *got, size_t want)
         if (n > 0)
             CHECK_EQ(buf_append(got, tmp, (size_t)n), 0);
     }
+}
+
+/* Exactly one half has taken the new link as its own: it read the peer's RESUME, the
+ * other has not read this half's yet. */
+static bool one_half_up(struct rig *r)
+{
+    return (session_state(r->app) == SESSION_UP) != (session_state(r->disp) == SESSION_UP);
+}
+
+/* Runs the rig, checking between every half's turn, until one half alone has adopted the
+ * new link; then cuts the relay, so that what it held (the other half's RESUME) is lost.
+ * The relay moves one packet a turn: as a real one, it holds the RESUMEs in flight. The
+ * half that runs first in a turn is the one that takes the link. */
+static bool cut_between_resumes(struct rig *r, struct relay *y, enum session_state *app_state, bool display_first)
+{
+    struct loop *first = display_first ? r->disp_loop : r->app_loop;
+    struct loop *second = display_first ? r->app_loop : r->disp_loop;
+    for (int i = 0; i < 400; i++) {
+        loop_run_once(first, 0);
+        if (one_half_up(r))
+            break;
+        relay_move(y);
+        loop_run_once(second, 0);
+        if (one_half_up(r))
+            break;
+        relay_move(y);
+        session_tick(r->app);
+        session_tick(r->disp);
+    }
+    bool asymmetric = one_half_up(r);
+    *app_state = session_state(r->app);
+    relay_cut(y);
+    pump(r, 10);
+    return asymmetric;
+}
+
+/* A new link to r's display side from a peer that knows the session (its secret and both
+ * tokens) and names the given generation. True if the display side went as far as its
+ * RESUME (it took the generation for this session's); the peer never sends its own. */
+static bool stale_peer_answered(struct rig *r, const uint8_t *secret, uint64_t generation)
+{
+    int sv[2];
+    CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+    struct handshake hs;
+    CHECK_EQ(hs_init(&hs, ROLE_APP, secret, 20, r->app->caps), 0);
+    hs.window_log = r->app->window_log;
+    hs.session = (struct hs_resume){ .resume = true, .generation = generation };
+    memcpy(hs.session.token_self, r->app->token, HS_TOKEN_SIZE);
+    memcpy(hs.session.token_peer, r->app->token_peer, HS_TOKEN_SIZE);
+    struct buf in = { 0 }, out = { 0 };
+    CHECK_EQ(hs_start(&hs, &out), 0);
+    CHECK_EQ(session_attach(r->disp, sv[1], sv[1]), 0);
+    int rc = 0;
+    for (int i = 0; i < 50 && rc == 0; i++) {
+        ssize_t w = out.len ? write(sv[0], buf_head(&out), out.len) : 0;
+        if (w > 0)
+            buf_consume(&out, (size_t)w);
+        pump(r, 1);
+        uint8_t tmp[4096];
+        ssize_t n = read(sv[0], tmp, sizeof tmp);
+        if (n > 0)
+            CHECK_EQ(buf_append(&in, tmp, (size_t)n), 0);
+        rc = hs_feed(&hs, &in, &out);
+        if (rc == HS_RESUME_READY) /* what the display side says next is its RESUME, or nothing */
+            rc = 0, hs.session.ready = true, hs.session.sent_resume = true;
+    }
+    close(sv[0]);
+    pump(r, 2);
+    buf_free(&in);
+    buf_free(&out);
+    hs_wipe(&hs);
+    return rc == 1;
 }
 
 static void outage_tests(void)
@@ -197,6 +270,108 @@ static void outage_tests(void)
         session_attach(r.disp, d, d);
         pump(&r, 20);
         CHECK_EQ(session_state(r.disp), SESSION_UP);
+        close(c);
+        rig_stop(&r);
+        relay_cut(&y);
+        rig_relay = NULL;
+        rig_grace_s = 0;
+    }
+    STEST("That a link cut between the two RESUMEs (one half took it, the other did not) is replaced by the next") {
+        struct relay y;
+        rig_relay = &y;
+        rig_grace_s = 60;
+        struct rig r;
+        rig_start(&r, (const uint8_t *)"0123456789abcdefghij", (const uint8_t *)"0123456789abcdefghij");
+        int c = client_ready(&r, 0);
+        uint8_t focus[4] = { 43, 0, 1, 0 }, reply[32] = { 1, 0, 1, 0 };
+        for (int round = 0; round < 3; round++) {
+            relay_cut(&y);
+            pump(&r, 5);
+            CHECK_EQ(session_state(r.app), SESSION_DETACHED);
+            CHECK_EQ(session_state(r.disp), SESSION_DETACHED);
+            /* A request made during the outage: it must come out once, whichever link carries it. */
+            CHECK_EQ(write(c, focus, 4), 4);
+            pump(&r, 2);
+            int a, d;
+            relay_open(&y, &a, &d);
+            CHECK_EQ(session_attach(r.app, a, a), 0);
+            CHECK_EQ(session_attach(r.disp, d, d), 0);
+            enum session_state app_state;
+            CHECK(cut_between_resumes(&r, &y, &app_state, round == 1));
+            CHECK_EQ(app_state, round == 1 ? SESSION_DETACHED : SESSION_UP); /* each half ahead, in turn */
+            CHECK_EQ(session_state(r.app), SESSION_DETACHED);
+            CHECK_EQ(session_state(r.disp), SESSION_DETACHED);
+            /* The redial after it: both halves must take it, whatever each made of the last. */
+            for (int tries = 0; tries < 3 && session_state(r.app) != SESSION_UP; tries++) {
+                relay_cut(&y);
+                relay_open(&y, &a, &d);
+                session_attach(r.app, a, a);
+                session_attach(r.disp, d, d);
+                pump(&r, 30);
+                fake_now += 1000000000ull;
+            }
+            CHECK_EQ(session_state(r.app), SESSION_UP);
+            CHECK_EQ(session_state(r.disp), SESSION_UP);
+            struct buf got = { 0 };
+            uint8_t req[32];
+            size_t n = 0;
+            for (int i = 0; i < 200 && n < 4; i++) {
+                pump(&r, 1);
+                ssize_t k = read(r.upstream[0], req + n, sizeof req - n);
+                if (k > 0)
+                    n += (size_t)k;
+            }
+            CHECK_EQ(n, 4); /* the outage's request, once */
+            CHECK(n == 4 && !memcmp(req, focus, 4));
+            CHECK_EQ(write(r.upstream[0], reply, 32), 32);
+            reply[2]++; /* the next one's sequence number */
+            for (int i = 0; i < 200 && got.len < 32; i++) {
+                pump(&r, 1);
+                drain(&r, c, &got);
+            }
+            CHECK_EQ(got.len, 32);
+            buf_free(&got);
+        }
+        close(c);
+        rig_stop(&r);
+        relay_cut(&y);
+        rig_relay = NULL;
+        rig_grace_s = 0;
+    }
+    STEST("That a new link naming a link before the last the peer took, or one not yet made, is refused; the link stays") {
+        struct relay y;
+        rig_relay = &y;
+        rig_grace_s = 60;
+        struct rig r;
+        const uint8_t *secret = (const uint8_t *)"0123456789abcdefghij";
+        rig_start(&r, secret, secret);
+        int c = client_ready(&r, 0);
+        relay_cut(&y);
+        pump(&r, 5);
+        int a, d;
+        relay_open(&y, &a, &d);
+        session_attach(r.app, a, a);
+        session_attach(r.disp, d, d);
+        pump(&r, 20);
+        CHECK_EQ(session_state(r.disp), SESSION_UP);
+        /* The app side's stream comes on the new link: the display side knows it took it. */
+        struct buf got = { 0 };
+        uint8_t focus[4] = { 43, 0, 1, 0 }, reply[32] = { 1, 0, 1, 0 };
+        ask_server(&r, c, 0, focus, 4, reply, &got);
+        CHECK_EQ(got.len, 32);
+        CHECK_EQ(r.disp->generation, 1);
+        CHECK(!stale_peer_answered(&r, secret, 0)); /* the first link's: stale */
+        CHECK(!stale_peer_answered(&r, secret, 3)); /* two ahead: no link of this session */
+        CHECK_EQ(session_attaching(r.disp), 0);
+        CHECK_EQ(session_state(r.disp), SESSION_UP);
+        CHECK_EQ(session_state(r.app), SESSION_UP);
+        reply[2]++;
+        ask_server(&r, c, 0, focus, 4, reply, &got);
+        CHECK_EQ(got.len, 32);
+        /* And the peer's own generation is taken: the display side answers with its RESUME
+         * (the link it had is let go, as for any new link; the real app side redials). */
+        CHECK(stale_peer_answered(&r, secret, 1));
+        buf_free(&got);
         close(c);
         rig_stop(&r);
         relay_cut(&y);
