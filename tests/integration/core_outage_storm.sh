@@ -32,6 +32,7 @@ rm -f "$XL_TMP"/{a,p}.draw.out
 draw_at=$((RANDOM % OUTAGES))
 for i in $(seq 0 $((OUTAGES - 1))); do
     if [ "$i" = "$draw_at" ]; then
+        draw_t0=$SECONDS
         xl_bg a "$XL_BIN/xdraw" >"$XL_TMP/a.draw.out"; pids[a.draw]=$XL_LAST
         xl_bg p "$XL_BIN/xdraw" >"$XL_TMP/p.draw.out"; pids[p.draw]=$XL_LAST
     fi
@@ -53,12 +54,17 @@ if [ "$(grep -c 'link lost' "$XL_TMP/app.log")" != "$(grep -c 'link back' "$XL_T
         grep -E 'link|refus|handshake|resum' "$XL_TMP/$f" | tail -n 12 | sed 's/^/      /'
     done
 fi
+check "That the flooding client lived through every outage" kill -0 "$flood"
+# Stopped now: the outages are over, and its PutImages, each coded as WebP, take most of the
+# (sanitized) app side's CPU. With it running, xdraw's last 1.2 MB image crawled behind it,
+# with or without outages: without one relay kill (STORM_SEED=60376), xdraw through tincan
+# did not finish in 90 s once, in 28 and 40 s in two other runs (7 s directly).
+kill "$flood" 2>/dev/null
 type_on b "end"; type_on a "end"
 check "That xdraw's drawing finished through tincan" xl_wait_for 90 grep -q drawn "$XL_TMP/p.draw.out"
+echo "    xdraw: $(grep -q drawn "$XL_TMP/p.draw.out" && echo "drawn through tincan within $((SECONDS - draw_t0)) s of its start" || echo "not drawn") (outages from outage $draw_at of $OUTAGES on)"
 [ -n "${STORM_KEEP:-}" ] && { echo "kept: $XL_TMP"; trap - EXIT; sleep 100000; }
 xl_wait_for 60 grep -q drawn "$XL_TMP/a.draw.out"
-check "That the flooding client lived through every outage" kill -0 "$flood"
-kill "$flood" 2>/dev/null
 check "That the round-trip client is alive and was never given a wrong answer" kill -0 "$rt"
 kill "$rt"
 for k in term draw; do check "That the $k program is alive" kill -0 "${pids[p.$k]}"; done

@@ -1,7 +1,8 @@
 /* test_session_outage.c -- a session whose link is cut, stalls or is replaced (session_rig.h's
  * relay): every request and event arrives once and in order, silent links are noticed, other
- * sessions and wrong secrets are refused, the grace period ends it; on a plain link and on a
- * zstd link. */
+ * sessions, wrong secrets and stale generations are refused, a link cut between the two
+ * halves' RESUMEs does not keep the next out, the grace period ends it; on a plain link and
+ * on a zstd link. */
 #include "session_rig.h"
 #include "proxy/session_private.h"
 
