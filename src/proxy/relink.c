@@ -232,8 +232,9 @@ static void candidate_flush(struct link_candidate *c)
  * between the two RESUMEs leaves one side a generation ahead, and both must still take
  * the next link (else each refuses the other's as stale, every redial, until the grace
  * period ends the session). A generation one ahead of this side's is thus this session's,
- * and so is one behind until the peer is known to be past it: it named a later one, or its
- * stream came on the link this side took last. NULL, or why the peer's is stale. */
+ * and so is one behind until the peer is known to have reached this side's: its stream
+ * came on the link this side took last, or it named that generation, or it answered a
+ * SESSION naming it with its RESUME (peer_generation). NULL, or why the peer's is stale. */
 static const char *stale_generation(const struct session *s, uint64_t peer, char *why, size_t cap)
 {
     uint64_t g = s->generation;
