@@ -89,41 +89,75 @@ static bool cut_between_resumes(struct rig *r, struct relay *y, enum session_sta
 }
 
 /* A new link to r's display side from a peer that knows the session (its secret and both
- * tokens) and names the given generation. True if the display side went as far as its
- * RESUME (it took the generation for this session's); the peer never sends its own. */
-static bool stale_peer_answered(struct rig *r, const uint8_t *secret, uint64_t generation)
+ * tokens), driven by hand: the test decides when its bytes go. */
+struct fake_peer {
+    int fd;
+    struct handshake hs;
+    struct buf in, out, resume; /* resume: its RESUME, held until the test lets it go */
+    int rc; /* hs_feed's last: 1 once the display side's RESUME came, < 0 refused */
+};
+
+static void fake_start(struct rig *r, struct fake_peer *f, const uint8_t *secret, uint64_t generation)
 {
     int sv[2];
+    memset(f, 0, sizeof *f);
     CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
-    struct handshake hs;
-    CHECK_EQ(hs_init(&hs, ROLE_APP, secret, 20, r->app->caps), 0);
-    hs.window_log = r->app->window_log;
-    hs.session = (struct hs_resume){ .resume = true, .generation = generation };
-    memcpy(hs.session.token_self, r->app->token, HS_TOKEN_SIZE);
-    memcpy(hs.session.token_peer, r->app->token_peer, HS_TOKEN_SIZE);
-    struct buf in = { 0 }, out = { 0 };
-    CHECK_EQ(hs_start(&hs, &out), 0);
+    f->fd = sv[0];
+    CHECK_EQ(hs_init(&f->hs, ROLE_APP, secret, 20, r->app->caps), 0);
+    f->hs.window_log = r->app->window_log;
+    f->hs.session = (struct hs_resume){ .resume = true, .generation = generation };
+    memcpy(f->hs.session.token_self, r->app->token, HS_TOKEN_SIZE);
+    memcpy(f->hs.session.token_peer, r->app->token_peer, HS_TOKEN_SIZE);
+    CHECK_EQ(hs_start(&f->hs, &f->out), 0);
     CHECK_EQ(session_attach(r->disp, sv[1], sv[1]), 0);
-    int rc = 0;
-    for (int i = 0; i < 50 && rc == 0; i++) {
-        ssize_t w = out.len ? write(sv[0], buf_head(&out), out.len) : 0;
-        if (w > 0)
-            buf_consume(&out, (size_t)w);
-        pump(r, 1);
-        uint8_t tmp[4096];
-        ssize_t n = read(sv[0], tmp, sizeof tmp);
-        if (n > 0)
-            CHECK_EQ(buf_append(&in, tmp, (size_t)n), 0);
-        rc = hs_feed(&hs, &in, &out);
-        if (rc == HS_RESUME_READY) /* what the display side says next is its RESUME, or nothing */
-            rc = 0, hs.session.ready = true, hs.session.sent_resume = true;
+}
+
+/* One turn: what the peer has to say goes (its RESUME only if send_resume), the rig runs,
+ * the display side's answer is fed to the handshake. At HS_RESUME_READY the peer says it
+ * has read `received` of the display side's stream. */
+static void fake_turn(struct rig *r, struct fake_peer *f, bool send_resume, uint64_t received)
+{
+    ssize_t w = f->out.len ? write(f->fd, buf_head(&f->out), f->out.len) : 0;
+    if (w > 0)
+        buf_consume(&f->out, (size_t)w);
+    w = send_resume && f->resume.len ? write(f->fd, buf_head(&f->resume), f->resume.len) : 0;
+    if (w > 0)
+        buf_consume(&f->resume, (size_t)w);
+    pump(r, 1);
+    uint8_t tmp[4096];
+    ssize_t n = read(f->fd, tmp, sizeof tmp);
+    if (n > 0)
+        CHECK_EQ(buf_append(&f->in, tmp, (size_t)n), 0);
+    if (f->rc == 0 || f->rc == HS_RESUME_READY) {
+        f->rc = hs_feed(&f->hs, &f->in, &f->out);
+        if (f->rc == HS_RESUME_READY) {
+            f->hs.session.received_self = received;
+            f->rc = hs_feed(&f->hs, &f->in, &f->resume);
+        }
     }
-    close(sv[0]);
+}
+
+static void fake_free(struct rig *r, struct fake_peer *f)
+{
+    close(f->fd);
     pump(r, 2);
-    buf_free(&in);
-    buf_free(&out);
-    hs_wipe(&hs);
-    return rc == 1;
+    buf_free(&f->in);
+    buf_free(&f->out);
+    buf_free(&f->resume);
+    hs_wipe(&f->hs);
+}
+
+/* Whether the display side took the peer's generation for this session's: it went as far
+ * as its RESUME. The peer never sends its own. */
+static bool stale_peer_answered(struct rig *r, const uint8_t *secret, uint64_t generation)
+{
+    struct fake_peer f;
+    fake_start(r, &f, secret, generation);
+    for (int i = 0; i < 50 && f.rc == 0; i++)
+        fake_turn(r, &f, false, 0);
+    bool answered = f.rc == 1 || f.rc == HS_RESUME_READY;
+    fake_free(r, &f);
+    return answered;
 }
 
 static void outage_tests(void)
@@ -373,6 +407,62 @@ static void outage_tests(void)
          * (the link it had is let go, as for any new link; the real app side redials). */
         CHECK(stale_peer_answered(&r, secret, 1));
         buf_free(&got);
+        close(c);
+        rig_stop(&r);
+        relay_cut(&y);
+        rig_relay = NULL;
+        rig_grace_s = 0;
+    }
+    STEST("That a new link whose RESUME comes after another link was taken and brought bytes is refused; the link stays") {
+        struct relay y;
+        rig_relay = &y;
+        rig_grace_s = 60;
+        struct rig r;
+        const uint8_t *secret = (const uint8_t *)"0123456789abcdefghij";
+        rig_start(&r, secret, secret);
+        int c = client_ready(&r, 0);
+        relay_cut(&y);
+        pump(&r, 5);
+        CHECK_EQ(session_state(r.disp), SESSION_DETACHED);
+        /* A link that got as far as the display side's RESUME, then went quiet (a dial the
+         * app side gave up on, its last bytes still on the way)... */
+        struct fake_peer f;
+        fake_start(&r, &f, secret, 0);
+        for (int i = 0; i < 50 && f.rc != 1; i++)
+            fake_turn(&r, &f, false, r.app->rx_stream);
+        CHECK_EQ(f.rc, 1);
+        CHECK(f.resume.len > 0);
+        /* ... then the app side's next dial resumes the session, and requests cross it. */
+        int a, d;
+        relay_open(&y, &a, &d);
+        session_attach(r.app, a, a);
+        session_attach(r.disp, d, d);
+        pump(&r, 20);
+        CHECK_EQ(session_state(r.disp), SESSION_UP);
+        struct buf got = { 0 };
+        uint8_t focus[4] = { 43, 0, 1, 0 }, reply[32] = { 1, 0, 1, 0 };
+        ask_server(&r, c, 0, focus, 4, reply, &got);
+        CHECK_EQ(got.len, 32);
+        /* The first one's RESUME arrives now: what the display side said it held is past. */
+        for (int i = 0; i < 20; i++)
+            fake_turn(&r, &f, true, 0);
+        CHECK_EQ(f.resume.len, 0);
+        CHECK_EQ(session_attaching(r.disp), 0);
+        CHECK_EQ(session_state(r.disp), SESSION_UP);
+        CHECK_EQ(session_state(r.app), SESSION_UP);
+        /* The link the halves share still carries the next round trip, once each way. */
+        reply[2]++;
+        struct buf seen = { 0 };
+        CHECK_EQ(write(c, focus, 4), 4);
+        drain(&r, r.upstream[0], &seen);
+        CHECK_EQ(seen.len, 4);
+        CHECK_EQ(write(r.upstream[0], reply, 32), 32);
+        buf_clear(&got);
+        drain(&r, c, &got);
+        CHECK_EQ(got.len, 32);
+        buf_free(&seen);
+        buf_free(&got);
+        fake_free(&r, &f);
         close(c);
         rig_stop(&r);
         relay_cut(&y);
