@@ -202,8 +202,9 @@ static int exchange_session(struct handshake *hs, struct buf *in, struct buf *ou
     if (r->resume && (sodium_memcmp(their_self, r->token_peer, HS_TOKEN_SIZE) != 0 ||
                       sodium_memcmp(their_peer, r->token_self, HS_TOKEN_SIZE) != 0))
         return fail(hs, -EACCES, "%s", "peer resumes another session (wrong resumption token): refused");
-    if (r->resume && generation != r->generation)
-        return fail(hs, -EACCES, "%s", "peer resumes this session from an older link (a stale handshake): refused");
+    /* Whether the generation is this session's present or its past is the caller's to
+     * judge, at HS_RESUME_READY: it knows what became of the links since this one began. */
+    r->generation_peer = generation;
     if (!r->resume)
         memcpy(r->token_peer, their_self, HS_TOKEN_SIZE);
     buf_consume(in, (size_t)n);

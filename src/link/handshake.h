@@ -26,7 +26,8 @@
 enum link_role { ROLE_APP, ROLE_DISPLAY };
 
 /* Returned by hs_feed on a resuming link once the peer has named this session: the caller
- * stops reading the old link, sets resume.received_self, and calls hs_feed again. */
+ * judges resume.generation_peer, stops reading the old link, sets resume.received_self,
+ * and calls hs_feed again. */
 #define HS_RESUME_READY 2
 
 /* Which session a link is for (FRAME_SESSION). Each side draws its token at the session's
@@ -36,6 +37,8 @@ struct hs_resume {
     uint8_t token_self[HS_TOKEN_SIZE];   /* set by the caller */
     uint8_t token_peer[HS_TOKEN_SIZE];   /* resuming: set by the caller; new: learnt from the peer */
     uint64_t generation;             /* set by the caller: links attached before this one */
+    uint64_t generation_peer;        /* resuming, at HS_RESUME_READY: the peer's; the caller
+                                      * refuses a stale one (the handshake does not) */
     uint64_t received_self;          /* resuming: set by the caller at HS_RESUME_READY */
     uint64_t received_peer;          /* resuming, after success: where our stream resumes */
     bool sent_session, got_session, ready, sent_resume, got_resume; /* ready: HS_RESUME_READY returned */

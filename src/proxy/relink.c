@@ -133,6 +133,8 @@ static void candidate_refuse(struct link_candidate *c, const char *why)
  * from what the other has read. */
 static void adopt(struct session *s, struct link_candidate *c)
 {
+    if (s->state == SESSION_UP) /* another new link, taken during this one's handshake */
+        detach(s, "a newer link for this session came", true);
     uint64_t from = c->hs.session.received_peer;
     if (from > s->tx_stream || from < s->replay_start) {
         char why[160];
@@ -164,6 +166,11 @@ static void adopt(struct session *s, struct link_candidate *c)
         session_end(s, false, "out of memory resuming the link", NULL);
         return;
     }
+    /* The peer has taken this link too once its stream comes on it; until then it may not
+     * have (our RESUME may have been lost), but it has passed the generation it was sent. */
+    s->rx_adopted = s->rx_stream;
+    if (s->peer_generation < c->hs.session.generation)
+        s->peer_generation = c->hs.session.generation;
     s->rx_stream += c->rx.len;
     loop_unwatch(s->loop, &c->w_in);
     loop_unwatch(s->loop, &c->w_out);
@@ -221,11 +228,41 @@ static void candidate_flush(struct link_candidate *c)
               (c->out == c->in ? LOOP_READ : 0) | (c->tx.len ? LOOP_WRITE : 0));
 }
 
+/* Taking a new link is not atomic: each side takes it on the peer's RESUME, so a link cut
+ * between the two RESUMEs leaves one side a generation ahead, and both must still take
+ * the next link (else each refuses the other's as stale, every redial, until the grace
+ * period ends the session). A generation one ahead of this side's is thus this session's,
+ * and so is one behind until the peer is known to have reached this side's: its stream
+ * came on the link this side took last, or it named that generation, or it answered a
+ * SESSION naming it with its RESUME (peer_generation). NULL, or why the peer's is stale. */
+static const char *stale_generation(const struct session *s, uint64_t peer, char *why, size_t cap)
+{
+    uint64_t g = s->generation;
+    uint64_t least = s->rx_stream > s->rx_adopted ? g : s->peer_generation;
+    if (peer <= g + 1 && peer + 1 >= g && peer >= least)
+        return NULL;
+    snprintf(why, cap, "peer resumes this session from link %llu, this side is at link %llu (a stale handshake): refused",
+             (unsigned long long)peer + 1, (unsigned long long)g + 1);
+    return why;
+}
+
 static void candidate_feed(struct link_candidate *c)
 {
     struct session *s = c->s;
     int rc = hs_feed(&c->hs, &c->rx, &c->tx);
     if (rc == HS_RESUME_READY) {
+        char why[160];
+        uint64_t peer = c->hs.session.generation_peer;
+        if (stale_generation(s, peer, why, sizeof why)) {
+            candidate_refuse(c, why);
+            return;
+        }
+        /* Both count on from the higher: after this link, whether or not it is taken on
+         * both sides, they are a generation apart at most. */
+        if (s->generation < peer)
+            s->generation = peer;
+        if (s->peer_generation < peer)
+            s->peer_generation = peer;
         /* It is for this session. The old link, if it still seems up, is dead or dying:
          * not one more byte is read from it, so what we say we hold stays true. */
         if (s->state == SESSION_UP)
@@ -241,6 +278,11 @@ static void candidate_feed(struct link_candidate *c)
     if (rc == 1 && c->in >= 0) {
         if (c->hs.caps != s->caps || c->hs.window_log != s->window_log)
             candidate_refuse(c, "its capabilities differ from the session's");
+        else if (s->rx_stream != c->hs.session.received_self)
+            /* Another new link was taken after this one's RESUME and brought more: the
+             * count this side gave is no longer what it holds (the peer would send some
+             * of it again). */
+            candidate_refuse(c, "another new link was taken during its handshake");
         else
             adopt(s, c);
     }

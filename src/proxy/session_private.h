@@ -245,7 +245,9 @@ struct session {
     uint32_t caps;                /* the capabilities agreed at the first handshake */
     int window_log;               /* ... and the compression window */
     uint8_t token[HS_TOKEN_SIZE], token_peer[HS_TOKEN_SIZE]; /* the session's identity, both halves' */
-    uint64_t generation;          /* links attached after the first */
+    uint64_t generation;          /* links attached after the first (as this side counts them) */
+    uint64_t peer_generation;     /* ... the peer's count is known to be at least this */
+    uint64_t rx_adopted;          /* rx_stream when the last link was taken: more, the peer took it too */
     uint64_t tx_stream, rx_stream; /* bytes of the link stream (after the handshakes) written, read */
     struct buf replay;            /* stream bytes written that the peer has not acknowledged */
     uint64_t replay_start;        /* ... the stream offset of its first byte */

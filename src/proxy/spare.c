@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "common/clock.h"
@@ -79,11 +80,39 @@ static void spare_lost(struct session *s, const char *why)
         spare_open(s);
 }
 
+/* How many of the n bytes at p are whole MappingNotify events; n itself only if all are.
+ * The server sends one to every client, a spare too, whatever it selected, when the
+ * keyboard or pointer mapping changes (xdotool typing a character the keymap lacks does).
+ * A client that takes the spare asks for the mappings after it connects, as one connecting
+ * now would: the events are not for it, and the spare stays good. (They were taken for a
+ * broken connection: the spare was withdrawn, and a client whose OPEN had named it, on the
+ * link meanwhile, was closed.) */
+static size_t mapping_notifies(const uint8_t *p, size_t n)
+{
+    size_t at = 0;
+    while (n - at >= 32 && (p[at] & 0x7f) == XP_EV_MAPPING_NOTIFY)
+        at += 32;
+    return at;
+}
+
 static void on_spare_event(struct watch *w, unsigned events)
 {
     (void)events;
     struct session *s = w->data;
     struct spare_state *sp = &s->spare;
+    if (sp->ready) { /* nothing may come before a request but MappingNotify: else closed or broken */
+        uint8_t tmp[4096];
+        ssize_t n = recv(sp->fd, tmp, sizeof tmp, MSG_PEEK);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        size_t events_len = n > 0 ? mapping_notifies(tmp, (size_t)n) : 0;
+        if (n <= 0 || events_len != (size_t)n) {
+            spare_lost(s, n < 0 ? strerror(errno) : n == 0 ? "closed by the server" : "unexpected bytes");
+            return;
+        }
+        (void)!read(sp->fd, tmp, events_len);
+        return;
+    }
     uint8_t *p = buf_append_space(&sp->rx, 4096);
     if (!p) {
         spare_lost(s, "out of memory");
@@ -93,7 +122,7 @@ static void on_spare_event(struct watch *w, unsigned events)
     sp->rx.len -= 4096 - (n > 0 ? (size_t)n : 0);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return;
-    if (n <= 0 || sp->ready) { /* nothing may come before a request: closed or broken */
+    if (n <= 0) {
         spare_lost(s, n < 0 ? strerror(errno) : n == 0 ? "closed by the server" : "unexpected bytes");
         return;
     }
@@ -118,8 +147,11 @@ static void on_spare_event(struct watch *w, unsigned events)
     if (sp->rx.len < size)
         return;
     if (sp->rx.len > size) {
-        spare_lost(s, "unexpected bytes");
-        return;
+        if (mapping_notifies(buf_head(&sp->rx) + size, sp->rx.len - size) != sp->rx.len - size) {
+            spare_lost(s, "unexpected bytes");
+            return;
+        }
+        sp->rx.len = size; /* what came after the reply: MappingNotify, not for the client */
     }
     sp->ready = true;
     spare_offer(s);

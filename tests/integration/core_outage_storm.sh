@@ -10,6 +10,7 @@ source "$(dirname "$0")/../xlib.sh"
 OUTAGES=${OUTAGES:-12}
 RANDOM=${STORM_SEED:-$$}
 echo "seed ${STORM_SEED:-$$}"
+[ -n "${XL_KEEP:-}" ] && echo "logs in $XL_TMP"
 
 xl_build_clients || { fail "That the test clients build"; summary; exit 1; }
 xl_start_xvfb a && xl_start_xvfb b || { fail "That two Xvfbs start"; summary; exit 1; }
@@ -31,6 +32,7 @@ rm -f "$XL_TMP"/{a,p}.draw.out
 draw_at=$((RANDOM % OUTAGES))
 for i in $(seq 0 $((OUTAGES - 1))); do
     if [ "$i" = "$draw_at" ]; then
+        draw_t0=$SECONDS
         xl_bg a "$XL_BIN/xdraw" >"$XL_TMP/a.draw.out"; pids[a.draw]=$XL_LAST
         xl_bg p "$XL_BIN/xdraw" >"$XL_TMP/p.draw.out"; pids[p.draw]=$XL_LAST
     fi
@@ -52,12 +54,17 @@ if [ "$(grep -c 'link lost' "$XL_TMP/app.log")" != "$(grep -c 'link back' "$XL_T
         grep -E 'link|refus|handshake|resum' "$XL_TMP/$f" | tail -n 12 | sed 's/^/      /'
     done
 fi
+check "That the flooding client lived through every outage" kill -0 "$flood"
+# Stopped now: the outages are over, and its PutImages, each coded as WebP, take most of the
+# (sanitized) app side's CPU. With it running, xdraw's last 1.2 MB image crawled behind it,
+# with or without outages: without one relay kill (STORM_SEED=60376), xdraw through tincan
+# did not finish in 90 s once, in 28 and 40 s in two other runs (7 s directly).
+kill "$flood" 2>/dev/null
 type_on b "end"; type_on a "end"
 check "That xdraw's drawing finished through tincan" xl_wait_for 90 grep -q drawn "$XL_TMP/p.draw.out"
+echo "    xdraw: $(grep -q drawn "$XL_TMP/p.draw.out" && echo "drawn through tincan within $((SECONDS - draw_t0)) s of its start" || echo "not drawn") (outages from outage $draw_at of $OUTAGES on)"
 [ -n "${STORM_KEEP:-}" ] && { echo "kept: $XL_TMP"; trap - EXIT; sleep 100000; }
 xl_wait_for 60 grep -q drawn "$XL_TMP/a.draw.out"
-check "That the flooding client lived through every outage" kill -0 "$flood"
-kill "$flood" 2>/dev/null
 check "That the round-trip client is alive and was never given a wrong answer" kill -0 "$rt"
 kill "$rt"
 for k in term draw; do check "That the $k program is alive" kill -0 "${pids[p.$k]}"; done
@@ -70,6 +77,11 @@ else
 fi
 check "That no half ended or reported an error" bash -c "kill -0 $app $disp && ! grep -qE 'error:|corrupt' '$XL_TMP/app.log' '$XL_TMP/display.log'"
 grep -hE 'error:|corrupt' "$XL_TMP/app.log" "$XL_TMP/display.log" | head -5 | sed 's/^/    /'
+# xdotool's typing changes the keyboard mapping: the server tells every client, the display
+# side's spare connection too. That is no reason to drop the spare: a client whose OPEN
+# named it while it was withdrawn was closed (xrtloop, 3 of 5 runs under load).
+check "That a keyboard mapping change did not cost the spare X connection" \
+    bash -c "! grep -q 'spare X connection .* lost: unexpected bytes' '$XL_TMP/display.log'"
 for k in term draw; do kill "${pids[a.$k]}" "${pids[p.$k]}" 2>/dev/null; done
 kill -TERM "$app"
 check "That the app side exits 0" bash -c "xl_wait() { for i in \$(seq 1 150); do kill -0 $app 2>/dev/null || return 0; sleep 0.1; done; return 1; }; xl_wait"

@@ -1,8 +1,10 @@
 /* test_session_outage.c -- a session whose link is cut, stalls or is replaced (session_rig.h's
  * relay): every request and event arrives once and in order, silent links are noticed, other
- * sessions and wrong secrets are refused, the grace period ends it; on a plain link and on a
- * zstd link. */
+ * sessions, wrong secrets and stale generations are refused, a link cut between the two
+ * halves' RESUMEs does not keep the next out, the grace period ends it; on a plain link and
+ * on a zstd link. */
 #include "session_rig.h"
+#include "proxy/session_private.h"
 
 /* n NoOperation requests of 4 bytes whose length field is spelt out in 4-byte units
  * plus a counter in the padding-free form: 127, 0, 1, 0 would all look alike, so each is
@@ -50,6 +52,112 @@ static void collect(struct rig *r, int fd, struct buf *got, size_t want)
         if (n > 0)
             CHECK_EQ(buf_append(got, tmp, (size_t)n), 0);
     }
+}
+
+/* Exactly one half has taken the new link as its own: it read the peer's RESUME, the
+ * other has not read this half's yet. */
+static bool one_half_up(struct rig *r)
+{
+    return (session_state(r->app) == SESSION_UP) != (session_state(r->disp) == SESSION_UP);
+}
+
+/* Runs the rig, checking between every half's turn, until one half alone has adopted the
+ * new link; then cuts the relay, so that what it held (the other half's RESUME) is lost.
+ * The relay moves one packet a turn: as a real one, it holds the RESUMEs in flight. The
+ * half that runs first in a turn is the one that takes the link. */
+static bool cut_between_resumes(struct rig *r, struct relay *y, enum session_state *app_state, bool display_first)
+{
+    struct loop *first = display_first ? r->disp_loop : r->app_loop;
+    struct loop *second = display_first ? r->app_loop : r->disp_loop;
+    for (int i = 0; i < 400; i++) {
+        loop_run_once(first, 0);
+        if (one_half_up(r))
+            break;
+        relay_move(y);
+        loop_run_once(second, 0);
+        if (one_half_up(r))
+            break;
+        relay_move(y);
+        session_tick(r->app);
+        session_tick(r->disp);
+    }
+    bool asymmetric = one_half_up(r);
+    *app_state = session_state(r->app);
+    relay_cut(y);
+    pump(r, 10);
+    return asymmetric;
+}
+
+/* A new link to r's display side from a peer that knows the session (its secret and both
+ * tokens), driven by hand: the test decides when its bytes go. */
+struct fake_peer {
+    int fd;
+    struct handshake hs;
+    struct buf in, out, resume; /* resume: its RESUME, held until the test lets it go */
+    int rc; /* hs_feed's last: 1 once the display side's RESUME came, < 0 refused */
+};
+
+static void fake_start(struct rig *r, struct fake_peer *f, const uint8_t *secret, uint64_t generation)
+{
+    int sv[2];
+    memset(f, 0, sizeof *f);
+    CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+    f->fd = sv[0];
+    CHECK_EQ(hs_init(&f->hs, ROLE_APP, secret, 20, r->app->caps), 0);
+    f->hs.window_log = r->app->window_log;
+    f->hs.session = (struct hs_resume){ .resume = true, .generation = generation };
+    memcpy(f->hs.session.token_self, r->app->token, HS_TOKEN_SIZE);
+    memcpy(f->hs.session.token_peer, r->app->token_peer, HS_TOKEN_SIZE);
+    CHECK_EQ(hs_start(&f->hs, &f->out), 0);
+    CHECK_EQ(session_attach(r->disp, sv[1], sv[1]), 0);
+}
+
+/* One turn: what the peer has to say goes (its RESUME only if send_resume), the rig runs,
+ * the display side's answer is fed to the handshake. At HS_RESUME_READY the peer says it
+ * has read `received` of the display side's stream. */
+static void fake_turn(struct rig *r, struct fake_peer *f, bool send_resume, uint64_t received)
+{
+    ssize_t w = f->out.len ? write(f->fd, buf_head(&f->out), f->out.len) : 0;
+    if (w > 0)
+        buf_consume(&f->out, (size_t)w);
+    w = send_resume && f->resume.len ? write(f->fd, buf_head(&f->resume), f->resume.len) : 0;
+    if (w > 0)
+        buf_consume(&f->resume, (size_t)w);
+    pump(r, 1);
+    uint8_t tmp[4096];
+    ssize_t n = read(f->fd, tmp, sizeof tmp);
+    if (n > 0)
+        CHECK_EQ(buf_append(&f->in, tmp, (size_t)n), 0);
+    if (f->rc == 0 || f->rc == HS_RESUME_READY) {
+        f->rc = hs_feed(&f->hs, &f->in, &f->out);
+        if (f->rc == HS_RESUME_READY) {
+            f->hs.session.received_self = received;
+            f->rc = hs_feed(&f->hs, &f->in, &f->resume);
+        }
+    }
+}
+
+static void fake_free(struct rig *r, struct fake_peer *f)
+{
+    close(f->fd);
+    pump(r, 2);
+    buf_free(&f->in);
+    buf_free(&f->out);
+    buf_free(&f->resume);
+    hs_wipe(&f->hs);
+}
+
+/* Whether the display side took the peer's generation for this session's: it went as far
+ * as its RESUME. The peer never sends its own. */
+static bool stale_peer_answered(struct rig *r, const uint8_t *secret, uint64_t generation)
+{
+    struct fake_peer f;
+    fake_start(r, &f, secret, generation);
+    for (int i = 0; i < 50 && f.rc == 0; i++)
+        fake_turn(r, &f, false, 0);
+    bool answered = f.rc == 1 || f.rc == HS_RESUME_READY;
+    fake_free(r, &f);
+    return answered;
 }
 
 static void outage_tests(void)
@@ -197,6 +305,164 @@ static void outage_tests(void)
         session_attach(r.disp, d, d);
         pump(&r, 20);
         CHECK_EQ(session_state(r.disp), SESSION_UP);
+        close(c);
+        rig_stop(&r);
+        relay_cut(&y);
+        rig_relay = NULL;
+        rig_grace_s = 0;
+    }
+    STEST("That a link cut between the two RESUMEs (one half took it, the other did not) is replaced by the next") {
+        struct relay y;
+        rig_relay = &y;
+        rig_grace_s = 60;
+        struct rig r;
+        rig_start(&r, (const uint8_t *)"0123456789abcdefghij", (const uint8_t *)"0123456789abcdefghij");
+        int c = client_ready(&r, 0);
+        uint8_t focus[4] = { 43, 0, 1, 0 }, reply[32] = { 1, 0, 1, 0 };
+        for (int round = 0; round < 3; round++) {
+            relay_cut(&y);
+            pump(&r, 5);
+            CHECK_EQ(session_state(r.app), SESSION_DETACHED);
+            CHECK_EQ(session_state(r.disp), SESSION_DETACHED);
+            /* A request made during the outage: it must come out once, whichever link carries it. */
+            CHECK_EQ(write(c, focus, 4), 4);
+            pump(&r, 2);
+            int a, d;
+            relay_open(&y, &a, &d);
+            CHECK_EQ(session_attach(r.app, a, a), 0);
+            CHECK_EQ(session_attach(r.disp, d, d), 0);
+            enum session_state app_state;
+            CHECK(cut_between_resumes(&r, &y, &app_state, round == 1));
+            CHECK_EQ(app_state, round == 1 ? SESSION_DETACHED : SESSION_UP); /* each half ahead, in turn */
+            CHECK_EQ(session_state(r.app), SESSION_DETACHED);
+            CHECK_EQ(session_state(r.disp), SESSION_DETACHED);
+            /* The redial after it: both halves must take it, whatever each made of the last. */
+            for (int tries = 0; tries < 3 && session_state(r.app) != SESSION_UP; tries++) {
+                relay_cut(&y);
+                relay_open(&y, &a, &d);
+                session_attach(r.app, a, a);
+                session_attach(r.disp, d, d);
+                pump(&r, 30);
+                fake_now += 1000000000ull;
+            }
+            CHECK_EQ(session_state(r.app), SESSION_UP);
+            CHECK_EQ(session_state(r.disp), SESSION_UP);
+            struct buf got = { 0 };
+            uint8_t req[32];
+            size_t n = 0;
+            for (int i = 0; i < 200 && n < 4; i++) {
+                pump(&r, 1);
+                ssize_t k = read(r.upstream[0], req + n, sizeof req - n);
+                if (k > 0)
+                    n += (size_t)k;
+            }
+            CHECK_EQ(n, 4); /* the outage's request, once */
+            CHECK(n == 4 && !memcmp(req, focus, 4));
+            CHECK_EQ(write(r.upstream[0], reply, 32), 32);
+            reply[2]++; /* the next one's sequence number */
+            for (int i = 0; i < 200 && got.len < 32; i++) {
+                pump(&r, 1);
+                drain(&r, c, &got);
+            }
+            CHECK_EQ(got.len, 32);
+            buf_free(&got);
+        }
+        close(c);
+        rig_stop(&r);
+        relay_cut(&y);
+        rig_relay = NULL;
+        rig_grace_s = 0;
+    }
+    STEST("That a new link naming a link before the last the peer took, or one not yet made, is refused; the link stays") {
+        struct relay y;
+        rig_relay = &y;
+        rig_grace_s = 60;
+        struct rig r;
+        const uint8_t *secret = (const uint8_t *)"0123456789abcdefghij";
+        rig_start(&r, secret, secret);
+        int c = client_ready(&r, 0);
+        relay_cut(&y);
+        pump(&r, 5);
+        int a, d;
+        relay_open(&y, &a, &d);
+        session_attach(r.app, a, a);
+        session_attach(r.disp, d, d);
+        pump(&r, 20);
+        CHECK_EQ(session_state(r.disp), SESSION_UP);
+        /* The app side's stream comes on the new link: the display side knows it took it. */
+        struct buf got = { 0 };
+        uint8_t focus[4] = { 43, 0, 1, 0 }, reply[32] = { 1, 0, 1, 0 };
+        ask_server(&r, c, 0, focus, 4, reply, &got);
+        CHECK_EQ(got.len, 32);
+        CHECK_EQ(r.disp->generation, 1);
+        CHECK(!stale_peer_answered(&r, secret, 0)); /* the first link's: stale */
+        CHECK(!stale_peer_answered(&r, secret, 3)); /* two ahead: no link of this session */
+        CHECK_EQ(session_attaching(r.disp), 0);
+        CHECK_EQ(session_state(r.disp), SESSION_UP);
+        CHECK_EQ(session_state(r.app), SESSION_UP);
+        reply[2]++;
+        ask_server(&r, c, 0, focus, 4, reply, &got);
+        CHECK_EQ(got.len, 32);
+        /* And the peer's own generation is taken: the display side answers with its RESUME
+         * (the link it had is let go, as for any new link; the real app side redials). */
+        CHECK(stale_peer_answered(&r, secret, 1));
+        buf_free(&got);
+        close(c);
+        rig_stop(&r);
+        relay_cut(&y);
+        rig_relay = NULL;
+        rig_grace_s = 0;
+    }
+    STEST("That a new link whose RESUME comes after another link was taken and brought bytes is refused; the link stays") {
+        struct relay y;
+        rig_relay = &y;
+        rig_grace_s = 60;
+        struct rig r;
+        const uint8_t *secret = (const uint8_t *)"0123456789abcdefghij";
+        rig_start(&r, secret, secret);
+        int c = client_ready(&r, 0);
+        relay_cut(&y);
+        pump(&r, 5);
+        CHECK_EQ(session_state(r.disp), SESSION_DETACHED);
+        /* A link that got as far as the display side's RESUME, then went quiet (a dial the
+         * app side gave up on, its last bytes still on the way)... */
+        struct fake_peer f;
+        fake_start(&r, &f, secret, 0);
+        for (int i = 0; i < 50 && f.rc != 1; i++)
+            fake_turn(&r, &f, false, r.app->rx_stream);
+        CHECK_EQ(f.rc, 1);
+        CHECK(f.resume.len > 0);
+        /* ... then the app side's next dial resumes the session, and requests cross it. */
+        int a, d;
+        relay_open(&y, &a, &d);
+        session_attach(r.app, a, a);
+        session_attach(r.disp, d, d);
+        pump(&r, 20);
+        CHECK_EQ(session_state(r.disp), SESSION_UP);
+        struct buf got = { 0 };
+        uint8_t focus[4] = { 43, 0, 1, 0 }, reply[32] = { 1, 0, 1, 0 };
+        ask_server(&r, c, 0, focus, 4, reply, &got);
+        CHECK_EQ(got.len, 32);
+        /* The first one's RESUME arrives now: what the display side said it held is past. */
+        for (int i = 0; i < 20; i++)
+            fake_turn(&r, &f, true, 0);
+        CHECK_EQ(f.resume.len, 0);
+        CHECK_EQ(session_attaching(r.disp), 0);
+        CHECK_EQ(session_state(r.disp), SESSION_UP);
+        CHECK_EQ(session_state(r.app), SESSION_UP);
+        /* The link the halves share still carries the next round trip, once each way. */
+        reply[2]++;
+        struct buf seen = { 0 };
+        CHECK_EQ(write(c, focus, 4), 4);
+        drain(&r, r.upstream[0], &seen);
+        CHECK_EQ(seen.len, 4);
+        CHECK_EQ(write(r.upstream[0], reply, 32), 32);
+        buf_clear(&got);
+        drain(&r, c, &got);
+        CHECK_EQ(got.len, 32);
+        buf_free(&seen);
+        buf_free(&got);
+        fake_free(&r, &f);
         close(c);
         rig_stop(&r);
         relay_cut(&y);
