@@ -102,6 +102,14 @@ void reap_channels(struct session *s)
     }
 }
 
+/* Every channel but ch reconsiders what it waits for (a grab began or ended). */
+void channel_others_interest(struct channel *ch)
+{
+    for (struct channel *c = ch->s->channels; c; c = c->next)
+        if (c != ch && !c->dead)
+            channel_update_interest(c);
+}
+
 void channel_update_interest(struct channel *ch)
 {
     if (ch->w.fd < 0)
@@ -134,6 +142,8 @@ void channel_drop(struct channel *ch, const char *why)
     buf_clear(&ch->to_x);
     if (!ch->on_link || ch->peer_closed || ch->s->state == SESSION_ENDED)
         ch->dead = true;
+    if (ch->grabbing)
+        channel_others_interest(ch); /* its grab ends with its connection */
 }
 
 /* ---------------------------------------------------------------- X side input */
@@ -219,6 +229,7 @@ static void channel_on_grab(struct channel *ch, bool grab, uint32_t seq)
     if (grab)
         ch->s->stats.server_grabs++;
     log_debug("channel %u: request %u %s the server", ch->id, seq, grab ? "grabs" : "ungrabs");
+    channel_others_interest(ch); /* session_may_read: the others wait while it holds it */
 }
 
 /* A request framed from the client's stream (app side) or the link (display side). The

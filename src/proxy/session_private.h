@@ -263,13 +263,30 @@ struct session {
     uint64_t notice_ns;           /* ... last drawn */
 };
 
+static inline bool is_app(const struct session *s) { return s->cfg.role == ROLE_APP; }
+
+/* App side: whether another client of the session holds the server grabbed (its GrabServer
+ * came, its UngrabServer not yet, and it is still connected). */
+static inline bool session_grabbed_by_other(const struct channel *ch)
+{
+    for (const struct channel *c = ch->s->channels; c; c = c->next)
+        if (c != ch && c->grabbing && !c->dead && !c->x_closed)
+            return true;
+    return false;
+}
+
 /* Whether a channel may read its X peer: not while the session holds more than its high
  * mark, except the one channel finishing a message (a message larger than what is left
  * of the bound still passes, one at a time), and a channel that holds the server grabbed:
  * what the others hold drains only once it lets go, which it does on what it reads (its
- * queue for the link still bounds it). */
+ * queue for the link still bounds it). At the app side, not while another client holds
+ * the server grabbed either (setups still are read): the server serves none but that one
+ * until it lets go, and coding the others' requests meanwhile only holds the loop the
+ * grabbing client waits on (coding a 4 MiB image kept a grab over 1 s: core_grab). */
 static inline bool session_may_read(const struct channel *ch)
 {
+    if (is_app(ch->s) && ch->phase != CH_SETUP && !ch->grabbing && session_grabbed_by_other(ch))
+        return false;
     return !ch->s->mem_paused || ch == ch->s->mem_reader || ch->grabbing;
 }
 
@@ -281,7 +298,6 @@ static inline bool session_holds_partial(const struct channel *ch)
 }
 
 
-static inline bool is_app(const struct session *s) { return s->cfg.role == ROLE_APP; }
 
 /* channel.c */
 struct channel *channel_new(struct session *s, uint32_t id, int fd);
@@ -319,6 +335,7 @@ bool channel_request_waits(struct channel *ch, const uint8_t *req, const struct 
 /* How the observer tells the channels that a held setup or held requests may go (observer.h). */
 void channel_listen(struct session *s, struct observer_listener *out);
 void channel_update_interest(struct channel *ch);
+void channel_others_interest(struct channel *ch);
 /* Display side: appends the setup request for a new upstream connection (the user's cookie). */
 void channel_write_x(struct channel *ch);
 void channel_grant(struct channel *ch);

@@ -282,6 +282,39 @@ static void session_tests(void)
         close(b);
         rig_stop(&r);
     }
+    STEST("That while a client holds the server grabbed another's requests wait at the app side, until it ungrabs or goes") {
+        struct rig r;
+        rig_start(&r, NULL, NULL);
+        struct buf got = { 0 };
+        int a = client_ready(&r, 0), b = client_ready(&r, 1);
+        const uint8_t grab[4] = { 36, 0, 1, 0 }, ungrab[4] = { 37, 0, 1, 0 };
+        const uint8_t map[8] = { 8, 0, 2, 0, 1, 0, 0x20, 0 };
+        CHECK_EQ(write(a, grab, 4), 4);
+        drain(&r, r.upstream[0], &got);
+        CHECK(got.len == 4 && !memcmp(buf_head(&got), grab, 4));
+        CHECK_EQ(write(b, map, 8), 8);
+        buf_clear(&got);
+        drain(&r, r.upstream[1], &got);
+        CHECK_EQ(got.len, 0); /* the server would not take it yet either */
+        CHECK_EQ(write(a, ungrab, 4), 4);
+        buf_clear(&got);
+        drain(&r, r.upstream[1], &got);
+        CHECK(got.len == 8 && !memcmp(buf_head(&got), map, 8));
+        /* A client that goes while it holds the grab ends it (the server ends it so). */
+        CHECK_EQ(write(a, grab, 4), 4);
+        drain(&r, r.upstream[0], &got);
+        CHECK_EQ(write(b, map, 8), 8);
+        buf_clear(&got);
+        drain(&r, r.upstream[1], &got);
+        CHECK_EQ(got.len, 0);
+        close(a);
+        buf_clear(&got);
+        drain(&r, r.upstream[1], &got);
+        CHECK(got.len == 8 && !memcmp(buf_head(&got), map, 8));
+        buf_free(&got);
+        close(b);
+        rig_stop(&r);
+    }
     STEST("That answers given here in a row each drop the server's own reply (PREDICTED steps)") {
         struct rig r;
         rig_start(&r, NULL, NULL);
