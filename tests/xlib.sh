@@ -65,11 +65,16 @@ xl_bg() {
 # xl_bg_connected TARGET SCREEN CMD...: as xl_bg, then waits until the Xvfb SCREEN has
 # accepted one more connection (directly, or from tincan's display side). Pollers started
 # after that cannot take the client's slot, so resource ids come out the same in every run.
+# Through a pair the client may take the display side's spare connection while the spare's
+# replacement takes the place of an older one (replaced when the root changed: a window
+# manager's masks): the server then keeps its count, and the app side has one more client.
 xl_bg_connected() {
-    local target=$1 screen="${2}_pid" before; shift 2
+    local target=$1 screen="${2}_pid" app="${1}_app_pid" before app_before=""; shift 2
     before=$(xl_socket_count "${!screen}")
+    [ -n "${!app:-}" ] && app_before=$(xl_socket_count "${!app}")
     xl_bg "$target" "$@"
-    xl_wait_for 20 xl_sockets_above "${!screen}" "$before"
+    xl_wait_for 5 xl_sockets_above "${!screen}" "$before" && return 0
+    [ -n "$app_before" ] && xl_wait_for 15 xl_sockets_above "${!app}" "$app_before"
 }
 
 # xl_whole_line FILE: FILE holds something and ends with a newline.
