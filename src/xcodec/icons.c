@@ -17,18 +17,6 @@ struct icon {
     uint32_t w, h;
 };
 
-static inline uint32_t word_at(const uint8_t *p, bool msb)
-{
-    return msb ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
-               : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
-}
-
-static inline void word_put(uint8_t *p, uint32_t v, bool msb)
-{
-    for (int i = 0; i < 4; i++)
-        p[msb ? 3 - i : i] = (uint8_t)(v >> 8 * i);
-}
-
 bool xc_icons_fit(const uint8_t *fixed, uint32_t blen, bool msb)
 {
     struct xp_change_property_req v;
@@ -46,7 +34,7 @@ static unsigned icons_of(const uint8_t *body, uint32_t blen, bool msb, struct ic
     while (at < blen) {
         if (n == ICONS_MAX || blen - at < 8)
             return 0;
-        uint32_t w = word_at(body + at, msb), h = word_at(body + at + 4, msb);
+        uint32_t w = ld32(body + at, msb), h = ld32(body + at + 4, msb);
         if (!w || !h || w > ICON_MAX_SIDE || h > ICON_MAX_SIDE || 4ull * w * h > blen - at - 8)
             return 0;
         icons[n++] = (struct icon){ at + 8, w, h };
@@ -66,15 +54,13 @@ static const uint8_t *put_image_of(uint8_t msg[XP_PUT_IMAGE_REQ_SIZE + 4], uint3
     memset(msg, 0, XP_PUT_IMAGE_REQ_SIZE + 4);
     msg[0] = XP_OP_PUT_IMAGE;
     msg[1] = 2; /* ZPixmap */
-    if (big) {
-        word_put(msg + 4, words + 1, msb);
-    } else {
-        msg[msb ? 2 : 3] = (uint8_t)(words >> 8);
-        msg[msb ? 3 : 2] = (uint8_t)words;
-    }
+    if (big)
+        st32(msg + 4, words + 1, msb);
+    else
+        st16(msg + 2, (uint16_t)words, msb);
     /* drawable, gc, then width and height, dst x and y, left pad, depth */
-    fixed[12 + (msb ? 0 : 1)] = (uint8_t)(w >> 8), fixed[12 + (msb ? 1 : 0)] = (uint8_t)w;
-    fixed[14 + (msb ? 0 : 1)] = (uint8_t)(h >> 8), fixed[14 + (msb ? 1 : 0)] = (uint8_t)h;
+    st16(fixed + 12, (uint16_t)w, msb);
+    st16(fixed + 14, (uint16_t)h, msb);
     fixed[21] = 32;
     return fixed;
 }
@@ -124,8 +110,8 @@ int xc_icons_decode(struct xc_model *m, uint8_t *dst, uint32_t blen, bool msb, s
             return -EBADMSG;
         if ((rc = rd_bytes(r, &code, (size_t)len)) < 0)
             return rc;
-        word_put(dst + at, (uint32_t)w, msb);
-        word_put(dst + at + 4, (uint32_t)h, msb);
+        st32(dst + at, (uint32_t)w, msb);
+        st32(dst + at + 4, (uint32_t)h, msb);
         uint8_t msg[XP_PUT_IMAGE_REQ_SIZE + 4];
         const uint8_t *fixed = put_image_of(msg, (uint32_t)w, (uint32_t)h, msb);
         struct rd t = rd_make(code, (size_t)len, msb);
