@@ -473,6 +473,7 @@ class TincanPath(Path):
         # One compression cache per mode, shared by both halves and by tincan-cold and
         # tincan-warm (as the nxproxy HOMEs are): warm starts from what cold saved.
         extra += ["--cache-dir", os.path.join(t, self.ctx.mode + "-tincan-cache")]
+        extra += self.ctx.args.tincan_extra.split()
         if self.ctx.args.link_transport == "tcp":
             dport, lport = 9000 + self.display, 8000 + self.display
             disp_addr, link_addr = "127.0.0.1:%d" % dport, "127.0.0.1:%d" % lport
@@ -1111,6 +1112,9 @@ def main():
                     "build of one commit")
     ap.add_argument("--out", default=HERE, help="directory for results.json and results.csv")
     ap.add_argument("--keep-logs", action="store_true")
+    ap.add_argument("--tincan-extra", default="",
+                    help="more options for both tincan halves, split at spaces (e.g. '--log-level debug'"
+                         " with --keep-logs: a timeline of each start in the logs)")
     args = ap.parse_args()
 
     ctx = Ctx()
