@@ -738,7 +738,7 @@ def app_docs(ctx):
             out = os.path.join(d, os.path.basename(f).replace(".gz", ""))
             with open(out, "wb") as o:
                 o.write(gzip.open(f).read() if f.endswith(".gz") else open(f, "rb").read())
-    for f in APP_PHOTOS + [os.path.join(HERE, "..", "images", "page.html")]:
+    for f in APP_PHOTOS + [os.path.join(HERE, "..", "images", "page.html"), os.path.join(HERE, "article.html")]:
         if os.path.exists(f):
             shutil.copy(f, d)
     return d
@@ -786,15 +786,21 @@ def w_app(make_runs):
     return run
 
 
-def runs_firefox(ctx):
+def runs_firefox(ctx, page="page.html", steps=(("key", "Next"), ("key", "Next"), ("key", "Next"))):
     d = app_docs(ctx)
     prof = tempfile.mkdtemp(prefix="ff-", dir=ctx.tmp)  # a fresh profile every time
     with open(os.path.join(prof, "user.js"), "w") as f:
         f.write(FF_PREFS)
     argv = ["firefox-esr", "--no-remote", "--profile", prof, "-width", "900", "-height", "700",
-            "file://" + os.path.join(d, "page.html")]
+            "file://" + os.path.join(d, page)]
     env = {"MOZ_HEADLESS": None}
-    return [(argv, env, [["key", "Next"], ["key", "Next"], ["key", "Next"]])]
+    return [(argv, env, [list(s) for s in steps])]
+
+
+def runs_firefox_text(ctx):
+    # A page of text alone (a table, a list, a search field; no images): what the browser
+    # itself costs, its window and the text it renders, apart from photographs.
+    return runs_firefox(ctx, "article.html", (("key", "Next"),))
 
 
 def runs_emacs(ctx):
@@ -880,6 +886,8 @@ WORKLOADS = [
     ("pen", "pen: a line per MotionNotify, 300 motions at 100 Hz by xdotool", w_pen, True),
     ("firefox", "firefox-esr, fresh profile, a local page (text, two photographs, a form), 3 pages down",
      w_app(runs_firefox), False),
+    ("firefox-text", "firefox-esr, fresh profile, a local page of text alone (a table, a list, a field), 1 page down",
+     w_app(runs_firefox_text), False),
     ("emacs", "emacs -Q (Lucid) on GPL-3: 3 pages down, a line typed", w_app(runs_emacs), False),
     ("mupdf", "mupdf -r 72 on 3 PDFs (valgrind manual, crc-doc, shared-mime-info spec), 2 pages down each",
      w_app(runs_pdf("mupdf")), False),

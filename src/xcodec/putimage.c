@@ -10,7 +10,9 @@
 #include <webp/decode.h>
 #include <webp/encode.h>
 
+#include "common/log.h"
 #include "xcodec/xcodec_private.h"
+
 /* PutImage's fixed part (as without BIG-REQUESTS; complete whenever there is a body). */
 static struct xp_put_image_req put_image(const uint8_t *fixed, bool msb)
 {
@@ -415,6 +417,19 @@ int xc_pix_put_ref(struct buf *out, uint8_t marker, uint32_t index)
 {
     return buf_append(out, &marker, 1) || buf_put_varint(out, index) ? -ENOMEM : 0;
 }
+/* For a debug log: what an image cost, and how it went (the filter byte, and for WebP its
+ * mode: 0/1 alone, 2 against a recent image moved, 3 with tiles found). */
+static void trace_image(const uint8_t *fixed, uint32_t blen, bool msb, const uint8_t *code, size_t n)
+{
+    struct xp_put_image_req q = put_image(fixed, msb);
+    if (n > 1 && code[0] == XC_FILTER_WEBPLL)
+        log_debug("image %ux%u at %d,%d of 0x%x depth %u: %u -> %zu bytes, filter %u mode %u", q.width, q.height, q.dst_x,
+                  q.dst_y, q.drawable, q.depth, blen, n, code[0], code[1]);
+    else
+        log_debug("image %ux%u at %d,%d of 0x%x depth %u: %u -> %zu bytes, filter %u", q.width, q.height, q.dst_x, q.dst_y,
+                  q.drawable, q.depth, blen, n, n ? code[0] : 0);
+}
+
 int xc_image_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
                         struct buf *out)
 {
@@ -437,6 +452,8 @@ int xc_image_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *bod
                (buf_head(out)[mark] == XC_FILTER_PIX || buf_head(out)[mark] == XC_FILTER_BITS ||
                 buf_head(out)[mark] == XC_FILTER_PIX_PREV))
         rc = xc_pix_note_new_code(m, body, blen, out, mark);
+    if (rc == 0 && log_get_level() >= LOG_DEBUG)
+        trace_image(fixed, blen, msb, buf_head(out) + mark, out->len - mark);
     return rc < 0 ? rc : xc_imgs_push(m->imgs, body, blen, found, hash);
 }
 
