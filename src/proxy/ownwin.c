@@ -32,6 +32,7 @@ void ownwin_init(struct ownwin_state *o, bool display_side)
 {
     memset(o, 0, sizeof *o);
     idmap_init(&o->by_id, OWNWIN_MAX_WINDOWS);
+    idmap_init(&o->pixmaps, OWNWIN_MAX_PIXMAPS);
     o->display_side = display_side;
     o->root_redirect = OWNWIN_REDIRECT_UNKNOWN;
 }
@@ -53,6 +54,7 @@ void ownwin_free(struct ownwin_state *o)
         props_free(o, &o->wins[i]);
     free(o->wins);
     idmap_free(&o->by_id);
+    idmap_free(&o->pixmaps);
     memset(o, 0, sizeof *o);
 }
 
@@ -73,13 +75,17 @@ void ownwin_learn_setup(struct ownwin_state *o, const uint8_t *setup, size_t siz
         if (!xp_screen_view(at, left, msb, &sc))
             return;
         at = sc.rest, left = sc.rest_len;
+        uint32_t depths = 0;
         for (uint8_t k = 0; k < sc.allowed_depths_len; k++) {
             if (!xp_depth_view(at, left, msb, &d) || (size_t)XP_VISUALTYPE_SIZE * d.visuals_len > d.rest_len)
                 return;
+            if (d.depth >= 1 && d.depth <= 32)
+                depths |= 1u << (d.depth - 1);
             at = d.rest + (size_t)XP_VISUALTYPE_SIZE * d.visuals_len, left = d.rest_len - (size_t)XP_VISUALTYPE_SIZE * d.visuals_len;
         }
         o->screens[o->n_screens++] = (struct ownwin_screen){ .root = sc.root, .colormap = sc.default_colormap,
-                                                              .visual = sc.root_visual, .depth = sc.root_depth };
+                                                              .visual = sc.root_visual, .depth = sc.root_depth,
+                                                              .depths = depths };
     }
 }
 
@@ -432,6 +438,29 @@ static void get_property_deletes(struct ownwin_state *o, struct ownwin_win *w, c
         delete_property(o, w, p->atom);
 }
 
+/* CreatePixmap: its geometry never changes until FreePixmap. Modelled only when the server
+ * will take it: a new id, a drawable of the client's (a window in the model, a pixmap) or a
+ * screen's root, a depth that screen supports, a width and height not 0 (else BadIDChoice,
+ * BadDrawable, BadValue). What no model sees: an id the client uses for another kind of
+ * resource (its bug) or the server out of memory (BadAlloc), as for every quiet request
+ * (predict_quiet.c); no other client frees a client's pixmap but by its bug either. */
+static void create_pixmap(struct ownwin_state *o, const uint8_t *req, uint32_t size, bool msb)
+{
+    struct xp_create_pixmap_req v;
+    if (size != XP_CREATE_PIXMAP_REQ_SIZE || !xp_create_pixmap_req_view(req, size, msb, &v) || !v.pid ||
+        win_get(o, v.pid) || idmap_get(&o->pixmaps, v.pid))
+        return;
+    const struct ownwin_win *w = win_get(o, v.drawable);
+    const struct idmap_entry *from = w ? NULL : idmap_get(&o->pixmaps, v.drawable);
+    uint32_t root = w ? w->root : from ? from->a : v.drawable;
+    const struct ownwin_screen *s = screen_of_root(o, root);
+    if (!s || !v.depth || v.depth > 32 || !(s->depths >> (v.depth - 1) & 1) || !v.width || !v.height)
+        return;
+    struct idmap_entry *e = idmap_put(&o->pixmaps, v.pid);
+    if (e)
+        e->a = root, e->b = (uint32_t)v.width | (uint32_t)v.height << 16, e->c = v.depth;
+}
+
 void ownwin_on_request(struct ownwin_state *o, const struct msg_class *cls, const uint8_t *req, uint32_t size,
                        bool msb)
 {
@@ -442,6 +471,16 @@ void ownwin_on_request(struct ownwin_state *o, const struct msg_class *cls, cons
         return;
     if (cls->major == XP_OP_CREATE_WINDOW) {
         create_window(o, req, size, msb);
+        return;
+    }
+    uint32_t pixmap;
+    if (cls->major == XP_OP_CREATE_PIXMAP) {
+        create_pixmap(o, req, size, msb);
+        return;
+    }
+    if (cls->major == XP_OP_FREE_PIXMAP) {
+        if (xp_peek32(req, size, XP_FREE_PIXMAP_REQ_PIXMAP_AT, msb, &pixmap) && idmap_get(&o->pixmaps, pixmap))
+            idmap_del(&o->pixmaps, pixmap);
         return;
     }
     uint32_t id, property;
@@ -668,6 +707,13 @@ bool ownwin_answer(const struct ownwin_state *o, const struct predictor *atoms, 
         !xp_peek32(req, size, window_at[cls->major], msb, &id))
         return false;
     const struct ownwin_win *w = win_get(o, id);
+    const struct idmap_entry *pixmap = w ? NULL : idmap_get(&o->pixmaps, id);
+    if (pixmap && cls->major == XP_OP_GET_GEOMETRY && size == XP_GET_GEOMETRY_REQ_SIZE) {
+        uint8_t *r = reply_space(out, 0); /* a pixmap: at 0, 0, no border */
+        return r && xp_get_geometry_reply_put(r, XP_GET_GEOMETRY_REPLY_SIZE, msb, &(struct xp_get_geometry_reply){
+            .sequence = seq, .depth = (uint8_t)pixmap->c, .root = pixmap->a, .width = (uint16_t)pixmap->b,
+            .height = (uint16_t)(pixmap->b >> 16) });
+    }
     if (!w)
         return false;
     switch (cls->major) {

@@ -1,6 +1,6 @@
 /* ownwin.h -- a client's own windows as its requests made them: geometry, attributes and
  * properties, so the app side can answer GetGeometry, GetWindowAttributes and GetProperty
- * on them without crossing the link (docs/PROTOCOL.md 3.4). Both sides keep the same model
+ * on them without crossing the link (docs/PROTOCOL.md 3.4); and its pixmaps' geometry. Both sides keep the same model
  * from the same requests; the display side's observer tells the app side (FACT kinds 10-12)
  * when another client changed one of these windows, and the app side stops answering what
  * that change touched. The display side checks every answer against the server's reply.
@@ -18,6 +18,7 @@
 #include "x11/xstream.h"
 
 #define OWNWIN_MAX_WINDOWS 1024u          /* per client; beyond, new windows are not answered */
+#define OWNWIN_MAX_PIXMAPS 4096u          /* per client, alive at once; beyond, new ones are not */
 #define OWNWIN_MAX_PROPS 64u              /* properties remembered per window */
 #define OWNWIN_MAX_PROP_BYTES (64u * 1024) /* property values per window; beyond, forgotten */
 #define OWNWIN_MAX_CLIENT_BYTES (1024u * 1024) /* ... and per client */
@@ -66,6 +67,7 @@ struct ownwin_win {
 
 struct ownwin_screen {
     uint32_t root, colormap, visual;
+    uint32_t depths;          /* bit d - 1: the screen supports depth d (its allowed depths) */
     uint8_t depth;
 };
 
@@ -73,6 +75,7 @@ struct ownwin_state {
     struct ownwin_win *wins;  /* dense */
     uint32_t n_wins, cap_wins;
     struct idmap by_id;       /* window -> index */
+    struct idmap pixmaps;     /* the client's pixmaps: a root, b width | height << 16, c depth */
     uint32_t prop_bytes;      /* property values held, all windows */
     struct ownwin_screen screens[OWNWIN_MAX_SCREENS];
     uint32_t n_screens;

@@ -1,9 +1,10 @@
 /* xownwin.c -- a client that asks about its own windows, for the tests of answers given at
  * tincan's app side (docs/PROTOCOL.md 3.4). Modes:
  *   xownwin replies          creates windows, sets, changes and deletes properties, moves,
- *                            resizes and maps them, and prints every reply (GetGeometry,
- *                            GetWindowAttributes, GetProperty) as hex, errors by code: run
- *                            on a server directly and through tincan, the outputs must match.
+ *                            resizes and maps them, makes and frees pixmaps, and prints
+ *                            every reply (GetGeometry, GetWindowAttributes, GetProperty) as
+ *                            hex, errors by code: run on a server directly and through
+ *                            tincan, the outputs must match.
  *   xownwin watched          creates a window with a property, prints "window 0x..", then for
  *                            each line read on stdin ("go"), polls until another client's
  *                            change is seen (up to 10 s) and prints "seen property" and "seen
@@ -114,6 +115,25 @@ static int replies(void)
     attributes("attributes top", top);
     attributes("attributes child", child);
     attributes("attributes input-only", input);
+
+    /* pixmaps: of the window's screen, of another pixmap's, of the root's; one of a depth
+     * the screen lacks (BadValue, then BadDrawable); one freed (BadDrawable) */
+    xcb_pixmap_t pix = xcb_generate_id(c), pix32 = xcb_generate_id(c), bitmap = xcb_generate_id(c);
+    xcb_pixmap_t odd = xcb_generate_id(c);
+    xcb_create_pixmap(c, screen->root_depth, pix, top, 22, 26);
+    geometry("pixmap", pix);
+    xcb_create_pixmap(c, 32, pix32, pix, 5, 7);
+    geometry("pixmap of a pixmap", pix32);
+    xcb_create_pixmap(c, 1, bitmap, screen->root, 9, 3);
+    geometry("bitmap", bitmap);
+    xcb_free_pixmap(c, pix);
+    geometry("pixmap freed", pix);
+    geometry("pixmap of a freed pixmap", pix32);
+    xcb_free_pixmap(c, pix32);
+    xcb_free_pixmap(c, bitmap);
+    xcb_create_pixmap(c, 7, odd, top, 4, 4);
+    geometry("pixmap of depth 7", odd);
+    drain_errors("pixmaps");
 
     property("absent", top, greeting, XCB_ATOM_STRING, 0, 100, 0);
     property("absent any type", top, greeting, XCB_ATOM_ANY, 0, 100, 0);

@@ -19,11 +19,15 @@ else
     fail "That replies about a client's own windows are the server's, byte for byte, through tincan"
     head -n 30 "$XL_TMP/replies.diff" | sed 's/^/    /'
 fi
-# Of its 49 questions, three are left to the server on purpose: the one after an Append
+# Of its 55 questions, three are left to the server on purpose: the one after an Append
 # that fails (BadMatch), the property too large to keep, and the one after UnmapSubwindows
-# (not a quiet request); one more is an error (an offset beyond the value).
+# (not a quiet request); three more are errors (an offset beyond the value, a pixmap freed,
+# one of a depth the screen lacks). The pixmaps' four geometries are answered here.
 own_trips=$(grep -cE 'round trip ended by the reply to request [0-9]+ \((GetGeometry|GetWindowAttributes|GetProperty)\)' "$p_app_log")
 check "That the app side answered all but 3 of those questions itself ($own_trips went to the server)" test "$own_trips" -le 3
+check "That the pixmaps' geometries are replies (one made from a pixmap freed since too), the freed and the odd-depth pixmap's errors" \
+    bash -c "[ \$(grep -cE '^(pixmap|pixmap of a pixmap|bitmap|pixmap of a freed pixmap): 01' '$XL_TMP/direct.out') = 4 ] &&
+             [ \$(grep -cE '^pixmap (freed|of depth 7): error 9' '$XL_TMP/direct.out') = 2 ]"
 
 # Another client changes a property and a child's position: seen by the client.
 rm -f "$XL_TMP/watched.out"; mkfifo "$XL_TMP/go"

@@ -17,6 +17,7 @@
 #define TOP 0x200000u
 #define CHILD 0x200001u
 #define INPUT 0x200002u
+#define PIXMAP 0x200010u
 #define OBSERVER_MASK 0x4b0000u
 enum { A_CARDINAL = 6, A_INTEGER = 19, A_STRING = 31, A_WINDOW = 33, A_WM_NAME = 39, A_WM_ICON_NAME = 37,
        A_WM_CLASS = 67 };
@@ -494,6 +495,63 @@ static void test_bounds(void)
     }
 }
 
+static void create_pixmap(uint8_t depth, uint32_t id, uint32_t drawable, uint16_t w, uint16_t h)
+{
+    begin(53, depth);
+    word(id);
+    word(drawable);
+    word(w | (uint32_t)h << 16);
+    send_req();
+}
+
+static void test_pixmaps(void)
+{
+    TEST("That a pixmap's geometry is answered from its CreatePixmap, until FreePixmap, as Xvfb gave it") {
+        setup_both();
+        /* the same screen with its allowed depths 24, 1 and 32 (no visuals: not read) */
+        uint8_t s[104] = { 1 };
+        st16(s + 6, (104 - 8) / 4, false);
+        s[28] = 1;
+        st32(s + 40, ROOT, false);
+        st32(s + 44, COLORMAP, false);
+        st32(s + 72, VISUAL, false);
+        s[78] = 24;
+        s[79] = 3;
+        s[80] = 24, s[88] = 1, s[96] = 32;
+        ownwin_learn_setup(&app, s, sizeof s, false);
+        ownwin_learn_setup(&disp, s, sizeof s, false);
+        create(TOP, ROOT, 10, 20, 200, 100, 1, 1, 0, NULL, 0);
+        create_pixmap(24, PIXMAP, TOP, 22, 26);
+        get_geometry(PIXMAP);
+        CHECK(answered_as("01180700 00000000 0d050000 00000000 16001a00 00000000"));
+        create_pixmap(32, PIXMAP + 1, PIXMAP, 5, 7); /* its root is the pixmap's */
+        get_geometry(PIXMAP + 1);
+        CHECK(answered_as("01200900 00000000 0d050000 00000000 05000700 00000000"));
+        create_pixmap(1, PIXMAP + 2, ROOT, 9, 3);
+        get_geometry(PIXMAP + 2);
+        CHECK(answered_as("01010b00 00000000 0d050000 00000000 09000300 00000000"));
+        one_window(54, PIXMAP); /* FreePixmap: BadDrawable after it, from the server */
+        get_geometry(PIXMAP);
+        CHECK(answered_as(""));
+        get_geometry(PIXMAP + 1); /* made from the freed one: still there */
+        CHECK(answered_as("01200e00 00000000 0d050000 00000000 05000700 00000000"));
+        create_pixmap(7, PIXMAP + 3, TOP, 4, 4); /* a depth the screen lacks: BadValue */
+        get_geometry(PIXMAP + 3);
+        CHECK(answered_as(""));
+        create_pixmap(24, PIXMAP + 4, TOP, 0, 4); /* width 0: BadValue */
+        get_geometry(PIXMAP + 4);
+        CHECK(answered_as(""));
+        create_pixmap(24, PIXMAP + 5, 0x400001u, 4, 4); /* another client's window: its screen unknown */
+        get_geometry(PIXMAP + 5);
+        CHECK(answered_as(""));
+        create_pixmap(24, TOP, ROOT, 4, 4); /* the id of a window: BadIDChoice; the window stays */
+        get_geometry(TOP);
+        CHECK(answered_as("01181600 00000000 0d050000 0a001400 c8006400 01000000"));
+        ownwin_free(&app);
+        ownwin_free(&disp);
+    }
+}
+
 int main(void)
 {
     if (predict_new(&atoms) < 0)
@@ -502,6 +560,7 @@ int main(void)
     test_facts();
     test_counting();
     test_bounds();
+    test_pixmaps();
     predict_free(atoms);
     return test_summary();
 }
