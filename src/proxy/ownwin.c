@@ -26,6 +26,8 @@ static const uint8_t window_at[128] = {
     [XP_OP_DELETE_PROPERTY] = XP_DELETE_PROPERTY_REQ_WINDOW_AT,
     [XP_OP_GET_PROPERTY] = XP_GET_PROPERTY_REQ_WINDOW_AT,
     [XP_OP_ROTATE_PROPERTIES] = XP_ROTATE_PROPERTIES_REQ_WINDOW_AT,
+    [XP_OP_CIRCULATE_WINDOW] = XP_CIRCULATE_WINDOW_REQ_WINDOW_AT,
+    [XP_OP_QUERY_TREE] = XP_QUERY_TREE_REQ_WINDOW_AT,
 };
 
 void ownwin_init(struct ownwin_state *o, bool display_side)
@@ -189,20 +191,32 @@ static void create_window(struct ownwin_state *o, const uint8_t *req, uint32_t s
         return;
     uint32_t id = v.wid, parent_id = v.parent;
     const struct ownwin_screen *screen = screen_of_root(o, parent_id);
-    if (win_get(o, id) || (!win_get(o, parent_id) && !screen) || o->n_wins >= OWNWIN_MAX_WINDOWS)
+    struct ownwin_win *kept_parent = win_get(o, parent_id);
+    if (win_get(o, id) || (!kept_parent && !screen))
         return; /* a window under someone else's: not modelled */
+    if (o->n_wins >= OWNWIN_MAX_WINDOWS) {
+        if (kept_parent)
+            kept_parent->kids_unknown = true; /* its children are no longer all known */
+        return;
+    }
     if (o->n_wins == o->cap_wins) {
         uint32_t cap = o->cap_wins ? o->cap_wins * 2 : 8;
         struct ownwin_win *n = realloc(o->wins, cap * sizeof *n);
-        if (!n)
+        if (!n) {
+            if (kept_parent)
+                kept_parent->kids_unknown = true;
             return;
+        }
         o->wins = n;
         o->cap_wins = cap;
     }
     const struct ownwin_win *parent = win_get(o, parent_id); /* after the array moved */
     struct idmap_entry *e = idmap_put(&o->by_id, id);
-    if (!e)
+    if (!e) {
+        if (parent)
+            win_get(o, parent_id)->kids_unknown = true;
         return;
+    }
     e->a = o->n_wins;
     struct ownwin_win *w = &o->wins[o->n_wins++];
     uint16_t klass = v.class;
@@ -211,7 +225,7 @@ static void create_window(struct ownwin_state *o, const uint8_t *req, uint32_t s
         .id = id, .parent = parent_id, .root = parent ? parent->root : parent_id,
         .x = v.x, .y = v.y, .width = v.width, .height = v.height, .border = v.border_width,
         .klass = (uint8_t)(klass ? klass : parent_class), .visual = v.visual,
-        .win_gravity = XP_GRAVITY_NORTH_WEST, .backing_planes = 0xffffffffu,
+        .win_gravity = XP_GRAVITY_NORTH_WEST, .backing_planes = 0xffffffffu, .stack = ++o->stack_clock,
         .geom_unknown = parent && parent->geom_unknown, .attrs_unknown = parent && parent->attrs_unknown,
     };
     /* CopyFromParent: depth, visual and colormap are the parent's (InputOnly: none). */
@@ -232,6 +246,7 @@ static void create_window(struct ownwin_state *o, const uint8_t *req, uint32_t s
         (w->klass != XP_WINDOW_CLASS_INPUT_ONLY && !w->colormap)) {
         w->geom_unknown = w->attrs_unknown = true; /* an error, or something we do not follow */
         w->props_unknown = true;
+        w->dubious = true;
     }
 }
 
@@ -256,6 +271,9 @@ static void configure_window(struct ownwin_state *o, struct ownwin_win *w, const
     }
     if (o->display_side && !(redirectable(o, w) && o->root_redirect == OWNWIN_REDIRECT_YES))
         w->configures_due++; /* carried out: one ConfigureNotify; redirected: none */
+    struct ownwin_win *parent = win_get(o, w->parent);
+    if (parent && (mask & XP_CONFIG_WINDOW_STACK_MODE))
+        parent->order_unknown = true; /* restacked among its siblings: not followed */
     if (((mask & XP_CONFIG_WINDOW_WIDTH) && !(uint16_t)v[2]) || ((mask & XP_CONFIG_WINDOW_HEIGHT) && !(uint16_t)v[3])) {
         w->geom_unknown = true; /* BadValue */
         return;
@@ -464,6 +482,11 @@ static void create_pixmap(struct ownwin_state *o, const uint8_t *req, uint32_t s
 void ownwin_on_request(struct ownwin_state *o, const struct msg_class *cls, const uint8_t *req, uint32_t size,
                        bool msb)
 {
+    /* SHAPE's requests that set a shape (not its queries nor SelectInput): which point a
+     * window contains is then not followed. */
+    if (cls->kind == MSG_REQUEST && cls->ext && !strcmp(cls->ext, "SHAPE") && cls->minor >= XP_SHAPE_OP_RECTANGLES &&
+        cls->minor <= XP_SHAPE_OP_OFFSET)
+        o->shaped = true;
     /* Core requests only: an extension's that xstream does not know yet comes without its
      * name, its major opcode 128 or more. */
     if (cls->kind != MSG_REQUEST || cls->ext || cls->major >= sizeof window_at / sizeof *window_at ||
@@ -506,6 +529,7 @@ void ownwin_on_request(struct ownwin_state *o, const struct msg_class *cls, cons
         destroy_tree(o, w->id, false);
         break;
     case XP_OP_REPARENT_WINDOW: /* not followed: its new place, and its subtree's map states */
+        o->tree_unknown = true;
         for (uint32_t i = 0; i < o->n_wins; i++) {
             o->wins[i].geom_unknown |= o->wins[i].id == w->id;
             o->wins[i].attrs_unknown = true;
@@ -543,6 +567,9 @@ void ownwin_on_request(struct ownwin_state *o, const struct msg_class *cls, cons
         break;
     case XP_OP_ROTATE_PROPERTIES:
         w->props_unknown = true;
+        break;
+    case XP_OP_CIRCULATE_WINDOW: /* its children restacked */
+        w->order_unknown = true;
         break;
     default:
         break;
@@ -648,6 +675,123 @@ static bool answer_attributes(const struct ownwin_state *o, const struct ownwin_
             .do_not_propagate_mask = w->dont_propagate });
 }
 
+/* Whether w's children are all in the model, with their stacking: none left out, none that
+ * may not exist, none restacked, and (answering) none made, moved in, destroyed or changed
+ * by another client; and the client has reparented none of its windows. */
+static bool kids_known(const struct ownwin_state *o, const struct ownwin_win *w, bool verify)
+{
+    if (o->tree_unknown || w->order_unknown || w->kids_unknown || (!verify && w->kids_foreign))
+        return false;
+    for (uint32_t i = 0; i < o->n_wins; i++) {
+        const struct ownwin_win *c = &o->wins[i];
+        if (c->parent == w->id && (c->dubious || (!verify && (c->geom_foreign || c->attrs_foreign))))
+            return false;
+    }
+    return true;
+}
+
+struct kid { uint32_t stack, id; };
+static int kid_below(const void *a, const void *b)
+{
+    const struct kid *x = a, *y = b;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* QueryTree: the root, the parent (a top-level's only where no window manager reparents it),
+ * and the children bottom first: each new window goes on top of its siblings. */
+static bool answer_tree(const struct ownwin_state *o, const struct ownwin_win *w, uint16_t seq, bool msb, bool verify,
+                        struct buf *out)
+{
+    if (!kids_known(o, w, verify) || w->dubious ||
+        (!verify && (w->geom_foreign || w->attrs_foreign || (w->parent == w->root && !unmanaged(o, w)))))
+        return false;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < o->n_wins; i++)
+        n += o->wins[i].parent == w->id;
+    struct kid *kids = malloc((n ? n : 1) * sizeof *kids);
+    uint8_t *r = kids ? reply_space(out, 4 * (size_t)n) : NULL;
+    if (!r) {
+        free(kids);
+        return false;
+    }
+    n = 0;
+    for (uint32_t i = 0; i < o->n_wins; i++)
+        if (o->wins[i].parent == w->id)
+            kids[n++] = (struct kid){ o->wins[i].stack, o->wins[i].id };
+    qsort(kids, n, sizeof *kids, kid_below);
+    bool ok = xp_query_tree_reply_put(r, XP_QUERY_TREE_REPLY_SIZE, msb, &(struct xp_query_tree_reply){
+        .sequence = seq, .length = n, .root = w->root, .parent = w->parent, .children_len = (uint16_t)n });
+    for (uint32_t i = 0; i < n; i++)
+        st32(r + XP_QUERY_TREE_REPLY_SIZE + 4 * i, kids[i].id, msb);
+    free(kids);
+    return ok;
+}
+
+/* Where a window's origin (inside its border) is on its screen, as the server keeps it, when
+ * every window up to the root is in the model with its geometry known (a top-level's only
+ * where no window manager moves it); a root is at 0, 0. Far out (the server keeps these in
+ * 16 bits): not answered. */
+#define ORIGIN_FAR 16000
+static bool origin_of(const struct ownwin_state *o, uint32_t id, bool verify, uint32_t *root, int32_t *x, int32_t *y)
+{
+    *x = *y = 0;
+    if (screen_of_root(o, id)) {
+        *root = id;
+        return true;
+    }
+    const struct ownwin_win *w = win_get(o, id);
+    for (uint32_t hops = 0; w && hops <= OWNWIN_MAX_WINDOWS; hops++) {
+        if (w->geom_unknown || w->dubious || (!verify && w->geom_foreign))
+            return false;
+        *x += w->x + w->border;
+        *y += w->y + w->border;
+        if (*x < -ORIGIN_FAR || *x > ORIGIN_FAR || *y < -ORIGIN_FAR || *y > ORIGIN_FAR)
+            return false;
+        if (w->parent == w->root) {
+            *root = w->root;
+            return verify || unmanaged(o, w);
+        }
+        w = win_get(o, w->parent);
+    }
+    return false;
+}
+
+/* TranslateCoordinates into one of the client's windows, from its own or a root: the point
+ * in the destination's coordinates, and the destination's topmost mapped child whose box,
+ * border included, holds it (no shapes: the client set none). Into a root, whose children
+ * are every client's: not answered; nor across screens. */
+static bool answer_translate(const struct ownwin_state *o, const uint8_t *req, uint32_t size, uint16_t seq, bool msb,
+                             bool verify, struct buf *out)
+{
+    struct xp_translate_coordinates_req q;
+    uint32_t src_root, dst_root;
+    int32_t sx, sy, dx, dy;
+    if (o->tree_unknown || o->shaped || size != XP_TRANSLATE_COORDINATES_REQ_SIZE ||
+        !xp_translate_coordinates_req_view(req, size, msb, &q) || !origin_of(o, q.src_window, verify, &src_root, &sx, &sy) ||
+        !origin_of(o, q.dst_window, verify, &dst_root, &dx, &dy) || src_root != dst_root)
+        return false;
+    const struct ownwin_win *d = win_get(o, q.dst_window);
+    if (!d || !kids_known(o, d, verify))
+        return false;
+    int32_t px = sx + q.src_x, py = sy + q.src_y; /* the point on the screen */
+    uint32_t child = 0, top = 0;
+    for (uint32_t i = 0; i < o->n_wins; i++) {
+        const struct ownwin_win *c = &o->wins[i];
+        if (c->parent != d->id)
+            continue;
+        if (c->geom_unknown || c->attrs_unknown)
+            return false;
+        int32_t cx = dx + c->x + c->border, cy = dy + c->y + c->border, b = c->border;
+        if (c->mapped && px >= cx - b && px < cx + c->width + b && py >= cy - b && py < cy + c->height + b &&
+            c->stack > top)
+            child = c->id, top = c->stack;
+    }
+    uint8_t *r = reply_space(out, 0);
+    return r && xp_translate_coordinates_reply_put(r, XP_TRANSLATE_COORDINATES_REPLY_SIZE, msb,
+        &(struct xp_translate_coordinates_reply){ .sequence = seq, .same_screen = 1, .child = child,
+                                                  .dst_x = (int16_t)(px - dx), .dst_y = (int16_t)(py - dy) });
+}
+
 /* GetProperty: delete, window, property, type, long-offset, long-length. As the protocol
  * says: absent gives None; another type gives the actual type, format and length and no
  * data; an offset beyond the value is BadValue (not answered here). With delete, the same
@@ -702,6 +846,8 @@ bool ownwin_answer(const struct ownwin_state *o, const struct predictor *atoms, 
                    const uint8_t *req, uint32_t size, uint16_t seq, bool msb, bool verify, struct buf *out)
 {
     uint32_t id;
+    if (cls->kind == MSG_REQUEST && !cls->ext && cls->major == XP_OP_TRANSLATE_COORDINATES)
+        return (verify || o->observer_mask) && answer_translate(o, req, size, seq, msb, verify, out);
     if (cls->kind != MSG_REQUEST || cls->ext || cls->major >= sizeof window_at / sizeof *window_at ||
         size < XP_REQUEST_HEADER_SIZE || (!verify && !o->observer_mask) || !window_at[cls->major] ||
         !xp_peek32(req, size, window_at[cls->major], msb, &id))
@@ -723,6 +869,8 @@ bool ownwin_answer(const struct ownwin_state *o, const struct predictor *atoms, 
         return size == XP_GET_WINDOW_ATTRIBUTES_REQ_SIZE && answer_attributes(o, w, seq, msb, verify, out);
     case XP_OP_GET_PROPERTY:
         return answer_property(w, req, size, seq, msb, verify, atoms, out);
+    case XP_OP_QUERY_TREE:
+        return size == XP_QUERY_TREE_REQ_SIZE && answer_tree(o, w, seq, msb, verify, out);
     default:
         return false;
     }
@@ -759,12 +907,13 @@ int ownwin_on_fact(struct ownwin_state *o, const uint8_t *payload, size_t len)
         return 0;
     }
     case OWNWIN_FACT_WINDOW: {
-        if (rd_u8(&r, &what) || what > 3 || rd_left(&r))
+        if (rd_u8(&r, &what) || !what || (what & ~(OWNWIN_GEOMETRY | OWNWIN_ATTRIBUTES | OWNWIN_CHILDREN)) || rd_left(&r))
             return -EBADMSG;
         struct ownwin_win *w = o ? win_get(o, (uint32_t)a) : NULL;
         if (w) {
             w->geom_foreign |= (what & OWNWIN_GEOMETRY) != 0;
             w->attrs_foreign |= (what & OWNWIN_ATTRIBUTES) != 0;
+            w->kids_foreign |= (what & OWNWIN_CHILDREN) != 0;
         }
         return 0;
     }
@@ -877,6 +1026,10 @@ uint8_t ownwin_event_foreign(struct ownwin_state *o, uint32_t window, uint8_t wh
     if ((what & OWNWIN_PROPERTIES) && !w->props_unknown && !w->props_foreign) {
         w->props_foreign = true;
         told |= OWNWIN_PROPERTIES;
+    }
+    if ((what & OWNWIN_CHILDREN) && !w->kids_foreign) {
+        w->kids_foreign = true;
+        told |= OWNWIN_CHILDREN;
     }
     return told;
 }
