@@ -354,7 +354,23 @@ static void on_event(struct observer *o, const uint8_t *ev, size_t size)
             obs_own_event(o, w, code, v.window);
         return;
     }
+    case XP_EV_CREATE_NOTIFY: { /* a child made in a watched window */
+        struct xp_create_notify_event v;
+        if (xp_create_notify_event_view(ev, size, false, &v) && (w = obs_win_find(o, v.parent)))
+            obs_own_event(o, w, code, v.window);
+        return;
+    }
     default:
+        uint8_t shape_major, shape_event;
+        if (o->s->predict && predict_extension(o->s->predict, "SHAPE", &shape_major, &shape_event) && shape_event &&
+            code == shape_event) { /* ShapeNotify: which points the window holds */
+            struct xp_shape_notify_event v;
+            struct channel *ch;
+            if (xp_shape_notify_event_view(ev, size, false, &v) && (w = obs_win_find(o, v.affected_window)) &&
+                (ch = channel_find(o->s, w->channel)))
+                obs_own_foreign(o, ch, w->id, ownwin_event_foreign(&ch->own, w->id, OWNWIN_GEOMETRY), false);
+            return;
+        }
         if (o->xkb.event && code == o->xkb.event && h.data /* xkbType */ <= XP_XKB_EV_MAP_NOTIFY)
             obs_keyboard_changed(o); /* NewKeyboardNotify, MapNotify */
         return;

@@ -90,7 +90,7 @@ void obs_own_foreign(struct observer *o, struct channel *ch, uint32_t window, ui
 {
     struct buf fact = { 0 };
     props |= (what & OWNWIN_PROPERTIES) != 0;
-    what &= OWNWIN_GEOMETRY | OWNWIN_ATTRIBUTES;
+    what &= OWNWIN_GEOMETRY | OWNWIN_ATTRIBUTES | OWNWIN_CHILDREN;
     if (what) {
         ownwin_fact_window(&fact, window, what);
         send_own_fact(o, ch, &fact);
@@ -102,9 +102,9 @@ void obs_own_foreign(struct observer *o, struct channel *ch, uint32_t window, ui
     }
     buf_free(&fact);
     if (what || props)
-        log_debug("observer: window 0x%x of channel %u changed by another client:%s%s%s", window, ch->id,
+        log_debug("observer: window 0x%x of channel %u changed by another client:%s%s%s%s", window, ch->id,
                   what & OWNWIN_GEOMETRY ? " geometry" : "", what & OWNWIN_ATTRIBUTES ? " attributes" : "",
-                  props ? " properties" : "");
+                  what & OWNWIN_CHILDREN ? " children" : "", props ? " properties" : "");
 }
 
 /* A window of ch the observer cannot watch: nothing about it is answered at the app side. */
@@ -119,6 +119,11 @@ void obs_own_unwatchable(struct observer *o, struct channel *ch, uint32_t window
 void obs_own_event(struct observer *o, struct owin *w, uint8_t code, uint32_t window)
 {
     struct channel *ch = channel_find(o->s, w->channel);
+    /* A child made in it that is not the client's (another client's window, or one the model
+     * could not keep), or a child reparented into it or out of it: its children changed. */
+    if (ch && window != w->id &&
+        ((code == XP_EV_CREATE_NOTIFY && !ownwin_known(&ch->own, window)) || code == XP_EV_REPARENT_NOTIFY))
+        obs_own_foreign(o, ch, w->id, ownwin_event_foreign(&ch->own, w->id, OWNWIN_CHILDREN), false);
     if (!ch || (code != XP_EV_PROPERTY_NOTIFY && window != w->id))
         return; /* about a child: its own watch reports it */
     switch (code) {
@@ -150,6 +155,8 @@ void obs_own_event(struct observer *o, struct owin *w, uint8_t code, uint32_t wi
         break;
     case XP_EV_DESTROY_NOTIFY: /* the client's own DestroyWindow has left the model already */
         obs_own_unwatchable(o, ch, w->id);
+        break;
+    case XP_EV_CREATE_NOTIFY: /* its child's (above) */
         break;
     default:
         break;
@@ -208,6 +215,16 @@ void obs_send_watch(struct observer *o, struct owin *w)
         obs_watch_root(o); /* a window manager may have come since */
     uint32_t select[3] = { w->id, XP_CW_EVENT_MASK, WATCH_MASK };
     obs_send_request(o, XP_OP_CHANGE_WINDOW_ATTRIBUTES, select, 3, (struct pending){ .kind = P_SELECT, .window = w->id });
+    /* SHAPE's ShapeNotify too: a shape changes which points the window holds (what
+     * TranslateCoordinates names as the child), and no core event says so */
+    uint8_t shape_major, shape_event;
+    if (o->s->predict && predict_extension(o->s->predict, "SHAPE", &shape_major, &shape_event)) {
+        uint8_t body[XP_SHAPE_SELECT_INPUT_REQ_SIZE];
+        xp_shape_select_input_req_put(body, sizeof body, false, &(struct xp_shape_select_input_req){
+            .major_opcode = shape_major, .length = sizeof body / 4, .destination_window = w->id, .enable = 1 });
+        obs_send_bytes(o, shape_major, XP_SHAPE_OP_SELECT_INPUT, body + XP_REQUEST_HEADER_SIZE,
+                       sizeof body - XP_REQUEST_HEADER_SIZE, (struct pending){ .kind = P_SELECT, .window = w->id });
+    }
     obs_send_request(o, XP_OP_GET_WINDOW_ATTRIBUTES, &w->id, 1, (struct pending){ .kind = P_ATTRS, .window = w->id });
     obs_send_request(o, XP_OP_GET_GEOMETRY, &w->id, 1, (struct pending){ .kind = P_GEOMETRY, .window = w->id });
 }

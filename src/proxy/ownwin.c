@@ -2,6 +2,7 @@
  * both sides, answered from at the app side, checked at the display side. Never guesses:
  * whatever a request leaves unknowable is marked unknown and asked of the server. */
 #include "proxy/ownwin.h"
+#include "proxy/ownwin_private.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -10,7 +11,7 @@
 #include "xproto_wire.h"
 
 /* Where the window is in each request about one that is followed (0: not followed). */
-static const uint8_t window_at[128] = {
+const uint8_t ownwin_window_at[128] = {
     [XP_OP_CHANGE_WINDOW_ATTRIBUTES] = XP_CHANGE_WINDOW_ATTRIBUTES_REQ_WINDOW_AT,
     [XP_OP_GET_WINDOW_ATTRIBUTES] = XP_GET_WINDOW_ATTRIBUTES_REQ_WINDOW_AT,
     [XP_OP_DESTROY_WINDOW] = XP_DESTROY_WINDOW_REQ_WINDOW_AT,
@@ -26,12 +27,16 @@ static const uint8_t window_at[128] = {
     [XP_OP_DELETE_PROPERTY] = XP_DELETE_PROPERTY_REQ_WINDOW_AT,
     [XP_OP_GET_PROPERTY] = XP_GET_PROPERTY_REQ_WINDOW_AT,
     [XP_OP_ROTATE_PROPERTIES] = XP_ROTATE_PROPERTIES_REQ_WINDOW_AT,
+    [XP_OP_CIRCULATE_WINDOW] = XP_CIRCULATE_WINDOW_REQ_WINDOW_AT,
+    [XP_OP_QUERY_TREE] = XP_QUERY_TREE_REQ_WINDOW_AT,
 };
+
 
 void ownwin_init(struct ownwin_state *o, bool display_side)
 {
     memset(o, 0, sizeof *o);
     idmap_init(&o->by_id, OWNWIN_MAX_WINDOWS);
+    idmap_init(&o->pixmaps, OWNWIN_MAX_PIXMAPS);
     o->display_side = display_side;
     o->root_redirect = OWNWIN_REDIRECT_UNKNOWN;
 }
@@ -53,6 +58,7 @@ void ownwin_free(struct ownwin_state *o)
         props_free(o, &o->wins[i]);
     free(o->wins);
     idmap_free(&o->by_id);
+    idmap_free(&o->pixmaps);
     memset(o, 0, sizeof *o);
 }
 
@@ -73,29 +79,21 @@ void ownwin_learn_setup(struct ownwin_state *o, const uint8_t *setup, size_t siz
         if (!xp_screen_view(at, left, msb, &sc))
             return;
         at = sc.rest, left = sc.rest_len;
+        uint32_t depths = 0;
         for (uint8_t k = 0; k < sc.allowed_depths_len; k++) {
             if (!xp_depth_view(at, left, msb, &d) || (size_t)XP_VISUALTYPE_SIZE * d.visuals_len > d.rest_len)
                 return;
+            if (d.depth >= 1 && d.depth <= 32)
+                depths |= 1u << (d.depth - 1);
             at = d.rest + (size_t)XP_VISUALTYPE_SIZE * d.visuals_len, left = d.rest_len - (size_t)XP_VISUALTYPE_SIZE * d.visuals_len;
         }
         o->screens[o->n_screens++] = (struct ownwin_screen){ .root = sc.root, .colormap = sc.default_colormap,
-                                                              .visual = sc.root_visual, .depth = sc.root_depth };
+                                                              .visual = sc.root_visual, .depth = sc.root_depth,
+                                                              .depths = depths };
     }
 }
 
-static const struct ownwin_screen *screen_of_root(const struct ownwin_state *o, uint32_t root)
-{
-    for (uint32_t i = 0; i < o->n_screens; i++)
-        if (o->screens[i].root == root)
-            return &o->screens[i];
-    return NULL;
-}
 
-static struct ownwin_win *win_get(const struct ownwin_state *o, uint32_t id)
-{
-    const struct idmap_entry *e = id ? idmap_get(&o->by_id, id) : NULL;
-    return e ? &o->wins[e->a] : NULL;
-}
 
 bool ownwin_known(const struct ownwin_state *o, uint32_t window)
 {
@@ -130,10 +128,6 @@ static void destroy_tree(struct ownwin_state *o, uint32_t id, bool self)
 }
 
 /* A top-level whose configure and map requests a window manager may redirect. */
-static bool redirectable(const struct ownwin_state *o, const struct ownwin_win *w)
-{
-    return w->parent == w->root && !w->override_redirect;
-}
 
 /* Sets the window attributes a CreateWindow or ChangeWindowAttributes value list names
  * (values in the order of their mask bits). False if the list is cut short. */
@@ -183,20 +177,32 @@ static void create_window(struct ownwin_state *o, const uint8_t *req, uint32_t s
         return;
     uint32_t id = v.wid, parent_id = v.parent;
     const struct ownwin_screen *screen = screen_of_root(o, parent_id);
-    if (win_get(o, id) || (!win_get(o, parent_id) && !screen) || o->n_wins >= OWNWIN_MAX_WINDOWS)
+    struct ownwin_win *kept_parent = win_get(o, parent_id);
+    if (win_get(o, id) || (!kept_parent && !screen))
         return; /* a window under someone else's: not modelled */
+    if (o->n_wins >= OWNWIN_MAX_WINDOWS) {
+        if (kept_parent)
+            kept_parent->kids_unknown = true; /* its children are no longer all known */
+        return;
+    }
     if (o->n_wins == o->cap_wins) {
         uint32_t cap = o->cap_wins ? o->cap_wins * 2 : 8;
         struct ownwin_win *n = realloc(o->wins, cap * sizeof *n);
-        if (!n)
+        if (!n) {
+            if (kept_parent)
+                kept_parent->kids_unknown = true;
             return;
+        }
         o->wins = n;
         o->cap_wins = cap;
     }
     const struct ownwin_win *parent = win_get(o, parent_id); /* after the array moved */
     struct idmap_entry *e = idmap_put(&o->by_id, id);
-    if (!e)
+    if (!e) {
+        if (parent)
+            win_get(o, parent_id)->kids_unknown = true;
         return;
+    }
     e->a = o->n_wins;
     struct ownwin_win *w = &o->wins[o->n_wins++];
     uint16_t klass = v.class;
@@ -205,7 +211,7 @@ static void create_window(struct ownwin_state *o, const uint8_t *req, uint32_t s
         .id = id, .parent = parent_id, .root = parent ? parent->root : parent_id,
         .x = v.x, .y = v.y, .width = v.width, .height = v.height, .border = v.border_width,
         .klass = (uint8_t)(klass ? klass : parent_class), .visual = v.visual,
-        .win_gravity = XP_GRAVITY_NORTH_WEST, .backing_planes = 0xffffffffu,
+        .win_gravity = XP_GRAVITY_NORTH_WEST, .backing_planes = 0xffffffffu, .stack = ++o->stack_clock,
         .geom_unknown = parent && parent->geom_unknown, .attrs_unknown = parent && parent->attrs_unknown,
     };
     /* CopyFromParent: depth, visual and colormap are the parent's (InputOnly: none). */
@@ -226,6 +232,7 @@ static void create_window(struct ownwin_state *o, const uint8_t *req, uint32_t s
         (w->klass != XP_WINDOW_CLASS_INPUT_ONLY && !w->colormap)) {
         w->geom_unknown = w->attrs_unknown = true; /* an error, or something we do not follow */
         w->props_unknown = true;
+        w->dubious = true;
     }
 }
 
@@ -250,6 +257,9 @@ static void configure_window(struct ownwin_state *o, struct ownwin_win *w, const
     }
     if (o->display_side && !(redirectable(o, w) && o->root_redirect == OWNWIN_REDIRECT_YES))
         w->configures_due++; /* carried out: one ConfigureNotify; redirected: none */
+    struct ownwin_win *parent = win_get(o, w->parent);
+    if (parent && (mask & XP_CONFIG_WINDOW_STACK_MODE))
+        parent->order_unknown = true; /* restacked among its siblings: not followed */
     if (((mask & XP_CONFIG_WINDOW_WIDTH) && !(uint16_t)v[2]) || ((mask & XP_CONFIG_WINDOW_HEIGHT) && !(uint16_t)v[3])) {
         w->geom_unknown = true; /* BadValue */
         return;
@@ -278,13 +288,6 @@ static void set_mapped(struct ownwin_state *o, struct ownwin_win *w, bool mapped
         w->maps_due++;
 }
 
-static struct ownwin_prop *prop_get(const struct ownwin_win *w, uint32_t atom)
-{
-    for (uint32_t i = 0; i < w->n_props; i++)
-        if (w->props[i].atom == atom)
-            return &w->props[i];
-    return NULL;
-}
 
 /* The value's bytes leave the window's and the client's count. */
 static void value_free(struct ownwin_state *o, struct ownwin_win *w, struct ownwin_prop *p)
@@ -432,20 +435,58 @@ static void get_property_deletes(struct ownwin_state *o, struct ownwin_win *w, c
         delete_property(o, w, p->atom);
 }
 
+/* CreatePixmap: its geometry never changes until FreePixmap. Modelled only when the server
+ * will take it: a new id, a drawable of the client's (a window in the model, a pixmap) or a
+ * screen's root, a depth that screen supports, a width and height not 0 (else BadIDChoice,
+ * BadDrawable, BadValue). What no model sees: an id the client uses for another kind of
+ * resource (its bug) or the server out of memory (BadAlloc), as for every quiet request
+ * (predict_quiet.c); no other client frees a client's pixmap but by its bug either. */
+static void create_pixmap(struct ownwin_state *o, const uint8_t *req, uint32_t size, bool msb)
+{
+    struct xp_create_pixmap_req v;
+    if (size != XP_CREATE_PIXMAP_REQ_SIZE || !xp_create_pixmap_req_view(req, size, msb, &v) || !v.pid ||
+        win_get(o, v.pid) || idmap_get(&o->pixmaps, v.pid))
+        return;
+    const struct ownwin_win *w = win_get(o, v.drawable);
+    const struct idmap_entry *from = w ? NULL : idmap_get(&o->pixmaps, v.drawable);
+    uint32_t root = w ? w->root : from ? from->a : v.drawable;
+    const struct ownwin_screen *s = screen_of_root(o, root);
+    if (!s || !v.depth || v.depth > 32 || !(s->depths >> (v.depth - 1) & 1) || !v.width || !v.height)
+        return;
+    struct idmap_entry *e = idmap_put(&o->pixmaps, v.pid);
+    if (e)
+        e->a = root, e->b = (uint32_t)v.width | (uint32_t)v.height << 16, e->c = v.depth;
+}
+
 void ownwin_on_request(struct ownwin_state *o, const struct msg_class *cls, const uint8_t *req, uint32_t size,
                        bool msb)
 {
+    /* SHAPE's requests that set a shape (not its queries nor SelectInput): which point a
+     * window contains is then not followed. */
+    if (cls->kind == MSG_REQUEST && cls->ext && !strcmp(cls->ext, "SHAPE") && cls->minor >= XP_SHAPE_OP_RECTANGLES &&
+        cls->minor <= XP_SHAPE_OP_OFFSET)
+        o->shaped = true;
     /* Core requests only: an extension's that xstream does not know yet comes without its
      * name, its major opcode 128 or more. */
-    if (cls->kind != MSG_REQUEST || cls->ext || cls->major >= sizeof window_at / sizeof *window_at ||
+    if (cls->kind != MSG_REQUEST || cls->ext || cls->major >= sizeof ownwin_window_at / sizeof *ownwin_window_at ||
         size < XP_REQUEST_HEADER_SIZE)
         return;
     if (cls->major == XP_OP_CREATE_WINDOW) {
         create_window(o, req, size, msb);
         return;
     }
+    uint32_t pixmap;
+    if (cls->major == XP_OP_CREATE_PIXMAP) {
+        create_pixmap(o, req, size, msb);
+        return;
+    }
+    if (cls->major == XP_OP_FREE_PIXMAP) {
+        if (xp_peek32(req, size, XP_FREE_PIXMAP_REQ_PIXMAP_AT, msb, &pixmap) && idmap_get(&o->pixmaps, pixmap))
+            idmap_del(&o->pixmaps, pixmap);
+        return;
+    }
     uint32_t id, property;
-    struct ownwin_win *w = window_at[cls->major] && xp_peek32(req, size, window_at[cls->major], msb, &id) ? win_get(o, id) : NULL;
+    struct ownwin_win *w = ownwin_window_at[cls->major] && xp_peek32(req, size, ownwin_window_at[cls->major], msb, &id) ? win_get(o, id) : NULL;
     if (!w)
         return;
     union {
@@ -467,6 +508,7 @@ void ownwin_on_request(struct ownwin_state *o, const struct msg_class *cls, cons
         destroy_tree(o, w->id, false);
         break;
     case XP_OP_REPARENT_WINDOW: /* not followed: its new place, and its subtree's map states */
+        o->tree_unknown = true;
         for (uint32_t i = 0; i < o->n_wins; i++) {
             o->wins[i].geom_unknown |= o->wins[i].id == w->id;
             o->wins[i].attrs_unknown = true;
@@ -505,6 +547,9 @@ void ownwin_on_request(struct ownwin_state *o, const struct msg_class *cls, cons
     case XP_OP_ROTATE_PROPERTIES:
         w->props_unknown = true;
         break;
+    case XP_OP_CIRCULATE_WINDOW: /* its children restacked */
+        w->order_unknown = true;
+        break;
     default:
         break;
     }
@@ -514,8 +559,8 @@ bool ownwin_may_fail(const struct ownwin_state *o, const struct msg_class *cls, 
                      bool msb)
 {
     uint32_t id, x;
-    if (cls->kind != MSG_REQUEST || cls->ext || cls->major >= sizeof window_at / sizeof *window_at ||
-        size < XP_REQUEST_HEADER_SIZE || !window_at[cls->major] || !xp_peek32(req, size, window_at[cls->major], msb, &id))
+    if (cls->kind != MSG_REQUEST || cls->ext || cls->major >= sizeof ownwin_window_at / sizeof *ownwin_window_at ||
+        size < XP_REQUEST_HEADER_SIZE || !ownwin_window_at[cls->major] || !xp_peek32(req, size, ownwin_window_at[cls->major], msb, &id))
         return false;
     const struct ownwin_win *w = win_get(o, id);
     if (!w)
@@ -538,148 +583,6 @@ bool ownwin_may_fail(const struct ownwin_state *o, const struct msg_class *cls, 
                (xp_mask_value(g.value_mask, XP_CONFIG_WINDOW_HEIGHT, g.rest, g.rest_len, msb, &x) && !(uint16_t)x);
     }
     return false;
-}
-
-/* ---------------------------------------------------------------- answers */
-
-/* Room for a reply of 32 + extra bytes, zeroed, at the end of out; NULL: no memory. */
-static uint8_t *reply_space(struct buf *out, size_t extra)
-{
-    uint8_t *r = buf_append_space(out, XP_SERVER_MSG_SIZE + extra);
-    if (r)
-        memset(r, 0, XP_SERVER_MSG_SIZE + extra);
-    return r;
-}
-
-/* Whether the window manager question is settled for w (it cannot move or map w). */
-static bool unmanaged(const struct ownwin_state *o, const struct ownwin_win *w)
-{
-    return !redirectable(o, w) || (o->watched_root == w->root && o->root_redirect == OWNWIN_REDIRECT_NO);
-}
-
-static bool answer_geometry(const struct ownwin_state *o, const struct ownwin_win *w, uint16_t seq, bool msb,
-                            bool verify, struct buf *out)
-{
-    if (w->geom_unknown || (!verify && (w->geom_foreign || !unmanaged(o, w))))
-        return false;
-    uint8_t *r = reply_space(out, 0);
-    return r && xp_get_geometry_reply_put(r, XP_GET_GEOMETRY_REPLY_SIZE, msb, &(struct xp_get_geometry_reply){
-        .sequence = seq, .depth = w->depth, .root = w->root, .x = w->x, .y = w->y, .width = w->width,
-        .height = w->height, .border_width = w->border });
-}
-
-/* Unmapped, unviewable or viewable: every ancestor up to the root must be known. */
-/* Unmapped, unviewable or viewable: every ancestor up to the root must be known. A window
- * the client has not mapped is unmapped even under a window manager; a mapped top-level
- * is the window manager's business. */
-static int map_state(const struct ownwin_state *o, const struct ownwin_win *w, bool verify)
-{
-    for (const struct ownwin_win *a = w; a; a = win_get(o, a->parent)) {
-        if (a->attrs_unknown || (!verify && a->attrs_foreign))
-            return -1;
-        if (!a->mapped)
-            return a == w ? XP_MAP_STATE_UNMAPPED : XP_MAP_STATE_UNVIEWABLE;
-        if (!verify && !unmanaged(o, a))
-            return -1;
-        if (a->parent == a->root)
-            return XP_MAP_STATE_VIEWABLE;
-    }
-    return -1;
-}
-
-static bool answer_attributes(const struct ownwin_state *o, const struct ownwin_win *w, uint16_t seq, bool msb,
-                              bool verify, struct buf *out)
-{
-    if (w->attrs_unknown || (!verify && (w->attrs_foreign || !o->observer_mask)))
-        return false;
-    const struct ownwin_screen *s = screen_of_root(o, w->root);
-    int state = map_state(o, w, verify);
-    /* Only the default colormap is known to be installed. */
-    if (state < 0 || !s || (w->colormap && w->colormap != s->colormap))
-        return false;
-    uint8_t *r = reply_space(out, XP_GET_WINDOW_ATTRIBUTES_REPLY_SIZE - XP_SERVER_MSG_SIZE);
-    return r && xp_get_window_attributes_reply_put(r, XP_GET_WINDOW_ATTRIBUTES_REPLY_SIZE, msb,
-        &(struct xp_get_window_attributes_reply){
-            .sequence = seq, .length = (XP_GET_WINDOW_ATTRIBUTES_REPLY_SIZE - XP_SERVER_MSG_SIZE) / 4,
-            .backing_store = w->backing_store, .visual = w->visual, .class = w->klass,
-            .bit_gravity = w->bit_gravity, .win_gravity = w->win_gravity, .backing_planes = w->backing_planes,
-            .backing_pixel = w->backing_pixel, .save_under = w->save_under, .map_is_installed = w->colormap != 0,
-            .map_state = (uint8_t)state, .override_redirect = w->override_redirect, .colormap = w->colormap,
-            .all_event_masks = w->event_mask | o->observer_mask, .your_event_mask = w->event_mask,
-            .do_not_propagate_mask = w->dont_propagate });
-}
-
-/* GetProperty: delete, window, property, type, long-offset, long-length. As the protocol
- * says: absent gives None; another type gives the actual type, format and length and no
- * data; an offset beyond the value is BadValue (not answered here). With delete, the same
- * reply; the model deletes after it (ownwin_on_request). */
-static bool answer_property(const struct ownwin_win *w, const uint8_t *req, uint32_t size, uint16_t seq, bool msb,
-                            bool verify, const struct predictor *atoms, struct buf *out)
-{
-    struct xp_get_property_req q;
-    if (size != XP_GET_PROPERTY_REQ_SIZE || !xp_get_property_req_view(req, size, msb, &q) || q.delete > 1 ||
-        w->props_unknown || (!verify && w->props_foreign))
-        return false;
-    uint32_t atom = q.property, type = q.type;
-    uint64_t offset = 4ull * q.long_offset, length = 4ull * q.long_length;
-    const struct ownwin_prop *p = prop_get(w, atom);
-    if (p && (p->unknown || (!verify && p->foreign)))
-        return false;
-    bool present = p && p->type;
-    /* BadAtom unless both atoms exist: the property's, when set by this client, does. */
-    if (!verify && ((!present && !predict_atom_known(atoms, atom)) ||
-                    (type && !(present && type == p->type) && !predict_atom_known(atoms, type))))
-        return false;
-    uint8_t *r;
-    struct xp_get_property_reply a = { .sequence = seq };
-    if (!present) /* None, format 0 */
-        return (r = reply_space(out, 0)) && xp_get_property_reply_put(r, XP_GET_PROPERTY_REPLY_SIZE, msb, &a);
-    if (type && type != p->type) {
-        if (!(r = reply_space(out, 0)))
-            return false;
-        a.format = p->format;
-        a.type = p->type;
-        a.bytes_after = p->len / (p->format / 8u); /* the sample server counts units here, not bytes */
-        return xp_get_property_reply_put(r, XP_GET_PROPERTY_REPLY_SIZE, msb, &a);
-    }
-    if (offset > p->len)
-        return false; /* BadValue */
-    uint32_t n = (uint32_t)(p->len - offset < length ? p->len - offset : length);
-    unsigned unit = p->format / 8u;
-    if (!unit || n % unit || !(r = reply_space(out, n + (4 - n % 4) % 4)))
-        return false;
-    a.length = (n + (4 - n % 4) % 4) / 4;
-    a.format = p->format;
-    a.type = p->type;
-    a.bytes_after = (uint32_t)(p->len - offset - n);
-    a.value_len = n / unit;
-    xp_get_property_reply_put(r, XP_GET_PROPERTY_REPLY_SIZE, msb, &a);
-    if (n)
-        memcpy(r + XP_GET_PROPERTY_REPLY_SIZE, p->data + offset, n);
-    return true;
-}
-
-bool ownwin_answer(const struct ownwin_state *o, const struct predictor *atoms, const struct msg_class *cls,
-                   const uint8_t *req, uint32_t size, uint16_t seq, bool msb, bool verify, struct buf *out)
-{
-    uint32_t id;
-    if (cls->kind != MSG_REQUEST || cls->ext || cls->major >= sizeof window_at / sizeof *window_at ||
-        size < XP_REQUEST_HEADER_SIZE || (!verify && !o->observer_mask) || !window_at[cls->major] ||
-        !xp_peek32(req, size, window_at[cls->major], msb, &id))
-        return false;
-    const struct ownwin_win *w = win_get(o, id);
-    if (!w)
-        return false;
-    switch (cls->major) {
-    case XP_OP_GET_GEOMETRY:
-        return size == XP_GET_GEOMETRY_REQ_SIZE && answer_geometry(o, w, seq, msb, verify, out);
-    case XP_OP_GET_WINDOW_ATTRIBUTES:
-        return size == XP_GET_WINDOW_ATTRIBUTES_REQ_SIZE && answer_attributes(o, w, seq, msb, verify, out);
-    case XP_OP_GET_PROPERTY:
-        return answer_property(w, req, size, seq, msb, verify, atoms, out);
-    default:
-        return false;
-    }
 }
 
 /* ---------------------------------------------------------------- facts */
@@ -713,12 +616,13 @@ int ownwin_on_fact(struct ownwin_state *o, const uint8_t *payload, size_t len)
         return 0;
     }
     case OWNWIN_FACT_WINDOW: {
-        if (rd_u8(&r, &what) || what > 3 || rd_left(&r))
+        if (rd_u8(&r, &what) || !what || (what & ~(OWNWIN_GEOMETRY | OWNWIN_ATTRIBUTES | OWNWIN_CHILDREN)) || rd_left(&r))
             return -EBADMSG;
         struct ownwin_win *w = o ? win_get(o, (uint32_t)a) : NULL;
         if (w) {
             w->geom_foreign |= (what & OWNWIN_GEOMETRY) != 0;
             w->attrs_foreign |= (what & OWNWIN_ATTRIBUTES) != 0;
+            w->kids_foreign |= (what & OWNWIN_CHILDREN) != 0;
         }
         return 0;
     }
@@ -831,6 +735,10 @@ uint8_t ownwin_event_foreign(struct ownwin_state *o, uint32_t window, uint8_t wh
     if ((what & OWNWIN_PROPERTIES) && !w->props_unknown && !w->props_foreign) {
         w->props_foreign = true;
         told |= OWNWIN_PROPERTIES;
+    }
+    if ((what & OWNWIN_CHILDREN) && !w->kids_foreign) {
+        w->kids_foreign = true;
+        told |= OWNWIN_CHILDREN;
     }
     return told;
 }

@@ -1,6 +1,6 @@
 /* ownwin.h -- a client's own windows as its requests made them: geometry, attributes and
  * properties, so the app side can answer GetGeometry, GetWindowAttributes and GetProperty
- * on them without crossing the link (docs/PROTOCOL.md 3.4). Both sides keep the same model
+ * on them without crossing the link (docs/PROTOCOL.md 3.4); and its pixmaps' geometry. Both sides keep the same model
  * from the same requests; the display side's observer tells the app side (FACT kinds 10-12)
  * when another client changed one of these windows, and the app side stops answering what
  * that change touched. The display side checks every answer against the server's reply.
@@ -18,6 +18,7 @@
 #include "x11/xstream.h"
 
 #define OWNWIN_MAX_WINDOWS 1024u          /* per client; beyond, new windows are not answered */
+#define OWNWIN_MAX_PIXMAPS 4096u          /* per client, alive at once; beyond, new ones are not */
 #define OWNWIN_MAX_PROPS 64u              /* properties remembered per window */
 #define OWNWIN_MAX_PROP_BYTES (64u * 1024) /* property values per window; beyond, forgotten */
 #define OWNWIN_MAX_CLIENT_BYTES (1024u * 1024) /* ... and per client */
@@ -30,7 +31,9 @@ enum {
     OWNWIN_FACT_WINDOW = FACT_OWN_WINDOW,
     OWNWIN_FACT_WATCH = FACT_OWN_WATCH,
 };
-enum { OWNWIN_GEOMETRY = 1, OWNWIN_ATTRIBUTES = 2, OWNWIN_PROPERTIES = 4 /* all of them */ };
+/* What another client changed of a window. OWN_WINDOW's `what` carries GEOMETRY, ATTRIBUTES
+ * and CHILDREN as these bits; PROPERTIES (all of them) goes as an OWN_PROPERTY fact. */
+enum { OWNWIN_GEOMETRY = 1, OWNWIN_ATTRIBUTES = 2, OWNWIN_PROPERTIES = 4, OWNWIN_CHILDREN = 8 };
 enum { OWNWIN_REDIRECT_NO = 0, OWNWIN_REDIRECT_YES = 1, OWNWIN_REDIRECT_UNKNOWN = 2 };
 
 struct ownwin_prop {
@@ -53,6 +56,11 @@ struct ownwin_win {
     uint32_t backing_planes, backing_pixel, event_mask;
     uint16_t dont_propagate;
     bool mapped;
+    uint32_t stack;           /* when it was made: among its siblings, a later one is above */
+    bool order_unknown;       /* its children's stacking: a restack or circulate, not followed */
+    bool kids_unknown;        /* a child the model could not keep (no room) */
+    bool kids_foreign;        /* app side: another client made or moved a window into it; display: told */
+    bool dubious;             /* made by a request the model found may fail: it may not exist */
     bool geom_unknown;        /* the client's own requests left it unknowable (reparent, gravity) */
     bool attrs_unknown;
     bool geom_foreign, attrs_foreign; /* another client changed it (app side: a fact; display: told) */
@@ -66,6 +74,7 @@ struct ownwin_win {
 
 struct ownwin_screen {
     uint32_t root, colormap, visual;
+    uint32_t depths;          /* bit d - 1: the screen supports depth d (its allowed depths) */
     uint8_t depth;
 };
 
@@ -73,9 +82,13 @@ struct ownwin_state {
     struct ownwin_win *wins;  /* dense */
     uint32_t n_wins, cap_wins;
     struct idmap by_id;       /* window -> index */
+    struct idmap pixmaps;     /* the client's pixmaps: a root, b width | height << 16, c depth */
     uint32_t prop_bytes;      /* property values held, all windows */
     struct ownwin_screen screens[OWNWIN_MAX_SCREENS];
     uint32_t n_screens;
+    uint32_t stack_clock;     /* windows made so far (their stacking) */
+    bool tree_unknown;        /* the client reparented a window: parents no longer followed */
+    bool shaped;              /* the client changed a shape (SHAPE): pointer containment unknown */
     bool display_side;        /* counts the events the client's requests cause */
     /* From FACT_WATCH: */
     uint32_t observer_mask;   /* what the display side's observer selects on each window; 0: none */
@@ -94,7 +107,8 @@ void ownwin_on_request(struct ownwin_state *o, const struct msg_class *cls, cons
  * model knows (an Append of another type: BadMatch): then it is not quiet (predict.h). */
 bool ownwin_may_fail(const struct ownwin_state *o, const struct msg_class *cls, const uint8_t *req, uint32_t size,
                      bool msb);
-/* If the reply to this request (GetGeometry, GetWindowAttributes, GetProperty) is known from
+/* If the reply to this request (GetGeometry, GetWindowAttributes, GetProperty, QueryTree,
+ * TranslateCoordinates) is known from
  * the model, appends it to out. verify (display side): what the app side would have answered,
  * whatever the facts since (a later fact does not undo an answer given). */
 bool ownwin_answer(const struct ownwin_state *o, const struct predictor *atoms, const struct msg_class *cls,

@@ -1,14 +1,18 @@
 /* xownwin.c -- a client that asks about its own windows, for the tests of answers given at
  * tincan's app side (docs/PROTOCOL.md 3.4). Modes:
  *   xownwin replies          creates windows, sets, changes and deletes properties, moves,
- *                            resizes and maps them, and prints every reply (GetGeometry,
- *                            GetWindowAttributes, GetProperty) as hex, errors by code: run
- *                            on a server directly and through tincan, the outputs must match.
+ *                            resizes, maps and restacks them, makes and frees pixmaps, and
+ *                            prints every reply (GetGeometry, GetWindowAttributes,
+ *                            GetProperty, QueryTree, TranslateCoordinates) as hex, errors by
+ *                            code: run on a server directly and through tincan, the outputs
+ *                            must match.
  *   xownwin watched          creates a window with a property, prints "window 0x..", then for
  *                            each line read on stdin ("go"), polls until another client's
- *                            change is seen (up to 10 s) and prints "seen property" and "seen
- *                            geometry", or "stale ..." on timeout.
- *   xownwin foreign WINDOW   that other client: changes WINDOW's property and position. */
+ *                            change is seen (up to 10 s) and prints "seen property", "seen
+ *                            children" and "seen geometry", or "stale ..." on timeout.
+ *   xownwin foreign WINDOW CHILD  that other client: changes WINDOW's property and CHILD's
+ *                            position, and makes a window of its own in WINDOW (it stays
+ *                            until that client's connection closes: the watcher has seen it). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +89,31 @@ static xcb_atom_t atom(const char *name)
     return a;
 }
 
+static void tree(const char *label, xcb_window_t w)
+{
+    xcb_generic_error_t *e = NULL;
+    xcb_query_tree_reply_t *r = xcb_query_tree_reply(c, xcb_query_tree(c, w), &e);
+    if (r)
+        hex(label, r, sizeof *r + 4 * (size_t)r->children_len);
+    else
+        printf("%s: error %u\n", label, e ? e->error_code : 0);
+    free(r);
+    free(e);
+}
+
+static void translate(const char *label, xcb_window_t src, xcb_window_t dst, int16_t x, int16_t y)
+{
+    xcb_generic_error_t *e = NULL;
+    xcb_translate_coordinates_reply_t *r =
+        xcb_translate_coordinates_reply(c, xcb_translate_coordinates(c, src, dst, x, y), &e);
+    if (r)
+        hex(label, r, sizeof *r);
+    else
+        printf("%s: error %u\n", label, e ? e->error_code : 0);
+    free(r);
+    free(e);
+}
+
 /* Errors of requests without replies arrive as events: printed by code. */
 static void drain_errors(const char *label)
 {
@@ -114,6 +143,44 @@ static int replies(void)
     attributes("attributes top", top);
     attributes("attributes child", child);
     attributes("attributes input-only", input);
+
+    /* the tree: children bottom first; points translated into the top-level, whose topmost
+     * mapped child holding the point is named (the input-only is above the child); into
+     * the root (every client's children: the server's); after a restack (the server's) */
+    tree("tree top", top);
+    tree("tree child", child);
+    translate("root to top, none mapped", screen->root, top, 0, 0);
+    xcb_map_window(c, child);
+    xcb_map_window(c, input);
+    translate("root to top, over both", screen->root, top, 20, 30);
+    translate("root to top, over the child", screen->root, top, 50, 30);
+    translate("child to root", child, screen->root, 1, 2);
+    translate("child to top", child, top, 1, 2);
+    translate("top to child", top, child, -3, 400);
+    uint32_t above = XCB_STACK_MODE_ABOVE;
+    xcb_configure_window(c, child, XCB_CONFIG_WINDOW_STACK_MODE, &above);
+    tree("tree top restacked", top);
+    translate("root to top restacked", screen->root, top, 20, 30);
+    tree("tree child after", child);
+
+    /* pixmaps: of the window's screen, of another pixmap's, of the root's; one of a depth
+     * the screen lacks (BadValue, then BadDrawable); one freed (BadDrawable) */
+    xcb_pixmap_t pix = xcb_generate_id(c), pix32 = xcb_generate_id(c), bitmap = xcb_generate_id(c);
+    xcb_pixmap_t odd = xcb_generate_id(c);
+    xcb_create_pixmap(c, screen->root_depth, pix, top, 22, 26);
+    geometry("pixmap", pix);
+    xcb_create_pixmap(c, 32, pix32, pix, 5, 7);
+    geometry("pixmap of a pixmap", pix32);
+    xcb_create_pixmap(c, 1, bitmap, screen->root, 9, 3);
+    geometry("bitmap", bitmap);
+    xcb_free_pixmap(c, pix);
+    geometry("pixmap freed", pix);
+    geometry("pixmap of a freed pixmap", pix32);
+    xcb_free_pixmap(c, pix32);
+    xcb_free_pixmap(c, bitmap);
+    xcb_create_pixmap(c, 7, odd, top, 4, 4);
+    geometry("pixmap of depth 7", odd);
+    drain_errors("pixmaps");
 
     property("absent", top, greeting, XCB_ATOM_STRING, 0, 100, 0);
     property("absent any type", top, greeting, XCB_ATOM_ANY, 0, 100, 0);
@@ -221,17 +288,21 @@ static int watched(void)
     char line[64];
     if (!fgets(line, sizeof line, stdin))
         return 1;
-    bool seen_prop = false, seen_geom = false;
-    for (double until = now_s() + 10; now_s() < until && !(seen_prop && seen_geom);) {
+    bool seen_prop = false, seen_geom = false, seen_kids = false;
+    for (double until = now_s() + 10; now_s() < until && !(seen_prop && seen_geom && seen_kids);) {
         xcb_get_property_reply_t *p = xcb_get_property_reply(c, xcb_get_property(c, 0, top, prop, XCB_ATOM_STRING, 0, 10), NULL);
         seen_prop |= p && xcb_get_property_value_length(p) == 6 && !memcmp(xcb_get_property_value(p), "theirs", 6);
         free(p);
         xcb_get_geometry_reply_t *g = xcb_get_geometry_reply(c, xcb_get_geometry(c, child), NULL);
         seen_geom |= g && g->x == 77;
         free(g);
+        xcb_query_tree_reply_t *t = xcb_query_tree_reply(c, xcb_query_tree(c, top), NULL);
+        seen_kids |= t && t->children_len == 2;
+        free(t);
         free(xcb_get_input_focus_reply(c, xcb_get_input_focus(c), NULL));
     }
-    printf("%s property\n%s geometry\n", seen_prop ? "seen" : "stale", seen_geom ? "seen" : "stale");
+    printf("%s property\n%s children\n%s geometry\n", seen_prop ? "seen" : "stale", seen_kids ? "seen" : "stale",
+           seen_geom ? "seen" : "stale");
     return 0;
 }
 
@@ -240,6 +311,9 @@ static int foreign(xcb_window_t top, xcb_window_t child)
     change(top, XCB_PROP_MODE_REPLACE, atom("TINCAN_TEST_WATCHED"), XCB_ATOM_STRING, 8, 6, "theirs");
     uint32_t x = 77;
     xcb_configure_window(c, child, XCB_CONFIG_WINDOW_X, &x);
+    xcb_set_close_down_mode(c, XCB_CLOSE_DOWN_RETAIN_PERMANENT); /* its window outlives it */
+    xcb_create_window(c, XCB_COPY_FROM_PARENT, xcb_generate_id(c), top, 3, 3, 5, 5, 0, XCB_WINDOW_CLASS_INPUT_OUTPUT,
+                      XCB_COPY_FROM_PARENT, 0, NULL); /* a window of its own in the other's */
     free(xcb_get_input_focus_reply(c, xcb_get_input_focus(c), NULL));
     printf("changed\n");
     return 0;

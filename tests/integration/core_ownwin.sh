@@ -19,11 +19,20 @@ else
     fail "That replies about a client's own windows are the server's, byte for byte, through tincan"
     head -n 30 "$XL_TMP/replies.diff" | sed 's/^/    /'
 fi
-# Of its 49 questions, three are left to the server on purpose: the one after an Append
+# Of its 55 questions, three are left to the server on purpose: the one after an Append
 # that fails (BadMatch), the property too large to keep, and the one after UnmapSubwindows
-# (not a quiet request); one more is an error (an offset beyond the value).
+# (not a quiet request); three more are errors (an offset beyond the value, a pixmap freed,
+# one of a depth the screen lacks). The pixmaps' four geometries are answered here.
 own_trips=$(grep -cE 'round trip ended by the reply to request [0-9]+ \((GetGeometry|GetWindowAttributes|GetProperty)\)' "$p_app_log")
 check "That the app side answered all but 3 of those questions itself ($own_trips went to the server)" test "$own_trips" -le 3
+# QueryTree and TranslateCoordinates: three left to the server on purpose (into the root,
+# and the two after a restack), the other seven answered here.
+tree_trips=$(grep -cE 'round trip ended by the reply to request [0-9]+ \((QueryTree|TranslateCoordinates)\)' "$p_app_log")
+check "That the app side answered all but 3 of its 10 QueryTree and TranslateCoordinates itself ($tree_trips went to the server)" \
+    test "$tree_trips" -le 3
+check "That the pixmaps' geometries are replies (one made from a pixmap freed since too), the freed and the odd-depth pixmap's errors" \
+    bash -c "[ \$(grep -cE '^(pixmap|pixmap of a pixmap|bitmap|pixmap of a freed pixmap): 01' '$XL_TMP/direct.out') = 4 ] &&
+             [ \$(grep -cE '^pixmap (freed|of depth 7): error 9' '$XL_TMP/direct.out') = 2 ]"
 
 # Another client changes a property and a child's position: seen by the client.
 rm -f "$XL_TMP/watched.out"; mkfifo "$XL_TMP/go"
@@ -36,9 +45,10 @@ echo go >&7; exec 7>&-
 xl_wait_for 20 grep -q 'geometry$' "$XL_TMP/watched.out"
 check "That a property another client set is seen through tincan" grep -q '^seen property' "$XL_TMP/watched.out"
 check "That a child window another client moved is seen through tincan" grep -q '^seen geometry' "$XL_TMP/watched.out"
+check "That a window another client made in the client's is in its QueryTree through tincan" grep -q '^seen children' "$XL_TMP/watched.out"
 grep -q '^seen' "$XL_TMP/watched.out" || sed 's/^/    /' "$XL_TMP/watched.out"
-check "That the display side told the app side of both changes" \
-    test "$(grep -c 'changed by another client' "$p_disp_log")" -ge 2
+check "That the display side told the app side of the three changes" \
+    test "$(grep -c 'changed by another client' "$p_disp_log")" -ge 3
 
 # xterm: no round trip before its window maps is a question about its own windows.
 xl_on p xterm -e true >/dev/null 2>&1

@@ -17,6 +17,7 @@
 #define TOP 0x200000u
 #define CHILD 0x200001u
 #define INPUT 0x200002u
+#define PIXMAP 0x200010u
 #define OBSERVER_MASK 0x4b0000u
 enum { A_CARDINAL = 6, A_INTEGER = 19, A_STRING = 31, A_WINDOW = 33, A_WM_NAME = 39, A_WM_ICON_NAME = 37,
        A_WM_CLASS = 67 };
@@ -405,7 +406,7 @@ static void test_facts(void)
     }
     TEST("That malformed facts are refused") {
         uint8_t bad1[] = { OWNWIN_FACT_PROPERTY, 1 };
-        uint8_t bad2[] = { OWNWIN_FACT_WINDOW, 1, 9 };
+        uint8_t bad2[] = { OWNWIN_FACT_WINDOW, 1, 4 }; /* 4: not a window's (properties go apart) */
         uint8_t bad3[] = { OWNWIN_FACT_WATCH, 0, 0, 3 };
         uint8_t bad4[] = { OWNWIN_FACT_PROPERTY, 1, 2, 3 };
         uint8_t good[] = { OWNWIN_FACT_WINDOW, 1, 3 };
@@ -414,6 +415,8 @@ static void test_facts(void)
         CHECK_EQ(ownwin_on_fact(NULL, bad3, sizeof bad3), -EBADMSG);
         CHECK_EQ(ownwin_on_fact(NULL, bad4, sizeof bad4), -EBADMSG);
         CHECK_EQ(ownwin_on_fact(NULL, good, sizeof good), 0);
+        CHECK_EQ(ownwin_on_fact(NULL, ((uint8_t[]){ OWNWIN_FACT_WINDOW, 1, 8 }), 3), 0); /* children */
+        CHECK_EQ(ownwin_on_fact(NULL, ((uint8_t[]){ OWNWIN_FACT_WINDOW, 1, 0 }), 3), -EBADMSG);
         CHECK(ownwin_is_fact(good, sizeof good));
         CHECK(!ownwin_is_fact((uint8_t[]){ 1 }, 1));
     }
@@ -494,6 +497,142 @@ static void test_bounds(void)
     }
 }
 
+static void create_pixmap(uint8_t depth, uint32_t id, uint32_t drawable, uint16_t w, uint16_t h)
+{
+    begin(53, depth);
+    word(id);
+    word(drawable);
+    word(w | (uint32_t)h << 16);
+    send_req();
+}
+
+static void test_pixmaps(void)
+{
+    TEST("That a pixmap's geometry is answered from its CreatePixmap, until FreePixmap, as Xvfb gave it") {
+        setup_both();
+        /* the same screen with its allowed depths 24, 1 and 32 (no visuals: not read) */
+        uint8_t s[104] = { 1 };
+        st16(s + 6, (104 - 8) / 4, false);
+        s[28] = 1;
+        st32(s + 40, ROOT, false);
+        st32(s + 44, COLORMAP, false);
+        st32(s + 72, VISUAL, false);
+        s[78] = 24;
+        s[79] = 3;
+        s[80] = 24, s[88] = 1, s[96] = 32;
+        ownwin_learn_setup(&app, s, sizeof s, false);
+        ownwin_learn_setup(&disp, s, sizeof s, false);
+        create(TOP, ROOT, 10, 20, 200, 100, 1, 1, 0, NULL, 0);
+        create_pixmap(24, PIXMAP, TOP, 22, 26);
+        get_geometry(PIXMAP);
+        CHECK(answered_as("01180700 00000000 0d050000 00000000 16001a00 00000000"));
+        create_pixmap(32, PIXMAP + 1, PIXMAP, 5, 7); /* its root is the pixmap's */
+        get_geometry(PIXMAP + 1);
+        CHECK(answered_as("01200900 00000000 0d050000 00000000 05000700 00000000"));
+        create_pixmap(1, PIXMAP + 2, ROOT, 9, 3);
+        get_geometry(PIXMAP + 2);
+        CHECK(answered_as("01010b00 00000000 0d050000 00000000 09000300 00000000"));
+        one_window(54, PIXMAP); /* FreePixmap: BadDrawable after it, from the server */
+        get_geometry(PIXMAP);
+        CHECK(answered_as(""));
+        get_geometry(PIXMAP + 1); /* made from the freed one: still there */
+        CHECK(answered_as("01200e00 00000000 0d050000 00000000 05000700 00000000"));
+        create_pixmap(7, PIXMAP + 3, TOP, 4, 4); /* a depth the screen lacks: BadValue */
+        get_geometry(PIXMAP + 3);
+        CHECK(answered_as(""));
+        create_pixmap(24, PIXMAP + 4, TOP, 0, 4); /* width 0: BadValue */
+        get_geometry(PIXMAP + 4);
+        CHECK(answered_as(""));
+        create_pixmap(24, PIXMAP + 5, 0x400001u, 4, 4); /* another client's window: its screen unknown */
+        get_geometry(PIXMAP + 5);
+        CHECK(answered_as(""));
+        create_pixmap(24, TOP, ROOT, 4, 4); /* the id of a window: BadIDChoice; the window stays */
+        get_geometry(TOP);
+        CHECK(answered_as("01181600 00000000 0d050000 0a001400 c8006400 01000000"));
+        ownwin_free(&app);
+        ownwin_free(&disp);
+    }
+}
+
+static void query_tree(uint32_t w) { begin(15, 0); word(w); }
+static void translate(uint32_t src, uint32_t dst, int16_t x, int16_t y)
+{
+    begin(40, 0);
+    word(src);
+    word(dst);
+    word((uint16_t)x | (uint32_t)(uint16_t)y << 16);
+}
+
+static void test_tree(void)
+{
+    TEST("That QueryTree and TranslateCoordinates of a client's own windows are the bytes Xvfb gave") {
+        setup_both();
+        /* as xownwin's "replies" makes them: a top-level at 10, 20 with a border of 1, a
+         * child at 5, 6 (50 x 40), an input-only at 0, 0 (30 x 30) made after it */
+        uint32_t top_values[2] = { 0xffffff, 0x8000 | 0x20000 };
+        create(TOP, ROOT, 10, 20, 200, 100, 1, 1, 0x2 | 0x800, top_values, 2);
+        uint32_t child_values[2] = { 1, 0x4 };
+        create(CHILD, TOP, 5, 6, 50, 40, 0, 1, 0x20 | 0x800, child_values, 2);
+        create(INPUT, TOP, 0, 0, 30, 30, 0, 2, 0, NULL, 0);
+        query_tree(TOP); /* children bottom first: in the order made */
+        CHECK(answered_as("01000800 02000000 0d050000 0d050000 02000000 00000000 00000000 00000000 01002000 02002000"));
+        query_tree(CHILD);
+        CHECK(answered_as("01000900 00000000 0d050000 00002000 00000000 00000000 00000000 00000000"));
+        translate(ROOT, TOP, 0, 0); /* none mapped: no child */
+        CHECK(answered_as("01010a00 00000000 00000000 f5ffebff"));
+        one_window(8, CHILD);      /* MapWindow */
+        one_window(8, INPUT);
+        translate(ROOT, TOP, 20, 30); /* at 9, 9 of TOP: both hold it, the input-only is on top */
+        CHECK(answered_as("01010d00 00000000 02002000 09000900"));
+        translate(ROOT, TOP, 50, 30); /* at 39, 9: the child's alone */
+        CHECK(answered_as("01010e00 00000000 01002000 27000900"));
+        translate(CHILD, ROOT, 1, 2); /* into a root: its children are every client's */
+        CHECK(answered_as(""));
+        translate(CHILD, TOP, 1, 2);
+        CHECK(answered_as("01011000 00000000 02002000 06000800"));
+        uint32_t above = 0; /* stack mode Above: restacked, not followed */
+        configure(CHILD, 0x40, &above, 1);
+        query_tree(TOP);
+        CHECK(answered_as(""));
+        translate(ROOT, TOP, 20, 30);
+        CHECK(answered_as(""));
+        query_tree(CHILD); /* its own children are still known */
+        CHECK(answered_as("01001400 00000000 0d050000 00002000 00000000 00000000 00000000 00000000"));
+        ownwin_free(&app);
+        ownwin_free(&disp);
+    }
+    TEST("That another client's window in one of the client's stops QueryTree of it, and a reparent all of them") {
+        setup_both();
+        create(TOP, ROOT, 0, 0, 100, 100, 0, 1, 0, NULL, 0);
+        create(CHILD, TOP, 1, 1, 10, 10, 0, 1, 0, NULL, 0);
+        query_tree(TOP);
+        CHECK(answered_as("01000700 01000000 0d050000 0d050000 01000000 00000000 00000000 00000000 01002000"));
+        CHECK(ownwin_event_foreign(&disp, TOP, OWNWIN_CHILDREN) == OWNWIN_CHILDREN); /* told once */
+        CHECK(ownwin_event_foreign(&disp, TOP, OWNWIN_CHILDREN) == 0);
+        struct buf f = { 0 };
+        ownwin_fact_window(&f, TOP, OWNWIN_CHILDREN);
+        CHECK_EQ(ownwin_on_fact(&app, f.data + f.off, f.len), 0);
+        buf_free(&f);
+        query_tree(TOP);
+        CHECK(answered_as(""));
+        translate(ROOT, TOP, 2, 2);
+        CHECK(answered_as(""));
+        translate(TOP, CHILD, 2, 2); /* into the child, whose children are known */
+        CHECK(answered_as("01010a00 00000000 00000000 01000100"));
+        begin(7, 0); /* ReparentWindow CHILD to the root */
+        word(CHILD);
+        word(ROOT);
+        word(0);
+        send_req();
+        translate(TOP, CHILD, 2, 2);
+        CHECK(answered_as(""));
+        query_tree(CHILD);
+        CHECK(answered_as(""));
+        ownwin_free(&app);
+        ownwin_free(&disp);
+    }
+}
+
 int main(void)
 {
     if (predict_new(&atoms) < 0)
@@ -502,6 +641,8 @@ int main(void)
     test_facts();
     test_counting();
     test_bounds();
+    test_pixmaps();
+    test_tree();
     predict_free(atoms);
     return test_summary();
 }

@@ -770,53 +770,6 @@ static void image_tests(void)
     }
 }
 
-/* Frame k of a spinner (an animated cursor's): 24 x 24 pixels, a ring of 12 sectors, two of
- * them bright, turning a sector a frame; the rest transparent. Or (k < 0) a gradient. */
-static void spinner_frame(struct msgs *m, bool msb, int k)
-{
-    uint8_t t[20 + 24 * 24 * 4] = { 0 };
-    st16(t + 8, 24, msb); st16(t + 10, 24, msb); t[17] = 32;
-    for (int y = 0; y < 24; y++)
-        for (int x = 0; x < 24; x++) {
-            double dx = x - 11.5, dy = y - 11.5, r = sqrt(dx * dx + dy * dy);
-            int sector = (int)((atan2(dy, dx) + M_PI) / (2 * M_PI) * 12) % 12;
-            uint32_t v = 0;
-            if (k < 0)
-                v = 0xff000000u | (uint32_t)(x * 9 - k * 40) << 16 | (uint32_t)(y * 7) << 8 | (uint32_t)(x + y);
-            else if (r >= 6 && r <= 11) {
-                uint32_t a = ((sector - k) % 12 + 12) % 12 < 2 ? 0xff : 0x60, g = (uint32_t)(40 + 9 * r);
-                v = a << 24 | (g * a / 255) << 16 | (g * a / 255) << 8 | (a / 2);
-            }
-            st32(t + 20 + 4 * (y * 24 + x), v, msb);
-        }
-    req(m, msb, 72, 2, sizeof t + 4, t);
-}
-
-static void test_frames(void)
-{
-    TEST("That the frames of an animated cursor cost their changes against the frame before (filter 13)") {
-        for (int msb = 0; msb < 2; msb++) {
-            struct msgs apart = { 0 }, together = { 0 };
-            for (int k = 0; k < 12; k++) { /* each frame after a gradient of its size ... */
-                spinner_frame(&apart, msb, k);
-                spinner_frame(&apart, msb, -1 - k);
-            }
-            for (int k = 0; k < 12; k++) /* ... or after the frame before it */
-                spinner_frame(&together, msb, k);
-            for (int k = 0; k < 12; k++)
-                spinner_frame(&together, msb, -1 - k);
-            size_t a = encoded_size(XC_REQUESTS, msb, &apart), t = encoded_size(XC_REQUESTS, msb, &together);
-            CHECK(a != (size_t)-1 && t != (size_t)-1 && t * 10 < a * 8);
-            CHECK(round_trip(XC_REQUESTS, msb, &together, 1, NULL));
-            CHECK(round_trip(XC_REQUESTS, msb, &together, 97, NULL));
-            printf("  12 spinner frames and 12 gradients (%s): %zu bytes in turn, %zu frames together\n",
-                   msb ? "MSB" : "LSB", a, t);
-            buf_free(&apart.all);
-            buf_free(&together.all);
-        }
-    }
-}
-
 int main(void)
 {
     test_bigimg();
@@ -824,6 +777,5 @@ int main(void)
     test_pixcache();
     test_lossy();
     image_tests();
-    test_frames();
     return test_summary();
 }
