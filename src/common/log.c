@@ -32,17 +32,17 @@ void log_msg(enum log_level level, const char *fmt, ...)
     va_end(ap);
     /* Debug lines carry the time of day to the millisecond, so that the logs of both halves
      * (and of the link emulator) merge into one timeline of where a slow start's time went. */
+    char stamp[32] = "";
     if (level == LOG_DEBUG) {
         struct timespec now;
         struct tm tm;
         clock_gettime(CLOCK_REALTIME, &now);
         localtime_r(&now.tv_sec, &tm);
-        fprintf(stderr, "tincan%s%s: debug: %02d:%02d:%02d.%03ld: %s\n", log_cfg.prefix ? " " : "",
-                log_cfg.prefix ? log_cfg.prefix : "", tm.tm_hour, tm.tm_min, tm.tm_sec, now.tv_nsec / 1000000L, line);
-        return;
+        snprintf(stamp, sizeof stamp, "%02d:%02d:%02d.%03ld: ", tm.tm_hour, tm.tm_min, tm.tm_sec,
+                 now.tv_nsec / 1000000L);
     }
     if (log_cfg.prefix)
-        fprintf(stderr, "tincan %s: %s: %s\n", log_cfg.prefix, names[level], line);
+        fprintf(stderr, "tincan %s: %s: %s%s\n", log_cfg.prefix, names[level], stamp, line);
     else
-        fprintf(stderr, "tincan: %s: %s\n", names[level], line);
+        fprintf(stderr, "tincan: %s: %s%s\n", names[level], stamp, line);
 }

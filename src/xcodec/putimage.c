@@ -417,6 +417,7 @@ int xc_pix_put_ref(struct buf *out, uint8_t marker, uint32_t index)
 {
     return buf_append(out, &marker, 1) || buf_put_varint(out, index) ? -ENOMEM : 0;
 }
+
 /* For a debug log: what an image cost, and how it went (the filter byte, and for WebP its
  * mode: 0/1 alone, 2 against a recent image moved, 3 with tiles found). */
 static void trace_image(const uint8_t *fixed, uint32_t blen, bool msb, const uint8_t *code, size_t n)
