@@ -66,5 +66,11 @@ run xpdf-crc pager 3 2 xpdf -geometry 800x700+0+0 "$DOCS/crc-doc.1.0.pdf"
 FFP=$(mktemp -d)
 run firefox pager 15 3 env -u MOZ_HEADLESS firefox-esr --no-remote --profile "$FFP" "file://$PWD/$DOCS/page.html"
 rm -rf "$FFP"
+# The same browser on a page of text alone (bench/compare's firefox-text): its strips are of
+# few colours, where a palette competes with WebP.
+cp bench/compare/article.html "$DOCS/article.html"
+FFP=$(mktemp -d)
+run firefox-text pager 15 3 env -u MOZ_HEADLESS firefox-esr --no-remote --profile "$FFP" "file://$PWD/$DOCS/article.html"
+rm -rf "$FFP"
 run emacs pager 3 3 emacs -Q --eval '(blink-cursor-mode 0)' /usr/share/common-licenses/GPL-3
 run gtk3 pager 4 0 env NO_AT_BRIDGE=1 GTK_A11Y=none GDK_BACKEND=x11 gtk3-widget-factory

@@ -300,13 +300,46 @@ static int tile_refs(const struct xc_model *m, const uint8_t *body, int x, int y
     return (int)count;
 }
 
+/* The image's record after the filter byte's place at out's end (mode, its fields, the
+ * WebP of code), when code and refs are under three quarters of the image (noise: the row
+ * filters cost less time); then the tiles and the code noted at this end, as the receiver
+ * notes them. 1: not worth it (nothing appended), 0 or -ENOMEM. */
+static int put_code(struct xc_model *m, const uint8_t *body, uint32_t blen, int x, int y, uint32_t w, uint32_t h,
+                    uint8_t mode, unsigned k, int dy, uint8_t fourth, const struct buf *refs, size_t loaded,
+                    const struct buf *code, struct buf *out)
+{
+    if (code->len + refs->len >= blen / 4 * 3)
+        return 1;
+    size_t mark = out->len;
+    uint8_t head[3] = { XC_FILTER_WEBPLL, mode, (uint8_t)k };
+    int rc = buf_append(out, head, mode == 2 ? 3 : 2) < 0 || (mode == 2 && buf_put_varint(out, xc_zz32((uint32_t)dy)) < 0) ||
+                     (mode != 1 && buf_append(out, &fourth, 1) < 0) ||
+                     (mode == 3 && buf_append(out, buf_head(refs), refs->len) < 0) || buf_put_varint(out, code->len) < 0 ||
+                     buf_append(out, buf_head(code), code->len) < 0
+                 ? -ENOMEM
+                 : 0;
+    while (rc == 0 && blen > XC_IMGS_MAX && out->len - mark < blen / 256)
+        rc = buf_append(out, "", 1); /* the least code size (5.2) */
+    if (rc == 0 && mode == 3)
+        xc_tilecache_sent(m->tc, loaded);
+    if (rc == 0)
+        rc = xc_tilecache_note_image(m->tc, body, x, y, w, h);
+    if (rc == 0)
+        rc = xc_tile_ring_push_image(&m->ring, m->tc, body, x, y, w, h);
+    if (rc == 0)
+        sent_now(m, code);
+    if (rc < 0)
+        out->len = mark;
+    return rc;
+}
+
 int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
                      struct buf *out)
 {
     uint32_t w, h;
     if (m->bigimg_level < 0 || !bigimg_fits(fixed, blen, msb, &w, &h) || noise_like(body, w, h, msb))
         return 1;
-    size_t npx = (size_t)w * h, mark = out->len, changes = 0;
+    size_t npx = (size_t)w * h, changes = 0;
     uint8_t fourth = body[chan(msb, 3)], mode = 0;
     for (size_t i = 1; i < npx && !mode; i++)
         mode = body[4 * i + chan(msb, 3)] != fourth;
@@ -350,29 +383,7 @@ int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *bo
         }
     }
     free(cover.cell);
-    int rc = 1;
-    /* A code not under three quarters of the image (noise): the row filters cost less time. */
-    if (ok && code.len + refs.len < blen / 4 * 3) {
-        uint8_t head[3] = { XC_FILTER_WEBPLL, mode, (uint8_t)k };
-        rc = buf_append(out, head, mode == 2 ? 3 : 2) < 0 || (mode == 2 && buf_put_varint(out, xc_zz32((uint32_t)dy)) < 0) ||
-                     (mode != 1 && buf_append(out, &fourth, 1) < 0) ||
-                     (mode == 3 && buf_append(out, buf_head(&refs), refs.len) < 0) || buf_put_varint(out, code.len) < 0 ||
-                     buf_append(out, buf_head(&code), code.len) < 0
-                 ? -ENOMEM
-                 : 0;
-        while (rc == 0 && blen > XC_IMGS_MAX && out->len - mark < blen / 256)
-            rc = buf_append(out, "", 1); /* the least code size (5.2) */
-        if (rc == 0 && mode == 3)
-            xc_tilecache_sent(m->tc, loaded);
-        if (rc == 0)
-            rc = xc_tilecache_note_image(m->tc, body, x, y, w, h);
-        if (rc == 0)
-            rc = xc_tile_ring_push_image(&m->ring, m->tc, body, x, y, w, h);
-        if (rc == 0)
-            sent_now(m, &code);
-        if (rc < 0)
-            out->len = mark;
-    }
+    int rc = ok ? put_code(m, body, blen, x, y, w, h, mode, k, dy, fourth, &refs, loaded, &code, out) : 1;
     buf_free(&code);
     buf_free(&alone);
     buf_free(&refs);
@@ -484,5 +495,48 @@ int xc_bigimg_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uin
         rc = xc_tile_ring_push_image(&m->ring, m->tc, dst, x, y, w, h);
 done:
     free(cell);
+    return rc;
+}
+
+/* Whether every pixel's fourth byte is the first's (modes 0 and 3 send it once). */
+static bool fourth_constant(const uint8_t *body, size_t npx, bool msb)
+{
+    for (size_t i = 1; i < npx; i++)
+        if (body[4 * i + chan(msb, 3)] != body[chan(msb, 3)])
+            return false;
+    return true;
+}
+
+int xc_bigimg_encode_tiled(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
+                           size_t beat, struct buf *out)
+{
+    uint32_t w, h;
+    int x, y;
+    if (m->bigimg_level < 0 || blen > XC_BIGIMG_HUGE || !bigimg_fits(fixed, blen, msb, &w, &h) ||
+        !fourth_constant(body, (size_t)w * h, msb))
+        return 1;
+    image_at(fixed, msb, &x, &y);
+    struct tile_cover cover = { 0 };
+    struct buf refs = { 0 }, code = { 0 };
+    size_t loaded = 0;
+    int rc = 1;
+    if (tile_refs(m, body, x, y, w, h, &cover, &refs, &loaded) > 0 &&
+        webp_of(m, body, w, h, msb, 3, NULL, 0, &cover, &code) && refs.len + code.len + 8 < beat)
+        rc = put_code(m, body, blen, x, y, w, h, 3, 0, 0, body[chan(msb, 3)], &refs, loaded, &code, out);
+    free(cover.cell);
+    buf_free(&refs);
+    buf_free(&code);
+    return rc;
+}
+
+int xc_bigimg_note_tiles(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb)
+{
+    uint32_t w, h;
+    int x, y, rc = 0;
+    if (!bigimg_fits(fixed, blen, msb, &w, &h))
+        return 0;
+    image_at(fixed, msb, &x, &y);
+    if ((rc = xc_tilecache_note_image(m->tc, body, x, y, w, h)) == 0)
+        rc = xc_tile_ring_push_image(&m->ring, m->tc, body, x, y, w, h);
     return rc;
 }

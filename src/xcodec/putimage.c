@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #include <webp/decode.h>
 #include <webp/encode.h>
@@ -123,6 +124,37 @@ static bool prev_pays(const uint8_t *body, const uint8_t *prev, uint32_t blen)
     return 16u * same >= blen; /* same >= pixels / 4 */
 }
 
+/* A large image of few colours (a browser's strip of text), its palette code from mark to
+ * out's end: tiles of an earlier session or of this one with the rest as WebP, when that
+ * costs less than the palette after zstd (estimated alone at level 1: in the stream it may
+ * cost less, so tiles must win clearly); else the palette, its tiles noted for later, as the
+ * receiver notes them. Text pages come back tile for tile at the next visit. */
+static int palette_or_tiles(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
+                            struct buf *out, size_t mark)
+{
+    if (blen <= XC_BIGIMG_MIN)
+        return 0;
+    size_t n = out->len - mark, bound = ZSTD_compressBound(n), beat = 0;
+    uint8_t *z = m->bigimg_level >= 0 ? malloc(bound) : NULL; /* no WebP on a link this fast */
+    if (z)
+        beat = ZSTD_compress(z, bound, buf_head(out) + mark, n, 1);
+    free(z);
+    if (!ZSTD_isError(beat) && beat > 0) {
+        struct buf alt = { 0 };
+        int rc = xc_bigimg_encode_tiled(m, fixed, body, blen, msb, beat, &alt);
+        if (rc == 0) {
+            out->len = mark;
+            rc = buf_append(out, buf_head(&alt), alt.len) < 0 ? -ENOMEM : 0;
+            buf_free(&alt);
+            return rc; /* its tiles noted */
+        }
+        buf_free(&alt);
+        if (rc < 0)
+            return rc;
+    }
+    return xc_bigimg_note_tiles(m, fixed, body, blen, msb);
+}
+
 /* One filter byte per row (0 none, 1 left, 2 up), chosen by the smallest sum of
  * residual magnitudes, as PNG encoders do; then the residuals. Or the pixel coder
  * (filter byte 4), or a palette (3). */
@@ -145,6 +177,8 @@ static int image_encode_new(struct xc_model *m, const uint8_t *fixed, const uint
     if (buf_append(out, &f3, 1) < 0)
         return -ENOMEM;
     int rc = xc_palette_encode(body, rows, stride, psz, out);
+    if (rc == 0)
+        return palette_or_tiles(m, fixed, body, blen, msb, out, mark);
     if (rc != 1)
         return rc;
     out->len = mark;
@@ -213,7 +247,8 @@ static int image_decode_new(struct xc_model *m, const uint8_t *fixed, uint8_t *d
     }
     if (rd_left(r) > 0 && r->p[r->pos] == 3) {
         r->pos++;
-        return xc_palette_decode(dst, rows, stride, psz, r);
+        int rc = xc_palette_decode(dst, rows, stride, psz, r);
+        return rc < 0 || blen <= XC_BIGIMG_MIN ? rc : xc_bigimg_note_tiles(m, fixed, dst, blen, msb);
     }
     if (f0 == XC_FILTER_WEBPLL) {
         r->pos++;
@@ -431,6 +466,18 @@ static void trace_image(const uint8_t *fixed, uint32_t blen, bool msb, const uin
                   q.drawable, q.depth, blen, n, n ? code[0] : 0);
 }
 
+/* Whether a new image's code is kept for the next session's pixel bodies though the pixel
+ * coder did not make it: a palette (filter 3) or a WebP of the image alone (filter 9, mode 0
+ * or 1), codes that need no state of this session to be read, of bodies up to
+ * XC_PIXCACHE_IMAGE_MAX. What a program sends at every start: its window's icon (firefox:
+ * 22 KB of WebP), toolbar images of few colours. Larger images are left to the tiles: a
+ * browser's strips would fill the set's budget and end its collecting for the session. */
+static bool code_whole(const uint8_t *code, size_t n, uint32_t blen)
+{
+    return blen <= XC_PIXCACHE_IMAGE_MAX && n >= 2 &&
+           (code[0] == 3 || (code[0] == XC_FILTER_WEBPLL && code[1] <= 1));
+}
+
 int xc_image_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
                         struct buf *out)
 {
@@ -453,6 +500,8 @@ int xc_image_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *bod
                (buf_head(out)[mark] == XC_FILTER_PIX || buf_head(out)[mark] == XC_FILTER_BITS ||
                 buf_head(out)[mark] == XC_FILTER_PIX_PREV))
         rc = xc_pix_note_new_code(m, body, blen, out, mark);
+    else if (rc == 0 && code_whole(buf_head(out) + mark, out->len - mark, blen))
+        rc = xc_pixcache_note(m->pc, body, blen, buf_head(out) + mark, (uint32_t)(out->len - mark));
     if (rc == 0 && log_get_level() >= LOG_DEBUG)
         trace_image(fixed, blen, msb, buf_head(out) + mark, out->len - mark);
     return rc < 0 ? rc : xc_imgs_push(m->imgs, body, blen, found, hash);
@@ -495,7 +544,8 @@ int xc_image_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uint
         if (rc < 0)
             return rc;
         if (rc == 0 && ((rc = image_decode_new(m, fixed, dst, blen, msb, r)) < 0 ||
-                        (pix && (rc = xc_pixcache_note(m->pc, dst, blen, r->p + at, (uint32_t)(r->pos - at))) < 0)))
+                        ((pix || code_whole(r->p + at, r->pos - at, blen)) &&
+                         (rc = xc_pixcache_note(m->pc, dst, blen, r->p + at, (uint32_t)(r->pos - at))) < 0)))
             return rc;
     }
     return xc_imgs_push(m->imgs, dst, blen, found, 0);

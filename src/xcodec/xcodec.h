@@ -49,6 +49,7 @@ struct xc_pixcache;
 #define XC_PIXCACHE_ITEMS 16384u
 #define XC_PIXCACHE_MIN 16u          /* every pixel-coded body (an AddGlyphs of one glyph is 20) */
 #define XC_PIXCACHE_MAX (256u << 10)
+#define XC_PIXCACHE_IMAGE_MAX (64u << 10) /* palettes and WebPs kept, bodies at most (putimage.c) */
 #define XC_PIXCACHE_CODE_MAX(len) (2 * (len) + 64) /* a code kept for a body of len bytes */
 /* A cached body whose code is at least this long is sent as its index in the set (PutImage
  * filter byte 11, AddGlyphs sub-model 3; a sender's choice), a shorter one as its code. */

@@ -770,11 +770,58 @@ static void image_tests(void)
     }
 }
 
+/* Images the pixel coder does not code, kept for the next session all the same: a palette
+ * and WebPs of an image alone (opaque and with alpha, as a window's icon), up to
+ * XC_PIXCACHE_IMAGE_MAX; a larger WebP is left to the tiles. */
+static void test_pixcache_images(void)
+{
+    struct msgs m = { 0 };
+    big_image(&m, false, 100, 60, 1, 0, 24);  /* a small photograph: WebP, mode 0 */
+    big_image(&m, false, 90, 60, 2, -1, 32);  /* an icon whose alpha varies: mode 1 */
+    big_image(&m, false, 200, 25, 2, 0, 24);  /* two colours: a palette */
+    big_image(&m, false, 160, 120, 1, 0, 24); /* 76,800 bytes: over the bound */
+    struct buf file = { 0 }, file_d = { 0 }, code = { 0 }, again = { 0 }, again_d = { 0 };
+    TEST("That palettes and WebPs of images alone up to 64 KiB are kept at both ends alike, larger ones not") {
+        CHECK(pix_session(&m, NULL, &code, &file, &file_d) != (size_t)-1);
+        CHECK(file.len > 4 && file.len == file_d.len && !memcmp(buf_head(&file), buf_head(&file_d), file.len));
+        CHECK_EQ(ld32(buf_head(&file), false), 3);
+        unsigned palettes = 0, opaque = 0, alpha = 0; /* filter bytes 3 and 9 (WebP; mode 0, 1) */
+        for (uint32_t i = 0; i < 3; i++) {
+            size_t body = pix_entry(&file, i);
+            uint32_t len = body ? ld32(buf_head(&file) + body - 4, false) : 0;
+            const uint8_t *c = buf_head(&file) + body + len + 4;
+            CHECK(body && len <= XC_PIXCACHE_IMAGE_MAX);
+            palettes += body && c[0] == 3;
+            opaque += body && c[0] == 9 && c[1] == 0;
+            alpha += body && c[0] == 9 && c[1] == 1;
+        }
+        CHECK(palettes == 1 && opaque == 1 && alpha == 1);
+    }
+    TEST("That the next session sends them by index, decodes them exactly and saves the same file") {
+        size_t cold = pix_session(&m, NULL, &code, &again, &again_d);
+        struct msgs kept = { 0 }; /* the three kept images alone */
+        for (int i = 0; i < 3; i++)
+            add(&kept, buf_head(&m.all) + m.off[i], m.off[i + 1] - m.off[i]);
+        size_t kept_cold = pix_session(&kept, NULL, &code, &again, &again_d);
+        size_t warm = pix_session(&m, &file, &code, &again, &again_d);
+        CHECK(cold != (size_t)-1 && kept_cold != (size_t)-1 && warm != (size_t)-1);
+        CHECK_EQ(pix_hits[0], 3);
+        CHECK_EQ(pix_hits[1], 3);
+        CHECK(warm + kept_cold - 64 <= cold); /* the kept ones cost a few bytes each */
+        CHECK(again.len == file.len && !memcmp(buf_head(&again), buf_head(&file), file.len));
+        CHECK(again_d.len == file.len && !memcmp(buf_head(&again_d), buf_head(&file), file.len));
+        printf("  warm %zu B against cold %zu B (the kept images alone: %zu B)\n", warm, cold, kept_cold);
+        buf_free(&kept.all);
+    }
+    buf_free(&m.all); buf_free(&file); buf_free(&file_d); buf_free(&code); buf_free(&again); buf_free(&again_d);
+}
+
 int main(void)
 {
     test_bigimg();
     test_budget();
     test_pixcache();
+    test_pixcache_images();
     test_lossy();
     image_tests();
     return test_summary();

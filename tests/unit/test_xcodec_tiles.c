@@ -240,8 +240,40 @@ static void test_sessions(void)
     free(page);
 }
 
+/* A page of few colours (text without anti-aliasing, as a browser draws some of it), which
+ * goes as palettes: coded against the last session's tiles all the same, and its own tiles
+ * kept for the next. */
+static void test_palette_pages(void)
+{
+    uint32_t *page = make_page();
+    for (size_t i = 0; i < (size_t)PAGE_W * PAGE_H; i++)
+        page[i] = (page[i] & 0xff) < 100 ? 0x203040 : (page[i] & 0xff) < 255 ? 0x808080 : 0xffffff;
+    struct msgs first = { 0 }, second = { 0 };
+    paint(&first, page, 96, 0, 0);
+    paint(&second, page, 71, 32, 48);
+    struct buf fe = { 0 }, fd = { 0 }, ge = { 0 }, gd = { 0 };
+    TEST("That a page of palettes drawn in other strips next session costs a fraction, both ends saving its tiles alike") {
+        size_t cold = tile_session(&first, true, NULL, 8u << 20, &fe, &fd, NULL);
+        CHECK(cold != (size_t)-1 && fe.len > 4);
+        CHECK(fe.len == fd.len && !memcmp(buf_head(&fe), buf_head(&fd), fe.len));
+        uint64_t hits[2];
+        size_t without = tile_session(&second, false, NULL, 0, NULL, NULL, NULL);
+        size_t warm = tile_session(&second, true, &fe, 8u << 20, &ge, &gd, hits);
+        printf("  %ux%u page of 3 colours: %zu bytes cold; again in other strips %zu without tiles, %zu with (%llu tiles)\n",
+               PAGE_W, PAGE_H, cold, without, warm, (unsigned long long)hits[0]);
+        CHECK(warm != (size_t)-1 && without != (size_t)-1);
+        CHECK(warm * 10 < without * 6);
+        CHECK(hits[0] > 0 && hits[0] == hits[1]);
+        CHECK(ge.len == gd.len && !memcmp(buf_head(&ge), buf_head(&gd), ge.len));
+    }
+    buf_free(&fe), buf_free(&fd), buf_free(&ge), buf_free(&gd);
+    buf_free(&first.all), buf_free(&second.all);
+    free(page);
+}
+
 int main(void)
 {
     test_sessions();
+    test_palette_pages();
     return test_summary();
 }
