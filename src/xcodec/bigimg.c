@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zstd.h>
+
 #include <webp/decode.h>
 #include <webp/encode.h>
 
@@ -507,13 +509,18 @@ static bool fourth_constant(const uint8_t *body, size_t npx, bool msb)
     return true;
 }
 
-int xc_bigimg_encode_tiled(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
-                           size_t beat, struct buf *out)
+/* Mode 3 for a palette: only against tiles of earlier sessions covering a quarter of the
+ * image's cells or more (the page of the last visit), and not for a palette code sent lately
+ * (zstd finds it again: a browser draws its strips again and again, and in a cold session
+ * WebPs against this session's tiles in place of palettes cost more bytes and CPU, as
+ * measured on firefox). 0: appended; 1: not (nothing appended); -ENOMEM. */
+static int palette_tiled(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
+                         size_t beat, struct buf *out)
 {
     uint32_t w, h;
     int x, y;
-    if (m->bigimg_level < 0 || blen > XC_BIGIMG_HUGE || !bigimg_fits(fixed, blen, msb, &w, &h) ||
-        !fourth_constant(body, (size_t)w * h, msb))
+    if (m->bigimg_level < 0 || blen > XC_BIGIMG_HUGE || !xc_tilecache_loaded(m->tc) ||
+        !bigimg_fits(fixed, blen, msb, &w, &h) || !fourth_constant(body, (size_t)w * h, msb))
         return 1;
     image_at(fixed, msb, &x, &y);
     struct tile_cover cover = { 0 };
@@ -521,12 +528,37 @@ int xc_bigimg_encode_tiled(struct xc_model *m, const uint8_t *fixed, const uint8
     size_t loaded = 0;
     int rc = 1;
     if (tile_refs(m, body, x, y, w, h, &cover, &refs, &loaded) > 0 &&
+        4 * loaded >= (size_t)cover.g.nx * cover.g.ny &&
         webp_of(m, body, w, h, msb, 3, NULL, 0, &cover, &code) && refs.len + code.len + 8 < beat)
         rc = put_code(m, body, blen, x, y, w, h, 3, 0, 0, body[chan(msb, 3)], &refs, loaded, &code, out);
     free(cover.cell);
     buf_free(&refs);
     buf_free(&code);
     return rc;
+}
+
+int xc_bigimg_palette(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
+                      struct buf *out, size_t mark)
+{
+    struct buf pal = { .data = (uint8_t *)buf_head(out) + mark, .len = out->len - mark }; /* a view, not owned */
+    if (m->bigimg_level >= 0 && xc_tilecache_loaded(m->tc) && !sent_before(m, &pal)) {
+        size_t bound = ZSTD_compressBound(pal.len), beat = 0;
+        uint8_t *z = malloc(bound);
+        if (z)
+            beat = ZSTD_compress(z, bound, buf_head(&pal), pal.len, 1);
+        free(z);
+        struct buf alt = { 0 };
+        int rc = z && !ZSTD_isError(beat) ? palette_tiled(m, fixed, body, blen, msb, beat, &alt) : 1;
+        if (rc == 0) {
+            out->len = mark; /* pal's bytes no longer used */
+            rc = buf_append(out, buf_head(&alt), alt.len) < 0 ? -ENOMEM : 0;
+        }
+        buf_free(&alt);
+        if (rc <= 0)
+            return rc; /* the mode 3 code, its tiles noted */
+    }
+    sent_now(m, &pal);
+    return xc_bigimg_note_tiles(m, fixed, body, blen, msb);
 }
 
 int xc_bigimg_note_tiles(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb)

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zstd.h>
 
 #include <webp/decode.h>
 #include <webp/encode.h>
@@ -124,37 +123,6 @@ static bool prev_pays(const uint8_t *body, const uint8_t *prev, uint32_t blen)
     return 16u * same >= blen; /* same >= pixels / 4 */
 }
 
-/* A large image of few colours (a browser's strip of text), its palette code from mark to
- * out's end: tiles of an earlier session or of this one with the rest as WebP, when that
- * costs less than the palette after zstd (estimated alone at level 1: in the stream it may
- * cost less, so tiles must win clearly); else the palette, its tiles noted for later, as the
- * receiver notes them. Text pages come back tile for tile at the next visit. */
-static int palette_or_tiles(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
-                            struct buf *out, size_t mark)
-{
-    if (blen <= XC_BIGIMG_MIN)
-        return 0;
-    size_t n = out->len - mark, bound = ZSTD_compressBound(n), beat = 0;
-    uint8_t *z = m->bigimg_level >= 0 ? malloc(bound) : NULL; /* no WebP on a link this fast */
-    if (z)
-        beat = ZSTD_compress(z, bound, buf_head(out) + mark, n, 1);
-    free(z);
-    if (!ZSTD_isError(beat) && beat > 0) {
-        struct buf alt = { 0 };
-        int rc = xc_bigimg_encode_tiled(m, fixed, body, blen, msb, beat, &alt);
-        if (rc == 0) {
-            out->len = mark;
-            rc = buf_append(out, buf_head(&alt), alt.len) < 0 ? -ENOMEM : 0;
-            buf_free(&alt);
-            return rc; /* its tiles noted */
-        }
-        buf_free(&alt);
-        if (rc < 0)
-            return rc;
-    }
-    return xc_bigimg_note_tiles(m, fixed, body, blen, msb);
-}
-
 /* One filter byte per row (0 none, 1 left, 2 up), chosen by the smallest sum of
  * residual magnitudes, as PNG encoders do; then the residuals. Or the pixel coder
  * (filter byte 4), or a palette (3). */
@@ -178,7 +146,7 @@ static int image_encode_new(struct xc_model *m, const uint8_t *fixed, const uint
         return -ENOMEM;
     int rc = xc_palette_encode(body, rows, stride, psz, out);
     if (rc == 0)
-        return palette_or_tiles(m, fixed, body, blen, msb, out, mark);
+        return blen > XC_BIGIMG_MIN ? xc_bigimg_palette(m, fixed, body, blen, msb, out, mark) : 0;
     if (rc != 1)
         return rc;
     out->len = mark;

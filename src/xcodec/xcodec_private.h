@@ -93,11 +93,12 @@ int xc_bigimg_level(uint64_t rate_Bps);
  * (filter byte and all) is appended, -ENOMEM. */
 int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
                      struct buf *out);
-/* For an image a palette codes in `beat` bytes or more (its palette code's estimated size on
- * the link): tiles of earlier sessions or of this one, the rest as WebP (filter byte 9 mode
- * 3), appended when under beat: 0; 1 when not (nothing appended); -ENOMEM. */
-int xc_bigimg_encode_tiled(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
-                           size_t beat, struct buf *out);
+/* A large 32-bit image (over XC_BIGIMG_MIN) whose palette code (filter byte 3) is at mark
+ * to out's end: replaced by tiles of earlier sessions and a WebP of the rest (filter byte 9
+ * mode 3) when that costs less than the palette after zstd; either way its tiles noted. 0 or
+ * -ENOMEM. */
+int xc_bigimg_palette(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
+                      struct buf *out, size_t mark);
 /* A large 32-bit image sent as a palette, at either end: its tiles noted, as a WebP's are
  * (the next session's tiles, this session's ring). 0 or -ENOMEM. */
 int xc_bigimg_note_tiles(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb);
