@@ -96,6 +96,9 @@ grab_loop_run() { # TARGET SCREEN
 }
 t0=$SECONDS
 check "That 100 grabs with a round trip each, a drawing client and xlogo run directly" grab_loop_run a a
+# From here no grab is held on purpose: a probe counts from this moment (the one waiting
+# through part 2's grab, held for over a second by design, counts from here only).
+loop_from=$(xl_now_ms)
 dpid=($LOOP_PID $DRAW_PID $LOGO_PID)
 xl_dump_stable a "$XL_TMP/loop.direct.xwd" 30 || fail "That the direct screen settles"
 check "That 100 grabs with a round trip each, a drawing client and xlogo run through tincan" grab_loop_run p b
@@ -107,13 +110,13 @@ else
     fail "That the drawing and xlogo beside 100 grabs look byte for byte as they do directly"
     [ -e "$XL_TMP/loop.tincan.xwd" ] && xl_describe_diff "$XL_TMP/loop.direct.xwd" "$XL_TMP/loop.tincan.xwd"
 fi
-probe_check "That the real server answered every probe within 1 s during the 100 grabs"
+probe_check "That the real server answered every probe within 1 s during the 100 grabs" 0 "$loop_from"
 kill "${dpid[@]}" "$DRAW_PID" "$LOGO_PID" 2>/dev/null
 echo "    (100 grabs: $((SECONDS - t0)) s)"
 
 
 stop_if_frozen
-probe_check "That the real server answered every probe within 1 s since"  "$from" "$to"
+probe_check "That the real server answered every probe within 1 s since" 0 "$loop_from"
 kill "$b_probe_pid" "$a_probe_pid"
 xl_stop_pair p
 check "That both halves exit 0" test "$p_app_rc" = 0 -a "$p_disp_rc" = 0
