@@ -58,6 +58,7 @@ struct predict_questions {
     uint32_t n_fonts, cap_fonts;
     bool have_ids;                /* the connection's resource ids: id_base | (x & id_mask) */
     uint32_t id_base, id_mask;
+    uint32_t root;                /* the first screen's root window (0: not known) */
 };
 
 int predict_new(struct predictor **out);   /* 0 or -ENOMEM */
@@ -113,6 +114,9 @@ int predict_fact_exchange(struct buf *out, bool msb, const uint8_t *key, size_t 
  * whose queries are answered from replies seen while it watches: "watched" also says that
  * the state changed, so what was known is forgotten. */
 int predict_fact_state(struct buf *out, const char *ext, bool watched);
+/* ... forgetting only the answers to the queries whose minor opcodes are bits of minors
+ * (0: all of them; XKEYBOARD's change events each say which of its state they change). */
+int predict_fact_state_of(struct buf *out, const char *ext, bool watched, uint32_t minors);
 /* FACT_SELECTION: a selection's owner (0: None), as the display side's watch of it saw it
  * last (statewatch.h). The app side answers GetSelectionOwner of it from then on, unless a
  * client of the session sets that selection's owner: then not again in the session. */

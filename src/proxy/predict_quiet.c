@@ -18,6 +18,14 @@ void predict_learn_connection(struct predict_questions *pq, const uint8_t *setup
     pq->id_base = base;
     pq->id_mask = mask;
     pq->have_ids = true;
+    /* The first screen follows the vendor string and the pixmap formats (8 bytes each). */
+    struct xp_setup v;
+    if (xp_setup_view(setup, size, msb, &v) && v.roots_len) {
+        size_t at = XP_SETUP_SIZE + v.vendor_len + xw_pad4(v.vendor_len) + 8u * v.pixmap_formats_len;
+        uint32_t root;
+        if (at <= size && xp_peek32(setup, size, at, msb, &root))
+            pq->root = root;
+    }
 }
 
 /* Whether the id in the request's field at `at` (an XP_..._AT) is the client's own. A
@@ -140,6 +148,59 @@ static const struct quiet_fields render_quiet[XP_RENDER_OP_CREATE_SOLID_FILL + 1
     [XP_RENDER_OP_CREATE_CURSOR] = { { XP_RENDER_CREATE_CURSOR_REQ_CID_AT, XP_RENDER_CREATE_CURSOR_REQ_SOURCE_AT } },
 };
 
+/* Offsets of the fields these extensions' quiet requests name (xcb-proto's layouts; the
+ * generated tables describe only the requests other files read). */
+enum {
+    SHAPE_DEST_AT = 8,        /* Rectangles, Mask, Combine, Offset: the destination window */
+    SHAPE_MASK_SOURCE_AT = 16, /* Mask: its bitmap or None */
+    SHAPE_COMBINE_SOURCE_AT = 16, /* Combine: the source window */
+    SHAPE_SELECT_WINDOW_AT = 4, /* SelectInput: the window */
+    SYNC_COUNTER_AT = 4,      /* CreateCounter, SetCounter, ChangeCounter, DestroyCounter */
+    RANDR_SELECT_WINDOW_AT = 4, RANDR_SELECT_ENABLE_AT = 8,
+};
+
+/* SHAPE requests on the client's own windows (by minor opcode); a bad operation or kind
+ * is the client's bug. */
+static const struct quiet_fields shape_quiet[XP_SHAPE_OP_SELECT_INPUT + 1] = {
+    [XP_SHAPE_OP_RECTANGLES] = { { SHAPE_DEST_AT } },
+    [XP_SHAPE_OP_MASK] = { { SHAPE_DEST_AT }, { SHAPE_MASK_SOURCE_AT } },
+    [XP_SHAPE_OP_COMBINE] = { { SHAPE_DEST_AT, SHAPE_COMBINE_SOURCE_AT } },
+    [XP_SHAPE_OP_OFFSET] = { { SHAPE_DEST_AT } },
+    [XP_SHAPE_OP_SELECT_INPUT] = { { SHAPE_SELECT_WINDOW_AT } },
+};
+
+/* SYNC's counters of the client's own (GTK 3's frame clock makes two at start). */
+static bool quiet_sync(const struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req,
+                       uint32_t size, bool msb)
+{
+    switch (cls->minor) {
+    case XP_SYNC_OP_CREATE_COUNTER: /* id, initial value */
+    case XP_SYNC_OP_SET_COUNTER:
+        return size == 16 && own_id(pq, req, size, SYNC_COUNTER_AT, msb);
+    case XP_SYNC_OP_DESTROY_COUNTER:
+        return size == 8 && own_id(pq, req, size, SYNC_COUNTER_AT, msb);
+    default:
+        return false; /* ChangeCounter may overflow: BadValue */
+    }
+}
+
+/* RANDR SelectInput of the root or of the client's own window, with defined bits only,
+ * once the connection's QueryVersion was answered: it only registers for later events. */
+static bool quiet_randr(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
+                        const uint8_t *req, uint32_t size, bool msb)
+{
+    uint32_t window;
+    uint16_t enable;
+    const uint16_t defined = XP_RANDR_NOTIFY_MASK_SCREEN_CHANGE | XP_RANDR_NOTIFY_MASK_CRTC_CHANGE |
+                             XP_RANDR_NOTIFY_MASK_OUTPUT_CHANGE | XP_RANDR_NOTIFY_MASK_OUTPUT_PROPERTY |
+                             XP_RANDR_NOTIFY_MASK_PROVIDER_CHANGE | XP_RANDR_NOTIFY_MASK_PROVIDER_PROPERTY |
+                             XP_RANDR_NOTIFY_MASK_RESOURCE_CHANGE | XP_RANDR_NOTIFY_MASK_LEASE;
+    if (cls->minor != XP_RANDR_OP_SELECT_INPUT || size != 12 || !ext_opened(p, pq, cls->major, XP_RANDR_OP_QUERY_VERSION, msb) ||
+        !xp_peek32(req, size, RANDR_SELECT_WINDOW_AT, msb, &window) || !xp_peek16(req, size, RANDR_SELECT_ENABLE_AT, msb, &enable))
+        return false;
+    return (enable & ~defined) == 0 && ((pq->root && window == pq->root) || own_id(pq, req, size, RANDR_SELECT_WINDOW_AT, msb));
+}
+
 /* Extension requests that only create, change or free the client's own resources. Each
  * fails only for a bug of the client (a wrong id, format or value) or for want of memory. */
 static bool quiet_extension(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
@@ -174,6 +235,12 @@ static bool quiet_extension(const struct predictor *p, const struct predict_ques
                xp_xfixes_select_selection_input_req_view(req, size, msb, &v) && predict_atom_known(p, v.selection) &&
                v.event_mask <= 7;
     }
+    if (!strcmp(cls->ext, "SHAPE"))
+        return cls->minor < sizeof shape_quiet / sizeof *shape_quiet && own_fields(pq, req, size, msb, &shape_quiet[cls->minor]);
+    if (!strcmp(cls->ext, "SYNC"))
+        return quiet_sync(pq, cls, req, size, msb);
+    if (!strcmp(cls->ext, "RANDR"))
+        return quiet_randr(p, pq, cls, req, size, msb);
     if (strcmp(cls->ext, "RENDER") || cls->minor >= sizeof render_quiet / sizeof *render_quiet)
         return false;
     /* CreatePicture and ChangePicture: no alpha map or clip mask (other resources) */
@@ -182,6 +249,20 @@ static bool quiet_extension(const struct predictor *p, const struct predict_ques
     if (at && (!xp_peek32(req, size, at, msb, &mask) || (mask & (XP_RENDER_CP_ALPHA_MAP | XP_RENDER_CP_CLIP_MASK))))
         return false;
     return own_fields(pq, req, size, msb, &render_quiet[cls->minor]);
+}
+
+/* ChangeWindowAttributes of the root's event mask alone (toolkits select StructureNotify
+ * and PropertyChange there at start): the root exists, and only the masks one client at a
+ * time may hold (SubstructureRedirect, ResizeRedirect, ButtonPress) can fail, BadAccess. */
+static bool root_events(const struct predict_questions *pq, const uint8_t *req, uint32_t size, bool msb)
+{
+    uint32_t window, value_mask, events;
+    const uint32_t exclusive = XP_EVENT_MASK_SUBSTRUCTURE_REDIRECT | XP_EVENT_MASK_RESIZE_REDIRECT |
+                               XP_EVENT_MASK_BUTTON_PRESS;
+    return size == 16 && pq->root && xp_peek32(req, size, XP_CHANGE_WINDOW_ATTRIBUTES_REQ_WINDOW_AT, msb, &window) &&
+           window == pq->root && xp_peek32(req, size, XP_CHANGE_WINDOW_ATTRIBUTES_REQ_VALUE_MASK_AT, msb, &value_mask) &&
+           value_mask == XP_CW_EVENT_MASK && xp_peek32(req, size, 12, msb, &events) && !(events & exclusive) &&
+           events <= 0x1ffffff; /* the 25 defined bits, else BadValue */
 }
 
 bool predict_quiet(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
@@ -202,5 +283,7 @@ bool predict_quiet(const struct predictor *p, const struct predict_questions *pq
                 return true;
         return pd_exchange_find(p, EX_FONT, msb, v.name, v.name_len);
     }
+    if (cls->major == XP_OP_CHANGE_WINDOW_ATTRIBUTES && root_events(pq, req, size, msb))
+        return true;
     return cls->major < 128 && own_fields(pq, req, size, msb, &core_quiet[cls->major]);
 }

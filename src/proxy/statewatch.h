@@ -1,5 +1,6 @@
 /* statewatch.h -- the display side's watch of state that toolkits ask about at every start
- * (GTK 3 and Qt: RANDR's screens, outputs, CRTCs and monitors; XInput 2's devices). Once
+ * (GTK 3 and Qt: RANDR's screens, outputs, CRTCs and monitors; XInput 2's devices; GTK 3 and
+ * Xlib: XKEYBOARD's state, controls, map and names, each part forgotten by its own event). Once
  * the observer's own handshakes of RANDR and XInputExtension are answered, it selects
  * their change events on the root and asks those queries itself; the answers go to the app
  * side as EXCHANGE facts keyed by the observer's handshakes and the query, after a STATE

@@ -153,9 +153,88 @@ static void test_quiet_extensions(void)
     }
 }
 
+static void test_quiet_toolkits(void)
+{
+    TEST("That GTK 3's SHAPE masks, SYNC counters and RANDR SelectInput of the root are quiet, and no others") {
+        struct predictor *p;
+        CHECK(predict_new(&p) == 0);
+        struct predict_questions a = { 0 }, fresh = { 0 };
+        uint8_t setup[40 + 40 + 8 + 24], b[64], r[32];
+        truecolor_setup(setup);
+        st32(setup + 12, 0x400000, false);
+        st32(setup + 16, 0x1fffff, false);
+        predict_learn_connection(&a, setup, sizeof setup, false);
+        predict_learn_connection(&fresh, setup, sizeof setup, false);
+        CHECK(a.root == ROOT);
+        /* SHAPE Mask: its own window, a bitmap of its own or None */
+        struct msg_class mask = ext("SHAPE", 129, 2), sel = ext("SHAPE", 129, 6), qe = ext("SHAPE", 129, 5);
+        request(b, 129, 2, (uint32_t[4]){ 0x0200, 0x400002, 0, 0 }, 4);
+        CHECK(predict_quiet(p, &a, &mask, b, req_len, false));
+        st32(b + 16, 0x400009, false);
+        CHECK(predict_quiet(p, &a, &mask, b, req_len, false));
+        st32(b + 16, 0x800009, false);
+        CHECK(!predict_quiet(p, &a, &mask, b, req_len, false)); /* another client's bitmap */
+        request(b, 129, 2, (uint32_t[4]){ 0x0200, ROOT, 0, 0 }, 4);
+        CHECK(!predict_quiet(p, &a, &mask, b, req_len, false));
+        request(b, 129, 6, (uint32_t[2]){ 0x400002, 1 }, 2);
+        CHECK(predict_quiet(p, &a, &sel, b, req_len, false));
+        request(b, 129, 5, (uint32_t[1]){ 0x400002 }, 1);
+        CHECK(!predict_quiet(p, &a, &qe, b, req_len, false)); /* QueryExtents has a reply */
+        /* SYNC: counters of its own; ChangeCounter may overflow */
+        struct msg_class cc = ext("SYNC", 133, 2), sc = ext("SYNC", 133, 3), chg = ext("SYNC", 133, 4),
+                         dc = ext("SYNC", 133, 6);
+        request(b, 133, 2, (uint32_t[3]){ 0x400004, 0, 0 }, 3);
+        CHECK(predict_quiet(p, &a, &cc, b, req_len, false));
+        request(b, 133, 3, (uint32_t[3]){ 0x400004, 0, 1 }, 3);
+        CHECK(predict_quiet(p, &a, &sc, b, req_len, false));
+        request(b, 133, 3, (uint32_t[3]){ 0x800004, 0, 1 }, 3);
+        CHECK(!predict_quiet(p, &a, &sc, b, req_len, false));
+        request(b, 133, 4, (uint32_t[3]){ 0x400004, 0, 1 }, 3);
+        CHECK(!predict_quiet(p, &a, &chg, b, req_len, false));
+        request(b, 133, 6, (uint32_t[1]){ 0x400004 }, 1);
+        CHECK(predict_quiet(p, &a, &dc, b, req_len, false));
+        /* RANDR SelectInput: once QueryVersion's reply is known to the connection */
+        struct buf fact = { 0 };
+        struct msg_class qv = ext("RANDR", 140, 0), rsel = ext("RANDR", 140, 4);
+        uint8_t q[12];
+        request(q, 140, 0, (uint32_t[2]){ 1, 6 }, 2);
+        CHECK(predict_fact_exchange(&fact, false, q, 12, make_reply(r, 0, 0, 0), 32) == 0);
+        CHECK(learn(p, &fact) == 0);
+        request(b, 140, 4, (uint32_t[2]){ ROOT, 0x0b }, 2);
+        CHECK(!predict_quiet(p, &a, &rsel, b, req_len, false)); /* before QueryVersion */
+        predict_track(p, &a, &qv, q, 12, false);
+        CHECK(predict_quiet(p, &a, &rsel, b, req_len, false));
+        request(b, 140, 4, (uint32_t[2]){ 0x400002, 0xff }, 2);
+        CHECK(predict_quiet(p, &a, &rsel, b, req_len, false));
+        request(b, 140, 4, (uint32_t[2]){ ROOT, 0x100 }, 2);
+        CHECK(!predict_quiet(p, &a, &rsel, b, req_len, false)); /* an undefined bit */
+        request(b, 140, 4, (uint32_t[2]){ 0x800002, 1 }, 2);
+        CHECK(!predict_quiet(p, &a, &rsel, b, req_len, false)); /* another client's window */
+        predict_track(p, &fresh, &rsel, b, req_len, false);
+        request(b, 140, 4, (uint32_t[2]){ ROOT, 1 }, 2);
+        CHECK(!predict_quiet(p, &fresh, &rsel, b, req_len, false)); /* its first RANDR request was not QueryVersion */
+        /* ChangeWindowAttributes of the root's event mask, but for the exclusive masks */
+        struct msg_class cwa = core(2);
+        request(b, 2, 0, (uint32_t[3]){ ROOT, 1u << 11, 0x00420000 }, 3);
+        CHECK(predict_quiet(p, &a, &cwa, b, req_len, false));
+        CHECK(!predict_quiet(p, &(struct predict_questions){ 0 }, &cwa, b, req_len, false)); /* root not known */
+        request(b, 2, 0, (uint32_t[3]){ ROOT, 1u << 11, 0x00100000 }, 3);
+        CHECK(!predict_quiet(p, &a, &cwa, b, req_len, false)); /* SubstructureRedirect: a window manager's */
+        request(b, 2, 0, (uint32_t[3]){ ROOT, 1u << 11, 4 }, 3);
+        CHECK(!predict_quiet(p, &a, &cwa, b, req_len, false)); /* ButtonPress */
+        request(b, 2, 0, (uint32_t[4]){ ROOT, 1u << 11 | 1u << 14, 0x20000, 0 }, 4);
+        CHECK(!predict_quiet(p, &a, &cwa, b, req_len, false)); /* and a cursor */
+        buf_free(&fact);
+        predict_questions_free(&a);
+        predict_questions_free(&fresh);
+        predict_free(p);
+    }
+}
+
 int main(void)
 {
     test_quiet();
     test_quiet_extensions();
+    test_quiet_toolkits();
     return test_summary();
 }
