@@ -59,6 +59,8 @@ struct predict_questions {
     bool have_ids;                /* the connection's resource ids: id_base | (x & id_mask) */
     uint32_t id_base, id_mask;
     uint32_t root;                /* the first screen's root window (0: not known) */
+    bool xkb_flags_known;         /* XKEYBOARD's per-client flags, as its requests set them */
+    uint8_t xkb_flags;
 };
 
 int predict_new(struct predictor **out);   /* 0 or -ENOMEM */

@@ -1,6 +1,7 @@
 /* predict_quiet.c -- quiet requests: without a reply, touching only the client's own resources
  * (ids in its range) from a fixed list, so that only a client's bug or the server's running
- * out of memory makes them fail; later requests may then be answered locally (PROTOCOL.md 3.2). */
+ * out of memory makes them fail; later requests may then be answered locally (PROTOCOL.md 3.2).
+ * Also XKEYBOARD's per-client flags, which a connection's own requests alone change. */
 #include "proxy/predict_private.h"
 
 #include <errno.h>
@@ -263,6 +264,77 @@ static bool root_events(const struct predict_questions *pq, const uint8_t *req, 
            window == pq->root && xp_peek32(req, size, XP_CHANGE_WINDOW_ATTRIBUTES_REQ_VALUE_MASK_AT, msb, &value_mask) &&
            value_mask == XP_CW_EVENT_MASK && xp_peek32(req, size, 12, msb, &events) && !(events & exclusive) &&
            events <= 0x1ffffff; /* the 25 defined bits, else BadValue */
+}
+
+/* XKEYBOARD PerClientFlags: its fields after the header (xcb-proto), and the flags. */
+enum {
+    PCF_DEVICE_AT = 4, PCF_CHANGE_AT = 8, PCF_VALUE_AT = 12, PCF_REQ_SIZE = 28,
+    PCF_REPLY_SUPPORTED_AT = 8, PCF_REPLY_VALUE_AT = 12, PCF_REPLY_AUTO_AT = 16, PCF_REPLY_AUTO_VALUES_AT = 20,
+    PCF_ALL = 0x1f,           /* XkbPCF_AllFlagsMask */
+    PCF_AUTO_RESET = 0x04,    /* XkbPCF_AutoResetControlsMask: per-client controls too */
+};
+
+/* A PerClientFlags that sets flags alone (change within the defined flags, value within
+ * change, not the auto-reset controls): *change and *value. */
+static bool pcf_simple(const uint8_t *req, uint32_t size, bool msb, uint32_t *change, uint32_t *value)
+{
+    return size == PCF_REQ_SIZE && xp_peek32(req, size, PCF_CHANGE_AT, msb, change) &&
+           xp_peek32(req, size, PCF_VALUE_AT, msb, value) && !(*change & ~(uint32_t)PCF_ALL) && !(*value & ~*change) &&
+           !(*change & PCF_AUTO_RESET);
+}
+
+void pd_track_xkb_flags(struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req, uint32_t size,
+                        bool msb)
+{
+    uint32_t change, value;
+    if (cls->minor == XP_XKB_OP_USE_EXTENSION) {
+        pq->xkb_flags_known = true; /* the server sets them anew (to none) when it accepts */
+        pq->xkb_flags = 0;
+    } else if (cls->minor == XP_XKB_OP_PER_CLIENT_FLAGS) {
+        if (pq->xkb_flags_known && pcf_simple(req, size, msb, &change, &value))
+            pq->xkb_flags = (uint8_t)((pq->xkb_flags & ~change) | value);
+        else
+            pq->xkb_flags_known = false;
+    }
+}
+
+/* PerClientFlags computed as the server does (its flags after the change), from the reply
+ * the display side's own flag-less question got: what this server says it supports and how
+ * it fills the rest. Only for a connection whose every request that set its flags is known,
+ * whose XKEYBOARD began with an accepted UseExtension, of the core keyboard. */
+bool pd_answer_xkb_flags(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
+                         const uint8_t *req, uint32_t size, uint16_t seq, bool msb, struct buf *out)
+{
+    const struct predict_history *h = pq->hist && cls->major >= 128 ? &pq->hist[cls->major - 128] : NULL;
+    struct xp_xkb_use_extension_reply opened;
+    const struct exchange *use = ext_opened(p, pq, cls->major, XP_XKB_OP_USE_EXTENSION, msb);
+    uint32_t change, value, supported, auto_ctrls, auto_values;
+    uint16_t device;
+    if (msb || !pq->xkb_flags_known || !use || !xp_xkb_use_extension_reply_view(use->reply, use->reply_len, false, &opened) ||
+        opened.supported != 1 || !pcf_simple(req, size, msb, &change, &value) ||
+        !xp_peek16(req, size, PCF_DEVICE_AT, msb, &device) ||
+        (device != XP_XKB_ID_USE_CORE_KBD && device != core_keyboard_id(p, cls->major)))
+        return false;
+    /* the display side's question: its UseExtension (the connection's), then no change */
+    uint8_t key[PREDICT_MAX_HISTORY + PCF_REQ_SIZE] = { 0 };
+    uint32_t use_len = use->key_len;
+    if (!h || use_len > PREDICT_MAX_HISTORY)
+        return false;
+    memcpy(key, h->bytes, use_len);
+    key[use_len] = cls->major;
+    key[use_len + 1] = XP_XKB_OP_PER_CLIENT_FLAGS;
+    key[use_len + 2] = PCF_REQ_SIZE / 4;
+    st16(key + use_len + PCF_DEVICE_AT, XP_XKB_ID_USE_CORE_KBD, false);
+    const struct exchange *e = pd_exchange_find(p, EX_REQ, false, key, use_len + PCF_REQ_SIZE);
+    uint8_t *r;
+    if (!e || e->reply_len != XP_SERVER_MSG_SIZE || !xp_peek32(e->reply, e->reply_len, PCF_REPLY_SUPPORTED_AT, false, &supported) ||
+        !xp_peek32(e->reply, e->reply_len, PCF_REPLY_AUTO_AT, false, &auto_ctrls) ||
+        !xp_peek32(e->reply, e->reply_len, PCF_REPLY_AUTO_VALUES_AT, false, &auto_values) || auto_ctrls || auto_values ||
+        (change & ~supported) || !pd_answer_exchange(e, seq, msb, out))
+        return false;
+    r = out->data + out->off + out->len - XP_SERVER_MSG_SIZE;
+    st32(r + PCF_REPLY_VALUE_AT, ((pq->xkb_flags & ~change) | value) & supported, false);
+    return true;
 }
 
 bool predict_quiet(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,

@@ -176,6 +176,11 @@ static void tell_and_ask(struct statewatch *sw, enum which k, uint32_t minors)
         uint32_t device = XP_XKB_ID_USE_CORE_KBD;
         if (minors & BIT(XP_XKB_OP_GET_STATE) || !x->core_id)
             ask(sw, k, r, build(r, x->major, XP_XKB_OP_GET_STATE, &device, 1));
+        /* PerClientFlags changing nothing: what the server supports and how it answers, from
+         * which the app side computes a client's (predict_quiet.c); not a state query */
+        uint8_t pcf[28];
+        if (minors == ALL_MINORS)
+            ask(sw, k, pcf, build(pcf, x->major, XP_XKB_OP_PER_CLIENT_FLAGS, (uint32_t[6]){ device }, 6));
         ask_xkb(sw, false);
         if (x->core_id)
             ask_xkb(sw, true);

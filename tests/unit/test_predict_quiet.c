@@ -231,8 +231,64 @@ static void test_quiet_toolkits(void)
     }
 }
 
+static void test_xkb_flags(void)
+{
+    TEST("That XKEYBOARD PerClientFlags is computed from the connection's own flags and the server's reply to none") {
+        struct predictor *p;
+        CHECK(predict_new(&p) == 0);
+        struct buf fact = { 0 }, out = { 0 };
+        uint8_t use[8], r[32], key[36], pcf[28], qe[32];
+        memset(qe, 0, 32);
+        qe[8] = 1;
+        qe[9] = XKB_MAJOR;
+        CHECK(predict_fact_extension(&fact, "XKEYBOARD", 9, qe) == 0);
+        CHECK(learn(p, &fact) == 0);
+        request(use, XKB_MAJOR, 0, (uint32_t[1]){ 1 }, 1);
+        memset(r, 0, 32);
+        r[0] = r[1] = 1;
+        CHECK(predict_fact_exchange(&fact, false, use, 8, r, 32) == 0);
+        CHECK(learn(p, &fact) == 0);
+        struct msg_class c_use = ext("XKEYBOARD", XKB_MAJOR, 0), c_pcf = ext("XKEYBOARD", XKB_MAJOR, 21);
+        struct predict_questions a = { 0 };
+        predict_track(p, &a, &c_use, use, 8, false);
+        request(pcf, XKB_MAJOR, 21, (uint32_t[6]){ 0x100, 1, 1 }, 6);
+        CHECK_EQ(answer(p, &a, &c_pcf, pcf, 28, 4, &out), 0); /* the server's own reply not known yet */
+        memcpy(key, use, 8);
+        request(key + 8, XKB_MAJOR, 21, (uint32_t[6]){ 0x100 }, 6);
+        memset(r, 0, 32);
+        r[0] = 1;
+        r[8] = 0x1f; /* supported */
+        CHECK(predict_fact_exchange(&fact, false, key, 36, r, 32) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK_EQ(answer(p, &a, &c_pcf, pcf, 28, 4, &out), 32);
+        CHECK(ld16(buf_head(&out) + 2, false) == 4 && ld32(buf_head(&out) + 8, false) == 0x1f &&
+              ld32(buf_head(&out) + 12, false) == 1);
+        predict_track(p, &a, &c_pcf, pcf, 28, false);
+        request(pcf, XKB_MAJOR, 21, (uint32_t[6]){ 0x100 }, 6); /* a question: no change */
+        CHECK_EQ(answer(p, &a, &c_pcf, pcf, 28, 5, &out), 32);
+        CHECK(ld32(buf_head(&out) + 12, false) == 1);
+        request(pcf, XKB_MAJOR, 21, (uint32_t[6]){ 0x100, 3, 4 }, 6);
+        CHECK_EQ(answer(p, &a, &c_pcf, pcf, 28, 6, &out), 0); /* a value outside change: BadMatch */
+        request(pcf, XKB_MAJOR, 21, (uint32_t[6]){ 0x105, 1, 0 }, 6);
+        CHECK_EQ(answer(p, &a, &c_pcf, pcf, 28, 6, &out), 0); /* another device */
+        request(pcf, XKB_MAJOR, 21, (uint32_t[6]){ 0x100, 4, 4, 1, 1, 1 }, 6);
+        CHECK_EQ(answer(p, &a, &c_pcf, pcf, 28, 6, &out), 0); /* auto-reset controls: per-client controls too */
+        predict_track(p, &a, &c_pcf, pcf, 28, false);
+        request(pcf, XKB_MAJOR, 21, (uint32_t[6]){ 0x100 }, 6);
+        CHECK_EQ(answer(p, &a, &c_pcf, pcf, 28, 7, &out), 0); /* its flags no longer known */
+        struct predict_questions b = { 0 };
+        CHECK_EQ(answer(p, &b, &c_pcf, pcf, 28, 7, &out), 0); /* no UseExtension */
+        buf_free(&fact);
+        buf_free(&out);
+        predict_questions_free(&a);
+        predict_questions_free(&b);
+        predict_free(p);
+    }
+}
+
 int main(void)
 {
+    test_xkb_flags();
     test_quiet();
     test_quiet_extensions();
     test_quiet_toolkits();
