@@ -36,6 +36,7 @@ static const struct {
       { 15, 0, 0, 0, 'X', 'I', 'n', 'p', 'u', 't', 'E', 'x', 't', 'e', 'n', 's', 'i', 'o', 'n' }, 19 },
     { "XInputExtension", XP_XINPUT_OP_XI_QUERY_VERSION, { 2, 0, 4, 0 }, 4 },         /* 2.4 */
     { "SYNC", XP_SYNC_OP_INITIALIZE, { 3, 1, 0, 0 }, 4 },                            /* 3.1 (libXext, GTK 3's frame clock) */
+    { "DOUBLE-BUFFER", XP_DBE_OP_QUERY_VERSION, { 1, 0, 0, 0 }, 4 },                 /* 1.0 (libXext; emacs) */
 };
 #define N_PROBES (sizeof probes / sizeof *probes)
 _Static_assert(N_PROBES == PROBE_SLOTS, "PROBE_SLOTS counts probes[]");

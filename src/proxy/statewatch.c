@@ -62,6 +62,7 @@ struct watched {
     uint32_t asking;          /* queries not yet answered */
     uint32_t dirty;           /* changes came while asking: the minors to ask again when done */
     uint32_t round;           /* XKEYBOARD: the minors this round asks */
+    uint32_t names_asked, names_known; /* RANDR: outputs' names looked up as atoms, found */
     uint16_t core_id;         /* XKEYBOARD: the core keyboard's device id (0: not yet known) */
 };
 
@@ -139,6 +140,27 @@ static void ask_xkb(struct statewatch *sw, bool core_id)
     }
 }
 
+/* RANDR GetOutputInfo's reply: the fixed part, then CRTCs, modes, clones (4 bytes each) and
+ * the output's name (randr.xml); the name is looked up as an atom (only if it exists). */
+enum { OI_NUM_CRTCS_AT = 26, OI_NUM_MODES_AT = 28, OI_NUM_CLONES_AT = 32, OI_NAME_LEN_AT = 34, OI_SIZE = 36 };
+
+static void ask_output_name(struct statewatch *sw, const uint8_t *info, uint32_t size)
+{
+    uint16_t crtcs, modes, clones, len;
+    uint8_t r[28] = { XP_OP_INTERN_ATOM, 1 /* only if it exists */ };
+    if (!xp_peek16(info, size, OI_NUM_CRTCS_AT, false, &crtcs) || !xp_peek16(info, size, OI_NUM_MODES_AT, false, &modes) ||
+        !xp_peek16(info, size, OI_NUM_CLONES_AT, false, &clones) || !xp_peek16(info, size, OI_NAME_LEN_AT, false, &len))
+        return;
+    size_t at = OI_SIZE + 4u * ((size_t)crtcs + modes + clones);
+    if (at + len > size || !len || (size_t)XP_INTERN_ATOM_REQ_SIZE + len > sizeof r)
+        return; /* not counted: GetMonitors is not asked */
+    xp_request_set_length(r, (uint32_t)(XP_INTERN_ATOM_REQ_SIZE + len + 3) / 4, false, false);
+    st16(r + 4, len, false);
+    memcpy(r + XP_INTERN_ATOM_REQ_SIZE, info + at, len);
+    sw->w[W_RANDR].names_asked++;
+    ask(sw, W_RANDR, r, (uint32_t)(XP_INTERN_ATOM_REQ_SIZE + len + 3) / 4 * 4);
+}
+
 static void ask_randr_items(struct statewatch *sw, const uint8_t *res, uint32_t size)
 {
     /* GetScreenResourcesCurrent: timestamps, counts, then the CRTCs and the outputs. */
@@ -150,6 +172,8 @@ static void ask_randr_items(struct statewatch *sw, const uint8_t *res, uint32_t 
     uint8_t r[16];
     uint8_t major = sw->w[W_RANDR].major;
     size_t ids_len = 4u * (v.num_crtcs + v.num_outputs);
+    sw->w[W_RANDR].names_known = 0;
+    sw->w[W_RANDR].names_asked = v.num_outputs > MAX_ITEMS; /* then one is never known */
     for (uint16_t i = 0; i < v.num_outputs && i < MAX_ITEMS; i++)
         if (xp_card32_at(v.rest, ids_len, v.num_crtcs + i, false, &id))
             ask(sw, W_RANDR, r, build(r, major, XP_RANDR_OP_GET_OUTPUT_INFO, (uint32_t[2]){ id, config_ts }, 2));
@@ -186,8 +210,9 @@ static void tell_and_ask(struct statewatch *sw, enum which k, uint32_t minors)
             ask_xkb(sw, true);
     } else if (k == W_RANDR) {
         ask(sw, k, r, build(r, x->major, XP_RANDR_OP_GET_SCREEN_RESOURCES_CURRENT, &sw->root, 1));
-        /* Not GetMonitors: the server makes an atom of each monitor's name when first asked,
-         * and what the observer does must not show in the server's state. */
+        /* GetMonitors only once every output's name is an atom (ask_output_name): the server
+         * makes an atom of each monitor's name when first asked, and what the observer does
+         * must not show in the server's state. */
         ask(sw, k, r, build(r, x->major, XP_RANDR_OP_GET_OUTPUT_PRIMARY, &sw->root, 1));
         ask(sw, k, r, build(r, x->major, XP_RANDR_OP_GET_SCREEN_SIZE_RANGE, &sw->root, 1));
     } else {
@@ -203,7 +228,17 @@ static void on_answer(void *ctx, uint32_t tag, const uint8_t *msg, uint32_t size
         return;
     struct watched *x = &sw->w[k];
     const struct question *q = &x->q[i];
-    if (!error && x->key_len + q->size <= sizeof x->key + sizeof q->req) {
+    struct xp_intern_atom_reply atom;
+    if (q->req[0] == XP_OP_INTERN_ATOM) {
+        /* An output's name: once every output's is an atom, GetMonitors (which names each
+         * monitor by its first output's name, interning it when first asked) changes nothing. */
+        if (!error && xp_intern_atom_reply_view(msg, size, false, &atom) && atom.atom &&
+            ++x->names_known == x->names_asked) {
+            uint8_t r[12];
+            for (uint32_t active = 0; active < 2; active++)
+                ask(sw, W_RANDR, r, build(r, x->major, XP_RANDR_OP_GET_MONITORS, (uint32_t[2]){ sw->root, active }, 2));
+        }
+    } else if (!error && x->key_len + q->size <= sizeof x->key + sizeof q->req) {
         uint8_t key[MAX_KEY + sizeof q->req];
         memcpy(key, x->key, x->key_len);
         memcpy(key + x->key_len, q->req, q->size);
@@ -212,6 +247,8 @@ static void on_answer(void *ctx, uint32_t tag, const uint8_t *msg, uint32_t size
         if (k == W_RANDR && xp_request_header_view(q->req, q->size, false, &h) &&
             h.data == XP_RANDR_OP_GET_SCREEN_RESOURCES_CURRENT)
             ask_randr_items(sw, msg, size);
+        if (k == W_RANDR && xp_request_header_view(q->req, q->size, false, &h) && h.data == XP_RANDR_OP_GET_OUTPUT_INFO)
+            ask_output_name(sw, msg, size);
         struct xp_server_header r;
         if (k == W_XKB && !x->core_id && xp_request_header_view(q->req, q->size, false, &h) &&
             h.data == XP_XKB_OP_GET_STATE && xp_server_header_view(msg, size, false, &r) && r.data) {

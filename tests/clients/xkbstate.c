@@ -5,7 +5,9 @@
  * hides the extensions that cannot cross a link).
  *   xkbstate ask        UseExtension 1.0, SelectEvents as Xlib does, then the queries
  *   xkbstate flags      ... then PerClientFlags as GTK 3 sends it (detectable auto-repeat),
- *                       twice, then one that turns it off */
+ *                       twice, then one that turns it off
+ *   xkbstate randr      RANDR's start as GTK 3's: QueryVersion 1.6, SelectInput of the root,
+ *                       GetScreenResourcesCurrent, GetMonitors (active ones) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,13 +61,30 @@ int main(int argc, char **argv)
         fprintf(stderr, "xkbstate: cannot open display\n");
         return 1;
     }
+    uint8_t b[64];
+    if (!strcmp(argv[1], "randr")) {
+        xcb_query_extension_reply_t *rr = xcb_query_extension_reply(c, xcb_query_extension(c, 5, "RANDR"), NULL);
+        if (!rr || !rr->present)
+            return 1;
+        uint8_t m = rr->major_opcode;
+        uint32_t root = xcb_setup_roots_iterator(xcb_get_setup(c)).data->root;
+        free(rr);
+        ask("QueryVersion", b, build(b, m, 0, (uint32_t[2]){ 1, 6 }, 2));
+        build(b, m, 4, (uint32_t[2]){ root, 0x0b }, 2); /* SelectInput: screen, CRTC, output property */
+        xcb_protocol_request_t pr = { .count = 1, .opcode = m, .isvoid = 1 };
+        struct iovec iov[3] = { { 0 }, { 0 }, { b, 12 } };
+        xcb_send_request(c, XCB_REQUEST_RAW, iov + 2, &pr);
+        ask("GetScreenResourcesCurrent", b, build(b, m, 25, &root, 1));
+        ask("GetMonitors", b, build(b, m, 42, (uint32_t[2]){ root, 1 }, 2));
+        xcb_disconnect(c);
+        return 0;
+    }
     xcb_query_extension_reply_t *qe =
         xcb_query_extension_reply(c, xcb_query_extension(c, 9, "XKEYBOARD"), NULL);
     if (!qe || !qe->present)
         return 1;
     xkb = qe->major_opcode;
     free(qe);
-    uint8_t b[64];
     ask("UseExtension", b, build(b, xkb, 0, (uint32_t[1]){ 1 }, 1));
     /* GTK 3's SelectEvents of the core keyboard: NewKeyboard, Map and State, all details */
     uint32_t sel[3] = { 0x00070100, 0x00070000, 0x00ff00ff };
