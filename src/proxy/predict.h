@@ -75,6 +75,11 @@ void predict_learn_connection(struct predict_questions *pq, const uint8_t *setup
  * client's own resources (ids in its range), from a fixed list, so only a bug of the client
  * or the server's running out of memory can make it fail. Later requests may be answered
  * at the app side before the server has carried it out (docs/PROTOCOL.md 3.2). */
+/* CopyArea or CopyPlane between the client's own drawables with its own GC: quiet when the
+ * server sends no event for it (the GC's exposures off) or its NoExpose is answered here
+ * (expose.h): channel_app.c knows which. */
+bool predict_copy_own(const struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req, uint32_t size,
+                      bool msb);
 bool predict_quiet(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
                    const uint8_t *req, uint32_t size, bool msb);
 /* A request crossing to the server (number seq): remembers what it asks, if we can learn from it. */

@@ -337,6 +337,15 @@ bool pd_answer_xkb_flags(const struct predictor *p, const struct predict_questio
     return true;
 }
 
+bool predict_copy_own(const struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req, uint32_t size,
+                      bool msb)
+{
+    _Static_assert((int)XP_COPY_AREA_REQ_GC_AT == 12 && (int)XP_COPY_AREA_REQ_DST_DRAWABLE_AT == 8, "CopyPlane's alike");
+    return cls->kind == MSG_REQUEST && !cls->ext && (cls->major == XP_OP_COPY_AREA || cls->major == XP_OP_COPY_PLANE) &&
+           own_id(pq, req, size, XP_COPY_AREA_REQ_SRC_DRAWABLE_AT, msb) &&
+           own_id(pq, req, size, XP_COPY_AREA_REQ_DST_DRAWABLE_AT, msb) && own_id(pq, req, size, XP_COPY_AREA_REQ_GC_AT, msb);
+}
+
 bool predict_quiet(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
                    const uint8_t *req, uint32_t size, bool msb)
 {

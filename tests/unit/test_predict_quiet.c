@@ -213,6 +213,16 @@ static void test_quiet_toolkits(void)
         predict_track(p, &fresh, &rsel, b, req_len, false);
         request(b, 140, 4, (uint32_t[2]){ ROOT, 1 }, 2);
         CHECK(!predict_quiet(p, &fresh, &rsel, b, req_len, false)); /* its first RANDR request was not QueryVersion */
+        /* CopyArea among its own drawables with its own GC (channel_app.c adds: no event, or
+         * its NoExpose answered), not from another client's */
+        struct msg_class copy = core(62);
+        request(b, 62, 0, (uint32_t[6]){ 0x400009, 0x400002, 0x400005, 0, 0, 0x00050005 }, 6);
+        CHECK(predict_copy_own(&a, &copy, b, req_len, false));
+        st32(b + 4, ROOT, false);
+        CHECK(!predict_copy_own(&a, &copy, b, req_len, false));
+        request(b, 62, 0, (uint32_t[6]){ 0x400009, 0x400002, 0x800005, 0, 0, 0x00050005 }, 6);
+        CHECK(!predict_copy_own(&a, &copy, b, req_len, false));
+        CHECK(!predict_quiet(p, &a, &copy, b, req_len, false)); /* not quiet by itself: its events */
         /* ChangeWindowAttributes of the root's event mask, but for the exclusive masks */
         struct msg_class cwa = core(2);
         request(b, 2, 0, (uint32_t[3]){ ROOT, 1u << 11, 0x00420000 }, 3);
