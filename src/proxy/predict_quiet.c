@@ -202,6 +202,39 @@ static bool quiet_randr(const struct predictor *p, const struct predict_question
     return (enable & ~defined) == 0 && ((pq->root && window == pq->root) || own_id(pq, req, size, RANDR_SELECT_WINDOW_AT, msb));
 }
 
+/* RENDER CompositeGlyphs8/16/32 (Xft's text: emacs, GTK) of the client's own pictures and
+ * glyph sets, with a standard operator and no mask format (a server's id): X.Org skips a
+ * glyph the set lacks, so only a client's bug makes it fail. Each element is a count, 3
+ * bytes of padding, dx and dy, then the glyphs (1, 2 or 4 bytes each, padded to 4); a count
+ * of 255 switches to the glyph set in the next 4 bytes. */
+enum { CG_OP_AT = 4, CG_MASK_FORMAT_AT = 16, CG_FIRST_ELT_AT = 28, CG_ELT_SIZE = 8, PICT_OP_MAX_STANDARD = 13 };
+
+static bool quiet_glyphs(const struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req,
+                         uint32_t size, bool msb)
+{
+    unsigned unit = cls->minor == XP_RENDER_OP_COMPOSITE_GLYPHS8 ? 1 : cls->minor == XP_RENDER_OP_COMPOSITE_GLYPHS16 ? 2 : 4;
+    uint32_t mask_format;
+    if (size < CG_FIRST_ELT_AT || req[CG_OP_AT] > PICT_OP_MAX_STANDARD ||
+        !own_id(pq, req, size, XP_RENDER_COMPOSITE_GLYPHS8_REQ_SRC_AT, msb) ||
+        !own_id(pq, req, size, XP_RENDER_COMPOSITE_GLYPHS8_REQ_DST_AT, msb) ||
+        !own_id(pq, req, size, XP_RENDER_COMPOSITE_GLYPHS8_REQ_GLYPHSET_AT, msb) ||
+        !xp_peek32(req, size, CG_MASK_FORMAT_AT, msb, &mask_format) || mask_format)
+        return false;
+    size_t at = CG_FIRST_ELT_AT;
+    while (at + CG_ELT_SIZE < size) { /* the server's loop: an element needs more than its header */
+        uint8_t n = req[at];
+        at += CG_ELT_SIZE;
+        if (n == 0xff) {
+            if (at + 4 < size && !own_id(pq, req, size, (uint32_t)at, msb))
+                return false; /* another client's glyph set, or none */
+            at += 4;
+        } else {
+            at += ((size_t)unit * n + 3) / 4 * 4;
+        }
+    }
+    return at <= size; /* else BadLength */
+}
+
 /* Extension requests that only create, change or free the client's own resources. Each
  * fails only for a bug of the client (a wrong id, format or value) or for want of memory. */
 static bool quiet_extension(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
@@ -242,6 +275,9 @@ static bool quiet_extension(const struct predictor *p, const struct predict_ques
         return quiet_sync(pq, cls, req, size, msb);
     if (!strcmp(cls->ext, "RANDR"))
         return quiet_randr(p, pq, cls, req, size, msb);
+    if (!strcmp(cls->ext, "RENDER") && cls->minor >= XP_RENDER_OP_COMPOSITE_GLYPHS8 &&
+        cls->minor <= XP_RENDER_OP_COMPOSITE_GLYPHS32)
+        return quiet_glyphs(pq, cls, req, size, msb);
     if (strcmp(cls->ext, "RENDER") || cls->minor >= sizeof render_quiet / sizeof *render_quiet)
         return false;
     /* CreatePicture and ChangePicture: no alpha map or clip mask (other resources) */

@@ -125,6 +125,30 @@ static void test_quiet_extensions(void)
         CHECK(predict_quiet(p, &a, &rcur, b, req_len, false));
         request(b, RENDER_MAJOR, 10, (uint32_t[3]){ 0x400007, 0x400006, 0 }, 3);
         CHECK(!predict_quiet(p, &a, &trap, b, req_len, false));
+        /* CompositeGlyphs8: op Over, its pictures and glyph set, no mask format; one element of
+         * 3 glyphs, then a switch to a glyph set */
+        struct msg_class cg8 = ext("RENDER", RENDER_MAJOR, 23);
+        uint32_t g[10] = { 3, 0x400008, 0x400006, 0, 0x400009, 0, 3, 0, 0x00636261, 0 };
+        request(b, RENDER_MAJOR, 23, g, 9);
+        CHECK(predict_quiet(p, &a, &cg8, b, req_len, false));
+        g[3] = 0x25; /* a mask format: a server's id */
+        request(b, RENDER_MAJOR, 23, g, 9);
+        CHECK(!predict_quiet(p, &a, &cg8, b, req_len, false));
+        g[3] = 0;
+        g[0] = 14; /* not a standard operator */
+        request(b, RENDER_MAJOR, 23, g, 9);
+        CHECK(!predict_quiet(p, &a, &cg8, b, req_len, false));
+        g[0] = 3;
+        g[6] = 0xff; /* a switch: to another client's glyph set */
+        g[8] = 0x800009;
+        request(b, RENDER_MAJOR, 23, g, 10);
+        CHECK(!predict_quiet(p, &a, &cg8, b, req_len, false));
+        g[8] = 0x40000a; /* to its own */
+        request(b, RENDER_MAJOR, 23, g, 10);
+        CHECK(predict_quiet(p, &a, &cg8, b, req_len, false));
+        g[6] = 40; /* 40 glyphs in 4 bytes: BadLength */
+        request(b, RENDER_MAJOR, 23, g, 10);
+        CHECK(!predict_quiet(p, &a, &cg8, b, req_len, false));
         /* GrabButton and RecolorCursor on its own window and cursor. */
         struct msg_class grab = core(28), recolor = core(96), of = core(45);
         request(b, 28, 1, (uint32_t[5]){ 0x400018, 0x0101000c, 0, 0, 0x00000001 }, 5);
