@@ -274,27 +274,62 @@ static void on_owner(void *ctx, uint32_t tag, const uint8_t *msg, uint32_t size,
         tell_owner(sw, sw->sel.atoms[tag], v.owner, fact);
 }
 
+/* Watches a selection's owner (once): selected first, then asked: on the one connection, a
+ * change after the answer comes as an event after it. */
+static void watch_selection(struct statewatch *sw, uint32_t selection)
+{
+    if (!selection || sw->sel.n == MAX_SELECTIONS)
+        return;
+    for (uint32_t i = 0; i < sw->sel.n; i++)
+        if (sw->sel.atoms[i] == selection)
+            return;
+    uint8_t r[16];
+    if (observer_ask(sw->o, r, build(r, sw->sel.major, XP_XFIXES_OP_SELECT_SELECTION_INPUT,
+                                      (uint32_t[3]){ sw->root, selection, SEL_WATCH_MASK }, 3), NULL, NULL, 0) < 0)
+        return;
+    xp_get_selection_owner_req_put(r, sizeof r, false,
+                                   &(struct xp_get_selection_owner_req){ .length = 2, .selection = selection });
+    if (observer_ask(sw->o, r, XP_GET_SELECTION_OWNER_REQ_SIZE, on_owner, sw, sw->sel.n) == 0) {
+        sw->sel.atoms[sw->sel.n++] = selection;
+        log_debug("state watch: selection %u: watching its owner", selection);
+    }
+}
+
 void statewatch_on_request(struct statewatch *sw, const struct msg_class *cls, const uint8_t *req, uint32_t size,
                            bool msb)
 {
     struct xp_get_selection_owner_req v;
-    if (!sw || !sw->sel.on || cls->ext || cls->major != XP_OP_GET_SELECTION_OWNER ||
-        !xp_get_selection_owner_req_view(req, size, msb, &v) || !v.selection || sw->sel.n == MAX_SELECTIONS)
-        return;
-    for (uint32_t i = 0; i < sw->sel.n; i++)
-        if (sw->sel.atoms[i] == v.selection)
-            return;
-    /* Selected first, then asked: on the one connection, a change after the answer comes
-     * as an event after it. */
-    uint8_t r[16];
-    if (observer_ask(sw->o, r, build(r, sw->sel.major, XP_XFIXES_OP_SELECT_SELECTION_INPUT,
-                                      (uint32_t[3]){ sw->root, v.selection, SEL_WATCH_MASK }, 3), NULL, NULL, 0) < 0)
-        return;
-    xp_get_selection_owner_req_put(r, sizeof r, false,
-                                   &(struct xp_get_selection_owner_req){ .length = 2, .selection = v.selection });
-    if (observer_ask(sw->o, r, XP_GET_SELECTION_OWNER_REQ_SIZE, on_owner, sw, sw->sel.n) == 0) {
-        sw->sel.atoms[sw->sel.n++] = v.selection;
-        log_debug("state watch: selection %u: watching its owner", v.selection);
+    if (sw && sw->sel.on && !cls->ext && cls->major == XP_OP_GET_SELECTION_OWNER &&
+        xp_get_selection_owner_req_view(req, size, msb, &v))
+        watch_selection(sw, v.selection);
+}
+
+/* Selections toolkits ask the owner of at start (GTK 3's settings daemon and compositing
+ * manager, emacs's and GTK's clipboard and its manager): watched from the session's start
+ * when their atoms exist already (an earlier program or a desktop made them), found by
+ * InternAtom only-if-exists, which leaves no trace. */
+static const char *const start_selections[] = { "_XSETTINGS_S0", "_NET_WM_CM_S0", "CLIPBOARD", "CLIPBOARD_MANAGER" };
+
+static void on_selection_atom(void *ctx, uint32_t tag, const uint8_t *msg, uint32_t size, bool error, struct buf *fact)
+{
+    (void)tag;
+    (void)fact;
+    struct xp_intern_atom_reply v;
+    if (!error && xp_intern_atom_reply_view(msg, size, false, &v))
+        watch_selection(ctx, v.atom);
+}
+
+static void listen_probes_done(void *ctx, struct observer *o)
+{
+    (void)o;
+    struct statewatch *sw = ctx;
+    for (size_t i = 0; sw && sw->sel.on && i < sizeof start_selections / sizeof *start_selections; i++) {
+        size_t len = strlen(start_selections[i]);
+        uint8_t r[XP_INTERN_ATOM_REQ_SIZE + 20] = { XP_OP_INTERN_ATOM, 1 /* only if it exists */ };
+        xp_request_set_length(r, (uint32_t)(XP_INTERN_ATOM_REQ_SIZE + len + 3) / 4, false, false);
+        st16(r + 4, (uint16_t)len, false);
+        memcpy(r + XP_INTERN_ATOM_REQ_SIZE, start_selections[i], len);
+        observer_ask(sw->o, r, (uint32_t)(XP_INTERN_ATOM_REQ_SIZE + len + 3) / 4 * 4, on_selection_atom, sw, 0);
     }
 }
 
@@ -425,5 +460,6 @@ static void listen_event(void *ctx, struct observer *o, const uint8_t *ev, size_
 
 void statewatch_listen(struct statewatch *w, struct observer_listener *out)
 {
-    *out = (struct observer_listener){ .ctx = w, .on_extension = listen_extension, .on_event = listen_event };
+    *out = (struct observer_listener){ .ctx = w, .on_extension = listen_extension, .on_event = listen_event,
+                                       .on_probes_done = listen_probes_done };
 }
