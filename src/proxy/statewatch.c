@@ -42,9 +42,9 @@ static const struct {
     uint8_t minor;
     uint32_t arg;             /* GetMap: its full components; GetNames: which */
 } xkb_queries[] = {
-    { false, XP_XKB_OP_GET_CONTROLS, 0 }, { false, XP_XKB_OP_GET_MAP, 0x07 }, { false, XP_XKB_OP_GET_MAP, 0x47 }, { false, XP_XKB_OP_GET_MAP, 0xff },
-    { true, XP_XKB_OP_GET_STATE, 0 },     { true, XP_XKB_OP_GET_CONTROLS, 0 }, { true, XP_XKB_OP_GET_NAMES, 0x1800 },
-    { true, XP_XKB_OP_GET_NAMES, 0x3fff }, { true, XP_XKB_OP_GET_MAP, 0x47 },
+    { false, XP_XKB_OP_GET_CONTROLS, 0 }, { false, XP_XKB_OP_GET_MAP, 0x07 },   { false, XP_XKB_OP_GET_MAP, 0x47 },
+    { false, XP_XKB_OP_GET_MAP, 0xff },   { true, XP_XKB_OP_GET_STATE, 0 },       { true, XP_XKB_OP_GET_CONTROLS, 0 },
+    { true, XP_XKB_OP_GET_NAMES, 0x1800 }, { true, XP_XKB_OP_GET_NAMES, 0x3fff }, { true, XP_XKB_OP_GET_MAP, 0x47 },
 };
 
 struct question {
@@ -57,7 +57,8 @@ struct watched {
     uint8_t major, first_event;
     uint8_t key[MAX_KEY];     /* the handshakes, then room for the query */
     size_t key_len;
-    struct question q[4 + 2 * MAX_ITEMS]; /* this round's queries; the tag is the index */
+    struct question q[5 + 3 * MAX_ITEMS]; /* this round's queries (RANDR: 3, outputs, CRTCs, the
+                                             outputs' names, 2 GetMonitors); the tag is the index */
     uint32_t n_q;
     uint32_t asking;          /* queries not yet answered */
     uint32_t dirty;           /* changes came while asking: the minors to ask again when done */

@@ -10,7 +10,9 @@
  * it has not told yet.
  * Selections' owners likewise: once a client asks the owner of a selection, the observer
  * selects XFIXES' selection events for it, asks it, and tells each owner as a SELECTION
- * fact (emacs asks the owner of _XSETTINGS_S0 six times at start). */
+ * fact (emacs asks the owner of _XSETTINGS_S0 six times at start); the four toolkits ask at
+ * start (GTK's settings and compositing manager, the clipboard and its manager) from the
+ * session's start, when their atoms exist. */
 #ifndef TINCAN_STATEWATCH_H
 #define TINCAN_STATEWATCH_H
 
