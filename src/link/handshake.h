@@ -13,7 +13,7 @@
 #include "common/buf.h"
 #include "link/dict.h"
 
-#define LINK_PROTOCOL_VERSION 12
+#define LINK_PROTOCOL_VERSION 13
 #define HS_NONCE_SIZE 32
 #define HS_PROOF_SIZE 32
 #define HS_MAX_BANNER 128

@@ -279,13 +279,18 @@ void channel_app_on_request(struct channel *ch, const struct msg_class *cls, con
         log_debug("channel %u: request %u maps a window", ch->id, seq); /* for round-trip counts */
     expose_on_request(&ch->ex, cls, body, body_len, seq, ch->xs.msb);
     if (!answer_locally(ch, cls, msg, rq->size) && !answer_focus(ch, cls)) {
-        bool quiet = predict_quiet(s->predict, &ch->pq, cls, msg, rq->size, ch->xs.msb) &&
+        /* A copy among its own drawables whose only event is answered here, or that has
+         * none (exposures off), can fail only by the client's bug: quiet as the others. */
+        bool noexpose = answer_noexpose(ch, cls, msg, rq);
+        bool quiet = (predict_quiet(s->predict, &ch->pq, cls, msg, rq->size, ch->xs.msb) ||
+                      ((noexpose || expose_copy_silent(&ch->ex, cls, body, body_len, ch->xs.msb)) &&
+                       predict_copy_own(&ch->pq, cls, msg, rq->size, ch->xs.msb))) &&
                      !ownwin_may_fail(&ch->own, cls, msg, rq->size, ch->xs.msb);
         if (!quiet)
             ch->last_unpredicted = seq;
         if (may_move_focus(cls, quiet))
             ch->focus_known = false;
-        if (!answer_noexpose(ch, cls, msg, rq))
+        if (!noexpose)
             predict_ask(&ch->pq, cls, msg, rq->size, seq, ch->xs.msb);
     }
 }

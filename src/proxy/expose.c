@@ -157,6 +157,24 @@ bool expose_predict(const struct expose_state *e, const struct msg_class *cls, c
     return w > 0 && h > 0 && sx >= 0 && sy >= 0 && sx + w <= max_w && sy + h <= max_h;
 }
 
+bool expose_copy_silent(const struct expose_state *e, const struct msg_class *cls, const uint8_t *b, uint32_t len,
+                        bool msb)
+{
+    struct xp_copy_area_body c;
+    struct xp_copy_plane_body p;
+    uint32_t gc;
+    if (cls->kind != MSG_REQUEST || cls->ext)
+        return false;
+    if (cls->major == XP_OP_COPY_PLANE && xp_copy_plane_body_view(b, len, msb, &p))
+        gc = p.gc;
+    else if (cls->major == XP_OP_COPY_AREA && xp_copy_area_body_view(b, len, msb, &c))
+        gc = c.gc;
+    else
+        return false;
+    const struct idmap_entry *x = idmap_get(&e->gcs, gc);
+    return x && !x->a;
+}
+
 void expose_build_noexpose(uint8_t ev[32], uint16_t seq, uint32_t dst_drawable, uint8_t major, bool msb)
 {
     xp_no_exposure_event_put(ev, XP_NO_EXPOSURE_EVENT_SIZE, msb, &(struct xp_no_exposure_event){

@@ -49,6 +49,11 @@ void expose_on_fact(struct expose_state *e, uint32_t window, bool clean, uint16_
 bool expose_predict(const struct expose_state *e, const struct msg_class *cls, const uint8_t *body,
                     uint32_t body_len, bool msb);
 
+/* App side: whether this CopyArea/CopyPlane's GC is known to have graphics exposures off
+ * (the server then sends no event for it at all). */
+bool expose_copy_silent(const struct expose_state *e, const struct msg_class *cls, const uint8_t *body,
+                        uint32_t body_len, bool msb);
+
 /* The NoExpose event the server sends for a CopyArea/CopyPlane request. */
 void expose_build_noexpose(uint8_t ev[32], uint16_t seq, uint32_t dst_drawable, uint8_t major, bool msb);
 

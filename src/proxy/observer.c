@@ -360,8 +360,8 @@ static void on_event(struct observer *o, const uint8_t *ev, size_t size)
             obs_own_event(o, w, code, v.window);
         return;
     }
-    default:
-        uint8_t shape_major, shape_event;
+    default: {
+        uint8_t shape_major, shape_event; /* in a block: a declaration may not follow a label in C11 (clang) */
         if (o->s->predict && predict_extension(o->s->predict, "SHAPE", &shape_major, &shape_event) && shape_event &&
             code == shape_event) { /* ShapeNotify: which points the window holds */
             struct xp_shape_notify_event v;
@@ -374,6 +374,7 @@ static void on_event(struct observer *o, const uint8_t *ev, size_t size)
         if (o->xkb.event && code == o->xkb.event && h.data /* xkbType */ <= XP_XKB_EV_MAP_NOTIFY)
             obs_keyboard_changed(o); /* NewKeyboardNotify, MapNotify */
         return;
+    }
     }
     obs_send_fact(o, w, false, false);
 }

@@ -36,6 +36,7 @@ static const struct {
       { 15, 0, 0, 0, 'X', 'I', 'n', 'p', 'u', 't', 'E', 'x', 't', 'e', 'n', 's', 'i', 'o', 'n' }, 19 },
     { "XInputExtension", XP_XINPUT_OP_XI_QUERY_VERSION, { 2, 0, 4, 0 }, 4 },         /* 2.4 */
     { "SYNC", XP_SYNC_OP_INITIALIZE, { 3, 1, 0, 0 }, 4 },                            /* 3.1 (libXext, GTK 3's frame clock) */
+    { "DOUBLE-BUFFER", XP_DBE_OP_QUERY_VERSION, { 1, 0, 0, 0 }, 4 },                 /* 1.0 (libXext; emacs) */
 };
 #define N_PROBES (sizeof probes / sizeof *probes)
 _Static_assert(N_PROBES == PROBE_SLOTS, "PROBE_SLOTS counts probes[]");
@@ -595,8 +596,16 @@ void obs_probe_answer(struct observer *o, const struct pending *p, const uint8_t
             obs_send_session_fact(o, &fact);
         break;
     case S_LIST:
-        if (!error)
-            probe_extensions(o, msg, size);
+        if (!error) {
+            probe_extensions(o, msg, (uint32_t)size);
+            /* The list as clients see it answers their ListExtensions (GTK 3 asks it). */
+            struct buf list = { 0 };
+            const uint8_t req[4] = { XP_OP_LIST_EXTENSIONS, 0, 1, 0 };
+            if (xstream_filter_list_extensions(msg, (uint32_t)size, false, &list) == 0 &&
+                predict_fact_exchange(&fact, false, req, sizeof req, buf_head(&list), list.len) == 0)
+                obs_send_session_fact(o, &fact);
+            buf_free(&list);
+        }
         break;
     case S_QE: {
         const uint8_t *names = buf_head(&o->probe.names);

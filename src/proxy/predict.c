@@ -240,7 +240,15 @@ void predict_track(struct predictor *p, struct predict_questions *pq, const stru
     if (!cls->ext && cls->major == XP_OP_SET_SELECTION_OWNER)
         track_selection_set(p, req, size, msb);
     if (cls->ext && pd_state_changing(p, cls, req, size))
-        pd_forget_state(p, pd_find_extension((const uint8_t *)cls->ext, strlen(cls->ext)));
+        pd_forget_state(p, pd_find_extension((const uint8_t *)cls->ext, strlen(cls->ext)), 0);
+    /* The core requests that change the keyboard's XKEYBOARD state (its controls, map and
+     * names), and XTEST's fake input (its state): a client sees its own change. */
+    if ((!cls->ext && (cls->major == XP_OP_CHANGE_KEYBOARD_MAPPING || cls->major == XP_OP_SET_MODIFIER_MAPPING ||
+                       cls->major == XP_OP_CHANGE_KEYBOARD_CONTROL)) ||
+        (cls->ext && !strcmp(cls->ext, "XTEST") && cls->minor == XP_XTEST_OP_FAKE_INPUT))
+        pd_forget_state(p, pd_find_extension((const uint8_t *)"XKEYBOARD", 9), 0);
+    if (cls->ext && cls->major >= 128 && !strcmp(cls->ext, "XKEYBOARD"))
+        pd_track_xkb_flags(pq, cls, req, size, msb);
     if (cls->ext && cls->major >= 128) {
         if (!pq->hist && !pq->hist_lost && !(pq->hist = calloc(128, sizeof *pq->hist)))
             pq->hist_lost = true; /* no histories: no handshake answers on this connection */
@@ -466,9 +474,11 @@ bool predict_answer(const struct predictor *p, const struct predict_questions *p
             key = pd_state_key(p, pq, cls, req, size, &key_len);
         bool ok = key && pd_answer_exchange(pd_exchange_find(p, EX_REQ, msb, key, key_len), seq, msb, out);
         free(key);
+        if (!ok && cls->major >= 128 && cls->minor == XP_XKB_OP_PER_CLIENT_FLAGS && !strcmp(cls->ext, "XKEYBOARD"))
+            ok = pd_answer_xkb_flags(p, pq, cls, req, size, seq, msb, out);
         return ok;
     }
-    if (cls->major == XP_OP_LIST_FONTS || cls->major == XP_OP_LIST_FONTS_WITH_INFO) {
+    if (cls->major == XP_OP_LIST_FONTS || cls->major == XP_OP_LIST_FONTS_WITH_INFO || cls->major == XP_OP_LIST_EXTENSIONS) {
         return pd_answer_exchange(pd_exchange_find(p, EX_REQ, msb, req, size), seq, msb, out);
     }
     if (cls->major == XP_OP_GET_PROPERTY)

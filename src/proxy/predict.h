@@ -58,6 +58,9 @@ struct predict_questions {
     uint32_t n_fonts, cap_fonts;
     bool have_ids;                /* the connection's resource ids: id_base | (x & id_mask) */
     uint32_t id_base, id_mask;
+    uint32_t root;                /* the first screen's root window (0: not known) */
+    bool xkb_flags_known;         /* XKEYBOARD's per-client flags, as its requests set them */
+    uint8_t xkb_flags;
 };
 
 int predict_new(struct predictor **out);   /* 0 or -ENOMEM */
@@ -72,6 +75,11 @@ void predict_learn_connection(struct predict_questions *pq, const uint8_t *setup
  * client's own resources (ids in its range), from a fixed list, so only a bug of the client
  * or the server's running out of memory can make it fail. Later requests may be answered
  * at the app side before the server has carried it out (docs/PROTOCOL.md 3.2). */
+/* CopyArea or CopyPlane between the client's own drawables with its own GC: quiet when the
+ * server sends no event for it (the GC's exposures off) or its NoExpose is answered here
+ * (expose.h): channel_app.c knows which. */
+bool predict_copy_own(const struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req, uint32_t size,
+                      bool msb);
 bool predict_quiet(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
                    const uint8_t *req, uint32_t size, bool msb);
 /* A request crossing to the server (number seq): remembers what it asks, if we can learn from it. */
@@ -113,6 +121,9 @@ int predict_fact_exchange(struct buf *out, bool msb, const uint8_t *key, size_t 
  * whose queries are answered from replies seen while it watches: "watched" also says that
  * the state changed, so what was known is forgotten. */
 int predict_fact_state(struct buf *out, const char *ext, bool watched);
+/* ... forgetting only the answers to the queries whose minor opcodes are bits of minors
+ * (0: all of them; XKEYBOARD's change events each say which of its state they change). */
+int predict_fact_state_of(struct buf *out, const char *ext, bool watched, uint32_t minors);
 /* FACT_SELECTION: a selection's owner (0: None), as the display side's watch of it saw it
  * last (statewatch.h). The app side answers GetSelectionOwner of it from then on, unless a
  * client of the session sets that selection's owner: then not again in the session. */

@@ -128,8 +128,7 @@ static const struct {
     const char *ext;
     uint8_t minor;
 } handshakes[] = {
-    { "BIG-REQUESTS", XP_BIGREQ_OP_ENABLE }, { "XKEYBOARD", XP_XKB_OP_USE_EXTENSION },
-    { "XKEYBOARD", XP_XKB_OP_GET_MAP /* from facts only */ }, { "RENDER", XP_RENDER_OP_QUERY_VERSION },
+    { "BIG-REQUESTS", XP_BIGREQ_OP_ENABLE }, { "XKEYBOARD", XP_XKB_OP_USE_EXTENSION }, { "RENDER", XP_RENDER_OP_QUERY_VERSION },
     { "RENDER", XP_RENDER_OP_QUERY_PICT_FORMATS }, { "XFIXES", XP_XFIXES_OP_QUERY_VERSION },
     { "SHAPE", XP_SHAPE_OP_QUERY_VERSION }, { "Composite", XP_COMPOSITE_OP_QUERY_VERSION },
     { "DAMAGE", XP_DAMAGE_OP_QUERY_VERSION }, { "SYNC", XP_SYNC_OP_INITIALIZE }, { "RANDR", XP_RANDR_OP_QUERY_VERSION },
@@ -202,7 +201,17 @@ static const struct {
     { "RANDR", XP_RANDR_OP_GET_SCREEN_RESOURCES_CURRENT }, { "RANDR", XP_RANDR_OP_GET_OUTPUT_PRIMARY },
     { "RANDR", XP_RANDR_OP_GET_MONITORS },
     { "XInputExtension", XP_XINPUT_OP_XI_QUERY_DEVICE }, { "XInputExtension", XP_XINPUT_OP_XI_GET_PROPERTY },
+    /* the keyboard's state, controls, map and names: XKEYBOARD's StateNotify, ControlsNotify,
+     * MapNotify, NamesNotify and NewKeyboardNotify say their changes */
+    { "XKEYBOARD", XP_XKB_OP_GET_STATE }, { "XKEYBOARD", XP_XKB_OP_GET_CONTROLS }, { "XKEYBOARD", XP_XKB_OP_GET_MAP },
+    { "XKEYBOARD", XP_XKB_OP_GET_NAMES },
 };
+
+/* Whether ext is one whose state the display side may watch (statewatch.h). */
+static bool watchable(const char *ext)
+{
+    return !strcmp(ext, "RANDR") || !strcmp(ext, "XInputExtension") || !strcmp(ext, "XKEYBOARD");
+}
 
 /* Whether a property read deletes (or is cut short: then it is not a query either). */
 static bool deletes(const struct msg_class *cls, const uint8_t *req, uint32_t size)
@@ -240,7 +249,7 @@ bool predict_is_state_query(const struct msg_class *cls, const uint8_t *req, uin
 static bool state_changing_name(int i, uint8_t minor)
 {
     static const char *const verbs[] = { "Set", "Change", "Delete", "Create", "Destroy", "Add", "Configure", "Free",
-                                         "Open", "Close" };
+                                         "Open", "Close", "Latch" };
     const char *name = minor < xp_extensions[i].n_requests ? xp_extensions[i].requests[minor].name : NULL;
     if (!name)
         return true;
@@ -249,20 +258,22 @@ static bool state_changing_name(int i, uint8_t minor)
     for (size_t v = 0; v < sizeof verbs / sizeof *verbs; v++)
         if (!strncmp(name, verbs[v], strlen(verbs[v])))
             return true;
-    return !strcmp(name, "GetScreenResources") || (!strncmp(name, "Get", 3) && strstr(name, "Property"));
+    return !strcmp(name, "GetScreenResources") || !strcmp(name, "GetKbdByName") /* loads a keymap */ ||
+           (!strncmp(name, "Get", 3) && strstr(name, "Property"));
 }
 
 /* Whether a request of a watched extension may change its state. */
 bool pd_state_changing(const struct predictor *p, const struct msg_class *cls, const uint8_t *req, uint32_t size)
 {
-    if (strcmp(cls->ext, "RANDR") && strcmp(cls->ext, "XInputExtension"))
+    if (!watchable(cls->ext))
         return false;
     int i = pd_find_extension((const uint8_t *)cls->ext, strlen(cls->ext));
     return i >= 0 && p->ext[i].watched && state_query_index(cls, req, size) < 0 && state_changing_name(i, cls->minor);
 }
 
-/* Forgets what is known of the state of extension i (its queries' replies). */
-void pd_forget_state(struct predictor *p, int i)
+/* Forgets what is known of the state of extension i (its queries' replies): of the queries
+ * whose minor opcodes are in `minors` (bit n: minor n), or of all when minors is 0. */
+void pd_forget_state(struct predictor *p, int i, uint32_t minors)
 {
     if (i < 0 || !p->ext[i].known || !p->ext[i].body[0])
         return;
@@ -275,7 +286,7 @@ void pd_forget_state(struct predictor *p, int i)
             last = at;
         struct msg_class c = { .kind = MSG_REQUEST, .ext = xp_extensions[i].xname };
         bool state = e->kind == EX_REQ && at == e->key_len && key_request(e->key, e->key_len, last, e->msb, &h) &&
-                     h.major == major && (c.minor = h.data, true) &&
+                     h.major == major && (c.minor = h.data, true) && (!minors || (h.data < 32 && (minors >> h.data & 1))) &&
                      state_query_index(&c, e->key + last, e->key_len - last) >= 0;
         if (state) {
             p->ex_bytes -= e->key_len + e->reply_len;
@@ -375,6 +386,13 @@ int predict_fact_state(struct buf *out, const char *ext, bool watched)
 {
     uint8_t head[2] = { FACT_STATE, (uint8_t)strlen(ext) }, w = watched;
     return buf_append(out, head, 2) || buf_append(out, ext, head[1]) || buf_append(out, &w, 1) ? -ENOMEM : 0;
+}
+
+int predict_fact_state_of(struct buf *out, const char *ext, bool watched, uint32_t minors)
+{
+    uint8_t m[4];
+    st32(m, minors, false);
+    return predict_fact_state(out, ext, watched) || (minors && buf_append(out, m, 4)) ? -ENOMEM : 0;
 }
 
 bool predict_extension(const struct predictor *p, const char *xname, uint8_t *major, uint8_t *first_event)

@@ -158,11 +158,13 @@ int predict_on_fact(struct predictor *p, const uint8_t *payload, size_t len)
     }
     case FACT_STATE: {
         uint8_t watched;
-        if (rd_u8(&r, &n) || rd_bytes(&r, &name, n) || rd_u8(&r, &watched) || watched > 1 || rd_left(&r))
+        uint32_t minors = 0;
+        if (rd_u8(&r, &n) || rd_bytes(&r, &name, n) || rd_u8(&r, &watched) || watched > 1 ||
+            (rd_left(&r) && (rd_u32(&r, &minors) || !minors)) || rd_left(&r))
             return -EBADMSG;
         int i = pd_find_extension(name, n);
         if (i >= 0) {
-            pd_forget_state(p, i);
+            pd_forget_state(p, i, minors);
             p->ext[i].watched = watched;
         }
         return 0;

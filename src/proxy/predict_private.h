@@ -145,7 +145,13 @@ bool pd_xkb_get_map(const struct msg_class *cls);
 uint32_t pd_exchange_get_map_at(const struct exchange *e, uint8_t major);
 void pd_forget_keyboard(struct predictor *p);
 bool pd_state_changing(const struct predictor *p, const struct msg_class *cls, const uint8_t *req, uint32_t size);
-void pd_forget_state(struct predictor *p, int i);
+void pd_forget_state(struct predictor *p, int i, uint32_t minors);
+/* XKEYBOARD PerClientFlags (predict_quiet.c): the connection's flags as its requests set
+ * them, and its answer from them and the display side's own question's reply. */
+void pd_track_xkb_flags(struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req, uint32_t size,
+                        bool msb);
+bool pd_answer_xkb_flags(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
+                         const uint8_t *req, uint32_t size, uint16_t seq, bool msb, struct buf *out);
 uint8_t *pd_state_key(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
                           const uint8_t *req, uint32_t size, uint32_t *key_len);
 uint8_t *pd_handshake_key(const struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req,

@@ -1,6 +1,7 @@
 /* predict_quiet.c -- quiet requests: without a reply, touching only the client's own resources
  * (ids in its range) from a fixed list, so that only a client's bug or the server's running
- * out of memory makes them fail; later requests may then be answered locally (PROTOCOL.md 3.2). */
+ * out of memory makes them fail; later requests may then be answered locally (PROTOCOL.md 3.2).
+ * Also XKEYBOARD's per-client flags, which a connection's own requests alone change. */
 #include "proxy/predict_private.h"
 
 #include <errno.h>
@@ -18,6 +19,14 @@ void predict_learn_connection(struct predict_questions *pq, const uint8_t *setup
     pq->id_base = base;
     pq->id_mask = mask;
     pq->have_ids = true;
+    /* The first screen follows the vendor string and the pixmap formats (8 bytes each). */
+    struct xp_setup v;
+    if (xp_setup_view(setup, size, msb, &v) && v.roots_len) {
+        size_t at = XP_SETUP_SIZE + v.vendor_len + xw_pad4(v.vendor_len) + 8u * v.pixmap_formats_len;
+        uint32_t root;
+        if (at <= size && xp_peek32(setup, size, at, msb, &root))
+            pq->root = root;
+    }
 }
 
 /* Whether the id in the request's field at `at` (an XP_..._AT) is the client's own. A
@@ -140,6 +149,92 @@ static const struct quiet_fields render_quiet[XP_RENDER_OP_CREATE_SOLID_FILL + 1
     [XP_RENDER_OP_CREATE_CURSOR] = { { XP_RENDER_CREATE_CURSOR_REQ_CID_AT, XP_RENDER_CREATE_CURSOR_REQ_SOURCE_AT } },
 };
 
+/* Offsets of the fields these extensions' quiet requests name (xcb-proto's layouts; the
+ * generated tables describe only the requests other files read). */
+enum {
+    SHAPE_DEST_AT = 8,        /* Rectangles, Mask, Combine, Offset: the destination window */
+    SHAPE_MASK_SOURCE_AT = 16, /* Mask: its bitmap or None */
+    SHAPE_COMBINE_SOURCE_AT = 16, /* Combine: the source window */
+    SHAPE_SELECT_WINDOW_AT = 4, /* SelectInput: the window */
+    SYNC_COUNTER_AT = 4,      /* CreateCounter, SetCounter, ChangeCounter, DestroyCounter */
+    RANDR_SELECT_WINDOW_AT = 4, RANDR_SELECT_ENABLE_AT = 8,
+};
+
+/* SHAPE requests on the client's own windows (by minor opcode); a bad operation or kind
+ * is the client's bug. */
+static const struct quiet_fields shape_quiet[XP_SHAPE_OP_SELECT_INPUT + 1] = {
+    [XP_SHAPE_OP_RECTANGLES] = { { SHAPE_DEST_AT } },
+    [XP_SHAPE_OP_MASK] = { { SHAPE_DEST_AT }, { SHAPE_MASK_SOURCE_AT } },
+    [XP_SHAPE_OP_COMBINE] = { { SHAPE_DEST_AT, SHAPE_COMBINE_SOURCE_AT } },
+    [XP_SHAPE_OP_OFFSET] = { { SHAPE_DEST_AT } },
+    [XP_SHAPE_OP_SELECT_INPUT] = { { SHAPE_SELECT_WINDOW_AT } },
+};
+
+/* SYNC's counters of the client's own (GTK 3's frame clock makes two at start). */
+static bool quiet_sync(const struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req,
+                       uint32_t size, bool msb)
+{
+    switch (cls->minor) {
+    case XP_SYNC_OP_CREATE_COUNTER: /* id, initial value */
+    case XP_SYNC_OP_SET_COUNTER:
+        return size == 16 && own_id(pq, req, size, SYNC_COUNTER_AT, msb);
+    case XP_SYNC_OP_DESTROY_COUNTER:
+        return size == 8 && own_id(pq, req, size, SYNC_COUNTER_AT, msb);
+    default:
+        return false; /* ChangeCounter may overflow: BadValue */
+    }
+}
+
+/* RANDR SelectInput of the root or of the client's own window, with defined bits only,
+ * once the connection's QueryVersion was answered: it only registers for later events. */
+static bool quiet_randr(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
+                        const uint8_t *req, uint32_t size, bool msb)
+{
+    uint32_t window;
+    uint16_t enable;
+    const uint16_t defined = XP_RANDR_NOTIFY_MASK_SCREEN_CHANGE | XP_RANDR_NOTIFY_MASK_CRTC_CHANGE |
+                             XP_RANDR_NOTIFY_MASK_OUTPUT_CHANGE | XP_RANDR_NOTIFY_MASK_OUTPUT_PROPERTY |
+                             XP_RANDR_NOTIFY_MASK_PROVIDER_CHANGE | XP_RANDR_NOTIFY_MASK_PROVIDER_PROPERTY |
+                             XP_RANDR_NOTIFY_MASK_RESOURCE_CHANGE | XP_RANDR_NOTIFY_MASK_LEASE;
+    if (cls->minor != XP_RANDR_OP_SELECT_INPUT || size != 12 || !ext_opened(p, pq, cls->major, XP_RANDR_OP_QUERY_VERSION, msb) ||
+        !xp_peek32(req, size, RANDR_SELECT_WINDOW_AT, msb, &window) || !xp_peek16(req, size, RANDR_SELECT_ENABLE_AT, msb, &enable))
+        return false;
+    return (enable & ~defined) == 0 && ((pq->root && window == pq->root) || own_id(pq, req, size, RANDR_SELECT_WINDOW_AT, msb));
+}
+
+/* RENDER CompositeGlyphs8/16/32 (Xft's text: emacs, GTK) of the client's own pictures and
+ * glyph sets, with a standard operator and no mask format (a server's id): X.Org skips a
+ * glyph the set lacks, so only a client's bug makes it fail. Each element is a count, 3
+ * bytes of padding, dx and dy, then the glyphs (1, 2 or 4 bytes each, padded to 4); a count
+ * of 255 switches to the glyph set in the next 4 bytes. */
+enum { CG_OP_AT = 4, CG_MASK_FORMAT_AT = 16, CG_FIRST_ELT_AT = 28, CG_ELT_SIZE = 8, PICT_OP_MAX_STANDARD = 13 };
+
+static bool quiet_glyphs(const struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req,
+                         uint32_t size, bool msb)
+{
+    unsigned unit = cls->minor == XP_RENDER_OP_COMPOSITE_GLYPHS8 ? 1 : cls->minor == XP_RENDER_OP_COMPOSITE_GLYPHS16 ? 2 : 4;
+    uint32_t mask_format;
+    if (size < CG_FIRST_ELT_AT || req[CG_OP_AT] > PICT_OP_MAX_STANDARD ||
+        !own_id(pq, req, size, XP_RENDER_COMPOSITE_GLYPHS8_REQ_SRC_AT, msb) ||
+        !own_id(pq, req, size, XP_RENDER_COMPOSITE_GLYPHS8_REQ_DST_AT, msb) ||
+        !own_id(pq, req, size, XP_RENDER_COMPOSITE_GLYPHS8_REQ_GLYPHSET_AT, msb) ||
+        !xp_peek32(req, size, CG_MASK_FORMAT_AT, msb, &mask_format) || mask_format)
+        return false;
+    size_t at = CG_FIRST_ELT_AT;
+    while (at + CG_ELT_SIZE < size) { /* the server's loop: an element needs more than its header */
+        uint8_t n = req[at];
+        at += CG_ELT_SIZE;
+        if (n == 0xff) {
+            if (at + 4 < size && !own_id(pq, req, size, (uint32_t)at, msb))
+                return false; /* another client's glyph set, or none */
+            at += 4;
+        } else {
+            at += ((size_t)unit * n + 3) / 4 * 4;
+        }
+    }
+    return at <= size; /* else BadLength */
+}
+
 /* Extension requests that only create, change or free the client's own resources. Each
  * fails only for a bug of the client (a wrong id, format or value) or for want of memory. */
 static bool quiet_extension(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
@@ -174,6 +269,15 @@ static bool quiet_extension(const struct predictor *p, const struct predict_ques
                xp_xfixes_select_selection_input_req_view(req, size, msb, &v) && predict_atom_known(p, v.selection) &&
                v.event_mask <= 7;
     }
+    if (!strcmp(cls->ext, "SHAPE"))
+        return cls->minor < sizeof shape_quiet / sizeof *shape_quiet && own_fields(pq, req, size, msb, &shape_quiet[cls->minor]);
+    if (!strcmp(cls->ext, "SYNC"))
+        return quiet_sync(pq, cls, req, size, msb);
+    if (!strcmp(cls->ext, "RANDR"))
+        return quiet_randr(p, pq, cls, req, size, msb);
+    if (!strcmp(cls->ext, "RENDER") && cls->minor >= XP_RENDER_OP_COMPOSITE_GLYPHS8 &&
+        cls->minor <= XP_RENDER_OP_COMPOSITE_GLYPHS32)
+        return quiet_glyphs(pq, cls, req, size, msb);
     if (strcmp(cls->ext, "RENDER") || cls->minor >= sizeof render_quiet / sizeof *render_quiet)
         return false;
     /* CreatePicture and ChangePicture: no alpha map or clip mask (other resources) */
@@ -182,6 +286,100 @@ static bool quiet_extension(const struct predictor *p, const struct predict_ques
     if (at && (!xp_peek32(req, size, at, msb, &mask) || (mask & (XP_RENDER_CP_ALPHA_MAP | XP_RENDER_CP_CLIP_MASK))))
         return false;
     return own_fields(pq, req, size, msb, &render_quiet[cls->minor]);
+}
+
+/* ChangeWindowAttributes of the root's event mask alone (toolkits select StructureNotify
+ * and PropertyChange there at start): the root exists, and only the masks one client at a
+ * time may hold (SubstructureRedirect, ResizeRedirect, ButtonPress) can fail, BadAccess. */
+static bool root_events(const struct predict_questions *pq, const uint8_t *req, uint32_t size, bool msb)
+{
+    uint32_t window, value_mask, events;
+    const uint32_t exclusive = XP_EVENT_MASK_SUBSTRUCTURE_REDIRECT | XP_EVENT_MASK_RESIZE_REDIRECT |
+                               XP_EVENT_MASK_BUTTON_PRESS;
+    return size == 16 && pq->root && xp_peek32(req, size, XP_CHANGE_WINDOW_ATTRIBUTES_REQ_WINDOW_AT, msb, &window) &&
+           window == pq->root && xp_peek32(req, size, XP_CHANGE_WINDOW_ATTRIBUTES_REQ_VALUE_MASK_AT, msb, &value_mask) &&
+           value_mask == XP_CW_EVENT_MASK && xp_peek32(req, size, 12, msb, &events) && !(events & exclusive) &&
+           events <= 0x1ffffff; /* the 25 defined bits, else BadValue */
+}
+
+/* XKEYBOARD PerClientFlags: its fields after the header (xcb-proto), and the flags. */
+enum {
+    PCF_DEVICE_AT = 4, PCF_CHANGE_AT = 8, PCF_VALUE_AT = 12, PCF_REQ_SIZE = 28,
+    PCF_REPLY_SUPPORTED_AT = 8, PCF_REPLY_VALUE_AT = 12, PCF_REPLY_AUTO_AT = 16, PCF_REPLY_AUTO_VALUES_AT = 20,
+    PCF_ALL = 0x1f,           /* XkbPCF_AllFlagsMask */
+    PCF_AUTO_RESET = 0x04,    /* XkbPCF_AutoResetControlsMask: per-client controls too */
+};
+
+/* A PerClientFlags that sets flags alone (change within the defined flags, value within
+ * change, not the auto-reset controls): *change and *value. */
+static bool pcf_simple(const uint8_t *req, uint32_t size, bool msb, uint32_t *change, uint32_t *value)
+{
+    return size == PCF_REQ_SIZE && xp_peek32(req, size, PCF_CHANGE_AT, msb, change) &&
+           xp_peek32(req, size, PCF_VALUE_AT, msb, value) && !(*change & ~(uint32_t)PCF_ALL) && !(*value & ~*change) &&
+           !(*change & PCF_AUTO_RESET);
+}
+
+void pd_track_xkb_flags(struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req, uint32_t size,
+                        bool msb)
+{
+    uint32_t change, value;
+    if (cls->minor == XP_XKB_OP_USE_EXTENSION) {
+        pq->xkb_flags_known = true; /* the server sets them anew (to none) when it accepts */
+        pq->xkb_flags = 0;
+    } else if (cls->minor == XP_XKB_OP_PER_CLIENT_FLAGS) {
+        if (pq->xkb_flags_known && pcf_simple(req, size, msb, &change, &value))
+            pq->xkb_flags = (uint8_t)((pq->xkb_flags & ~change) | value);
+        else
+            pq->xkb_flags_known = false;
+    }
+}
+
+/* PerClientFlags computed as the server does (its flags after the change), from the reply
+ * the display side's own flag-less question got: what this server says it supports and how
+ * it fills the rest. Only for a connection whose every request that set its flags is known,
+ * whose XKEYBOARD began with an accepted UseExtension, of the core keyboard. */
+bool pd_answer_xkb_flags(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
+                         const uint8_t *req, uint32_t size, uint16_t seq, bool msb, struct buf *out)
+{
+    const struct predict_history *h = pq->hist && cls->major >= 128 ? &pq->hist[cls->major - 128] : NULL;
+    struct xp_xkb_use_extension_reply opened;
+    const struct exchange *use = ext_opened(p, pq, cls->major, XP_XKB_OP_USE_EXTENSION, msb);
+    uint32_t change, value, supported, auto_ctrls, auto_values;
+    uint16_t device;
+    if (msb || !pq->xkb_flags_known || !use || !xp_xkb_use_extension_reply_view(use->reply, use->reply_len, false, &opened) ||
+        opened.supported != 1 || !pcf_simple(req, size, msb, &change, &value) ||
+        !xp_peek16(req, size, PCF_DEVICE_AT, msb, &device) ||
+        (device != XP_XKB_ID_USE_CORE_KBD && device != core_keyboard_id(p, cls->major)))
+        return false;
+    /* the display side's question: its UseExtension (the connection's), then no change */
+    uint8_t key[PREDICT_MAX_HISTORY + PCF_REQ_SIZE] = { 0 };
+    uint32_t use_len = use->key_len;
+    if (!h || use_len > PREDICT_MAX_HISTORY)
+        return false;
+    memcpy(key, h->bytes, use_len);
+    key[use_len] = cls->major;
+    key[use_len + 1] = XP_XKB_OP_PER_CLIENT_FLAGS;
+    key[use_len + 2] = PCF_REQ_SIZE / 4;
+    st16(key + use_len + PCF_DEVICE_AT, XP_XKB_ID_USE_CORE_KBD, false);
+    const struct exchange *e = pd_exchange_find(p, EX_REQ, false, key, use_len + PCF_REQ_SIZE);
+    uint8_t *r;
+    if (!e || e->reply_len != XP_SERVER_MSG_SIZE || !xp_peek32(e->reply, e->reply_len, PCF_REPLY_SUPPORTED_AT, false, &supported) ||
+        !xp_peek32(e->reply, e->reply_len, PCF_REPLY_AUTO_AT, false, &auto_ctrls) ||
+        !xp_peek32(e->reply, e->reply_len, PCF_REPLY_AUTO_VALUES_AT, false, &auto_values) || auto_ctrls || auto_values ||
+        (change & ~supported) || !pd_answer_exchange(e, seq, msb, out))
+        return false;
+    r = out->data + out->off + out->len - XP_SERVER_MSG_SIZE;
+    st32(r + PCF_REPLY_VALUE_AT, ((pq->xkb_flags & ~change) | value) & supported, false);
+    return true;
+}
+
+bool predict_copy_own(const struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req, uint32_t size,
+                      bool msb)
+{
+    _Static_assert((int)XP_COPY_AREA_REQ_GC_AT == 12 && (int)XP_COPY_AREA_REQ_DST_DRAWABLE_AT == 8, "CopyPlane's alike");
+    return cls->kind == MSG_REQUEST && !cls->ext && (cls->major == XP_OP_COPY_AREA || cls->major == XP_OP_COPY_PLANE) &&
+           own_id(pq, req, size, XP_COPY_AREA_REQ_SRC_DRAWABLE_AT, msb) &&
+           own_id(pq, req, size, XP_COPY_AREA_REQ_DST_DRAWABLE_AT, msb) && own_id(pq, req, size, XP_COPY_AREA_REQ_GC_AT, msb);
 }
 
 bool predict_quiet(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
@@ -202,5 +400,7 @@ bool predict_quiet(const struct predictor *p, const struct predict_questions *pq
                 return true;
         return pd_exchange_find(p, EX_FONT, msb, v.name, v.name_len);
     }
+    if (cls->major == XP_OP_CHANGE_WINDOW_ATTRIBUTES && root_events(pq, req, size, msb))
+        return true;
     return cls->major < 128 && own_fields(pq, req, size, msb, &core_quiet[cls->major]);
 }

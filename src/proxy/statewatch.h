@@ -1,5 +1,6 @@
 /* statewatch.h -- the display side's watch of state that toolkits ask about at every start
- * (GTK 3 and Qt: RANDR's screens, outputs, CRTCs and monitors; XInput 2's devices). Once
+ * (GTK 3 and Qt: RANDR's screens, outputs, CRTCs and monitors; XInput 2's devices; GTK 3 and
+ * Xlib: XKEYBOARD's state, controls, map and names, each part forgotten by its own event). Once
  * the observer's own handshakes of RANDR and XInputExtension are answered, it selects
  * their change events on the root and asks those queries itself; the answers go to the app
  * side as EXCHANGE facts keyed by the observer's handshakes and the query, after a STATE
@@ -9,7 +10,9 @@
  * it has not told yet.
  * Selections' owners likewise: once a client asks the owner of a selection, the observer
  * selects XFIXES' selection events for it, asks it, and tells each owner as a SELECTION
- * fact (emacs asks the owner of _XSETTINGS_S0 six times at start). */
+ * fact (emacs asks the owner of _XSETTINGS_S0 six times at start); the four toolkits ask at
+ * start (GTK's settings and compositing manager, the clipboard and its manager) from the
+ * session's start, when their atoms exist. */
 #ifndef TINCAN_STATEWATCH_H
 #define TINCAN_STATEWATCH_H
 

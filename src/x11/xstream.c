@@ -212,12 +212,12 @@ void xstream_learn_extension(struct xstream *xs, int16_t query_ext, const uint8_
 }
 
 /* ListExtensions' reply without the hidden names: a list of counted strings after 32 bytes. */
-static int filter_list_extensions(const struct xstream *xs, const uint8_t *msg, uint32_t size, struct buf *out)
+int xstream_filter_list_extensions(const uint8_t *msg, uint32_t size, bool msb, struct buf *out)
 {
     struct xp_list_extensions_reply v;
-    if (!xp_list_extensions_reply_view(msg, size, xs->msb, &v))
+    if (!xp_list_extensions_reply_view(msg, size, msb, &v))
         return -EBADMSG;
-    struct rd r = rd_make(v.rest, v.rest_len, xs->msb);
+    struct rd r = rd_make(v.rest, v.rest_len, msb);
     size_t start = out->len;
     if (buf_append(out, msg, XP_LIST_EXTENSIONS_REPLY_SIZE) < 0)
         return -ENOMEM;
@@ -239,7 +239,7 @@ static int filter_list_extensions(const struct xstream *xs, const uint8_t *msg, 
         return -ENOMEM;
     uint8_t *hdr = out->data + out->off + start; /* the server's bytes, but for the count and length */
     hdr[XP_LIST_EXTENSIONS_REPLY_NAMES_LEN_AT] = kept;
-    xp_server_set_length(hdr, (uint32_t)((body + xw_pad4(body)) / 4), xs->msb);
+    xp_server_set_length(hdr, (uint32_t)((body + xw_pad4(body)) / 4), msb);
     return 0;
 }
 
@@ -337,7 +337,7 @@ int xstream_on_server_msg(struct xstream *xs, const uint8_t *msg, const struct x
         }
         xstream_learn_extension(xs, q->query_ext, msg);
     } else if (q && q->major == XP_OP_LIST_EXTENSIONS && xs->hide_extensions) {
-        return filter_list_extensions(xs, msg, m->size, out);
+        return xstream_filter_list_extensions(msg, m->size, xs->msb, out);
     }
     return buf_append(out, msg, m->size);
 }

@@ -62,6 +62,10 @@ void xstream_free(struct xstream *xs);
 
 /* True if tincan hides this extension (it passes file descriptors or shared memory). */
 bool xstream_extension_hidden(const char *name, size_t len);
+/* Appends a ListExtensions reply as clients get it (without the hidden names) to out.
+ * 0, -EBADMSG for a reply cut short, -ENOMEM. */
+struct buf;
+int xstream_filter_list_extensions(const uint8_t *msg, uint32_t size, bool msb, struct buf *out);
 
 /* A complete request, already framed by xw_next_request. Fills *cls.
  * Returns 0, or -EBADMSG if the request is malformed, -ENOBUFS if too many answers are owed

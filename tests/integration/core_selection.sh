@@ -3,12 +3,14 @@
 # watch of the selection (XFIXES; SELECTION facts, PROTOCOL.md 3.2): the answers are those a
 # direct client gets; after the first ask of a selection the next are answered without the
 # link; another client taking the selection on the server is seen by a client that polls; a
-# client through tincan that sets the owner sees its own change at once.
+# client through tincan that sets the owner sees its own change at once; a selection toolkits
+# ask at start whose atom the server has before the session is watched from its start.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../xlib.sh"
 
 xl_build_clients || { fail "That the test clients build"; summary; exit 1; }
 xl_start_xvfb a && xl_start_xvfb b || { fail "That two Xvfbs start"; summary; exit 1; }
+xl_on b "$XL_BIN/xselowner" ask CLIPBOARD_MANAGER 0 >/dev/null # its atom exists before the session
 xl_start_pair p b --log-level debug || { fail "That a tincan pair starts"; summary; exit 1; }
 xl_on p "$XL_BIN/xselowner" ask TINCAN_WARMUP 0 >/dev/null # the first client waits for the display side's facts
 
@@ -22,6 +24,10 @@ same() {
     xl_on p "$XL_BIN/xselowner" "$@" >"$XL_TMP/$name.p" 2>&1
     echo $(($(rts) - before))
 }
+w=$(same early ask CLIPBOARD_MANAGER 0)
+check "That CLIPBOARD_MANAGER's owner prints through tincan what it prints directly ($(tr '\n' ' ' <"$XL_TMP/early.a"))" \
+    cmp -s "$XL_TMP/early.a" "$XL_TMP/early.p"
+check "That its first GetSelectionOwner was answered at the app side: watched from the start ($w waited)" test "$w" -eq 0
 w=$(same ask ask TINCAN_SEL_A 3)
 check "That xselowner ask prints through tincan what it prints directly ($(tr '\n' ' ' <"$XL_TMP/ask.a"))" \
     cmp -s "$XL_TMP/ask.a" "$XL_TMP/ask.p"

@@ -38,6 +38,24 @@ xl_on b xrandr --current >"$XL_TMP/direct3.out" 2>&1
 check "That a change made through tincan is seen through tincan at once" cmp -s "$XL_TMP/direct3.out" "$XL_TMP/tincan3.out"
 xl_on b xrandr --rmmode tc800
 
+# GetMonitors: asked by the display side only once every output's name is an atom (the
+# server interns a monitor's name when first asked): after a direct client asked it, and a
+# change (the one above) made the display side ask again.
+xl_build_clients || fail "That the test clients build"
+xl_on b "$XL_BIN/xkbstate" randr >/dev/null 2>&1
+before=$(grep -c 'state watch: RANDR changed' "$p_disp_log")
+xl_on b xrandr --newmode tc640 25 640 656 752 800 480 490 492 525 && xl_on b xrandr --addmode screen tc640
+xl_wait_for 20 test "$(grep -c 'state watch: RANDR changed' "$p_disp_log")" -gt "$before"
+sleep 0.3
+xl_on b "$XL_BIN/xkbstate" randr >"$XL_TMP/randr.direct" 2>&1
+waits0=$(state_waits)
+xl_on p "$XL_BIN/xkbstate" randr >"$XL_TMP/randr.tincan" 2>&1
+check "That GTK 3's RANDR start prints through tincan what it prints directly" \
+    sh -c "test -s '$XL_TMP/randr.direct' && cmp -s '$XL_TMP/randr.direct' '$XL_TMP/randr.tincan'"
+check "That its GetScreenResourcesCurrent and GetMonitors were answered at the app side ($(($(state_waits) - waits0)) waits)" \
+    test "$(state_waits)" -eq "$waits0"
+xl_on b xrandr --delmode screen tc640; xl_on b xrandr --rmmode tc640
+
 xl_stop_pair p
 check "That the pair's logs are clean" xl_sanitizer_clean "$p_app_log" "$p_disp_log"
 summary

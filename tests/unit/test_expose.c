@@ -86,12 +86,14 @@ static void test_noexpose(void)
         CHECK(!expose_predict(&e, &copy, copy_area(b, 0x21, 0x10, 0, 0, 10, 10), 24, false)); /* unknown source */
         expose_free(&e);
     }
-    TEST("That graphics-exposures off (at creation or changed) means no answer") {
+    TEST("That graphics-exposures off (at creation or changed) means no answer, and a silent copy") {
         struct expose_state e;
         expose_init(&e);
+        CHECK(!expose_copy_silent(&e, &copy, copy_area(b, 0x20, 0x10, 0, 0, 5, 5), 24, false)); /* GC unknown */
         /* mask: GraphicsExposures (bit 16) after Function (bit 0): values in bit order */
         words(b, (uint32_t[]){ 0x10, 0x1, 0x10001, 3, 0 }, 5);
         expose_on_request(&e, &create_gc, b, body_len, 1, false);
+        CHECK(expose_copy_silent(&e, &copy, copy_area(b, 0x20, 0x10, 0, 0, 5, 5), 24, false));
         uint32_t pix[3] = { 0x20, 0x1, 0 };
         words(b, pix, 3);
         st16(b + 8, 10, false);
@@ -101,6 +103,7 @@ static void test_noexpose(void)
         words(b, (uint32_t[]){ 0x10, 0x10000, 1 }, 3);
         expose_on_request(&e, &change_gc, b, body_len, 3, false);
         CHECK(expose_predict(&e, &copy, copy_area(b, 0x20, 0x10, 0, 0, 5, 5), 24, false));
+        CHECK(!expose_copy_silent(&e, &copy, copy_area(b, 0x20, 0x10, 0, 0, 5, 5), 24, false)); /* exposures on */
         words(b, (uint32_t[]){ 0x10, 0x10000, 0 }, 3);
         expose_on_request(&e, &change_gc, b, body_len, 4, false);
         CHECK(!expose_predict(&e, &copy, copy_area(b, 0x20, 0x10, 0, 0, 5, 5), 24, false));

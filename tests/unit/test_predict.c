@@ -535,6 +535,11 @@ static void test_xkb_get_map(void)
         CHECK_EQ(answer(p, &a, &c_gm, gm, 28, 2, &out), 0);
         CHECK(predict_fact_exchange(&fact, false, key, 36, make_reply(r, 0, 64, 3), 96) == 0);
         CHECK(learn(p, &fact) == 0);
+        CHECK_EQ(answer(p, &a, &c_gm, gm, 28, 2, &out), 0); /* XKEYBOARD is not watched yet */
+        CHECK(predict_fact_state(&fact, "XKEYBOARD", true) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK(predict_fact_exchange(&fact, false, key, 36, make_reply(r, 0, 64, 3), 96) == 0);
+        CHECK(learn(p, &fact) == 0);
         CHECK_EQ(answer(p, &a, &c_gm, gm, 28, 2, &out), 96);
         CHECK(buf_head(&out)[1] == 3 && ld16(buf_head(&out) + 2, false) == 2);
         /* The display side saw the keyboard change: forgotten until it says it again. */
@@ -565,8 +570,105 @@ static void test_xkb_get_map(void)
     }
 }
 
+static void test_xkb_state(void)
+{
+    TEST("That XKEYBOARD's state, controls and names are answered after SelectEvents, and forgotten by the parts their events name") {
+        struct predictor *p;
+        CHECK(predict_new(&p) == 0);
+        struct buf fact = { 0 }, out = { 0 };
+        uint8_t use[8], sel[16], gs[8], gn[12], latch[16], fake[36], r[96], qe[32], key[20];
+        make_reply(qe, 0, 0, 7);
+        qe[8] = 1;
+        qe[9] = XKB_MAJOR;
+        CHECK(predict_fact_extension(&fact, "XKEYBOARD", 9, qe) == 0);
+        CHECK(learn(p, &fact) == 0);
+        qe[9] = 132;
+        CHECK(predict_fact_extension(&fact, "XTEST", 5, qe) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK(predict_fact_state(&fact, "XKEYBOARD", true) == 0);
+        CHECK(learn(p, &fact) == 0);
+        request(use, XKB_MAJOR, 0, (uint32_t[1]){ 1 }, 1);
+        request(sel, XKB_MAJOR, 1, (uint32_t[3]){ 0x00070100, 0, 0x00070007 }, 3);
+        request(gs, XKB_MAJOR, 4, (uint32_t[1]){ 0x00000100 }, 1);
+        request(gn, XKB_MAJOR, 17, (uint32_t[2]){ 0x00000003, 0x3fff }, 2);
+        struct msg_class c_use = ext("XKEYBOARD", XKB_MAJOR, 0), c_sel = ext("XKEYBOARD", XKB_MAJOR, 1),
+                         c_gs = ext("XKEYBOARD", XKB_MAJOR, 4), c_gn = ext("XKEYBOARD", XKB_MAJOR, 17),
+                         c_latch = ext("XKEYBOARD", XKB_MAJOR, 5), c_fake = ext("XTEST", 132, 2);
+        memcpy(key, use, 8);
+        memcpy(key + 8, gs, 8);
+        CHECK(predict_fact_exchange(&fact, false, key, 16, make_reply(r, 0, 0, 3), 32) == 0);
+        CHECK(learn(p, &fact) == 0);
+        memcpy(key + 8, gn, 12);
+        CHECK(predict_fact_exchange(&fact, false, key, 20, make_reply(r, 0, 64, 4), 96) == 0);
+        CHECK(learn(p, &fact) == 0);
+        struct predict_questions a = { 0 }, none = { 0 };
+        CHECK_EQ(answer(p, &none, &c_gs, gs, 8, 2, &out), 0); /* no UseExtension on that connection */
+        predict_track(p, &a, &c_use, use, 8, false);
+        predict_track(p, &a, &c_sel, sel, 16, false);
+        gs[6] = 0x20; /* Xlib leaves the pad unset */
+        CHECK_EQ(answer(p, &a, &c_gs, gs, 8, 5, &out), 32);
+        CHECK(buf_head(&out)[1] == 3 && ld16(buf_head(&out) + 2, false) == 5);
+        CHECK_EQ(answer(p, &a, &c_gn, gn, 12, 6, &out), 96);
+        /* StateNotify: only GetState forgotten */
+        CHECK(predict_fact_state_of(&fact, "XKEYBOARD", true, 1u << 4) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK_EQ(answer(p, &a, &c_gs, gs, 8, 7, &out), 0);
+        CHECK_EQ(answer(p, &a, &c_gn, gn, 12, 8, &out), 96);
+        memcpy(key + 8, gs, 8);
+        CHECK(predict_fact_exchange(&fact, false, key, 16, make_reply(r, 0, 0, 5), 32) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK_EQ(answer(p, &a, &c_gs, gs, 8, 9, &out), 32);
+        /* A client's LatchLockState, or its XTEST FakeInput, changes the state: forgotten */
+        request(latch, XKB_MAJOR, 5, (uint32_t[3]){ 0x100, 0, 0 }, 3);
+        predict_track(p, &a, &c_latch, latch, 16, false);
+        CHECK_EQ(answer(p, &a, &c_gs, gs, 8, 10, &out), 0);
+        CHECK_EQ(answer(p, &a, &c_gn, gn, 12, 11, &out), 0);
+        CHECK(predict_fact_exchange(&fact, false, key, 16, make_reply(r, 0, 0, 5), 32) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK_EQ(answer(p, &a, &c_gs, gs, 8, 12, &out), 32);
+        request(fake, 132, 2, (uint32_t[8]){ 2 | 38 << 8 }, 8);
+        predict_track(p, &none, &c_fake, fake, 36, false);
+        CHECK_EQ(answer(p, &a, &c_gs, gs, 8, 13, &out), 0);
+        /* STATE's minors: a u32 after watched, not 0, nothing after it */
+        uint8_t bad0[] = { FACT_STATE, 9, 'X', 'K', 'E', 'Y', 'B', 'O', 'A', 'R', 'D', 1, 0, 0, 0, 0 };
+        uint8_t bad_short[] = { FACT_STATE, 9, 'X', 'K', 'E', 'Y', 'B', 'O', 'A', 'R', 'D', 1, 16, 0 };
+        uint8_t bad_long[] = { FACT_STATE, 9, 'X', 'K', 'E', 'Y', 'B', 'O', 'A', 'R', 'D', 1, 16, 0, 0, 0, 0 };
+        CHECK(predict_on_fact(p, bad0, sizeof bad0) == -EBADMSG);
+        CHECK(predict_on_fact(p, bad_short, sizeof bad_short) == -EBADMSG);
+        CHECK(predict_on_fact(p, bad_long, sizeof bad_long) == -EBADMSG);
+        buf_free(&fact);
+        buf_free(&out);
+        predict_questions_free(&a);
+        predict_questions_free(&none);
+        predict_free(p);
+    }
+}
+
+static void test_list_extensions(void)
+{
+    TEST("That ListExtensions is answered from the display side's list, whatever its unused byte") {
+        struct predictor *p;
+        CHECK(predict_new(&p) == 0);
+        struct buf fact = { 0 }, out = { 0 };
+        uint8_t req[4] = { 99, 0, 1, 0 }, r[40];
+        struct msg_class c = core(99);
+        struct predict_questions a = { 0 };
+        CHECK_EQ(answer(p, &a, &c, req, 4, 3, &out), 0);
+        make_reply(r, 0, 8, 2); /* two names' worth of bytes */
+        CHECK(predict_fact_exchange(&fact, false, req, 4, r, 40) == 0);
+        CHECK(learn(p, &fact) == 0);
+        req[1] = 0x02; /* GTK 3's */
+        CHECK_EQ(answer(p, &a, &c, req, 4, 3, &out), 40);
+        CHECK(ld16(buf_head(&out) + 2, false) == 3 && !memcmp(buf_head(&out) + 4, r + 4, 36));
+        buf_free(&fact);
+        buf_free(&out);
+        predict_free(p);
+    }
+}
+
 int main(void)
 {
+    test_list_extensions();
     test_extension_and_atom_facts();
     test_handshakes();
     test_state();
@@ -575,5 +677,6 @@ int main(void)
     test_selections();
     test_keyboard();
     test_xkb_get_map();
+    test_xkb_state();
     return test_summary();
 }

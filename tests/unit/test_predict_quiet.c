@@ -125,6 +125,30 @@ static void test_quiet_extensions(void)
         CHECK(predict_quiet(p, &a, &rcur, b, req_len, false));
         request(b, RENDER_MAJOR, 10, (uint32_t[3]){ 0x400007, 0x400006, 0 }, 3);
         CHECK(!predict_quiet(p, &a, &trap, b, req_len, false));
+        /* CompositeGlyphs8: op Over, its pictures and glyph set, no mask format; one element of
+         * 3 glyphs, then a switch to a glyph set */
+        struct msg_class cg8 = ext("RENDER", RENDER_MAJOR, 23);
+        uint32_t g[10] = { 3, 0x400008, 0x400006, 0, 0x400009, 0, 3, 0, 0x00636261, 0 };
+        request(b, RENDER_MAJOR, 23, g, 9);
+        CHECK(predict_quiet(p, &a, &cg8, b, req_len, false));
+        g[3] = 0x25; /* a mask format: a server's id */
+        request(b, RENDER_MAJOR, 23, g, 9);
+        CHECK(!predict_quiet(p, &a, &cg8, b, req_len, false));
+        g[3] = 0;
+        g[0] = 14; /* not a standard operator */
+        request(b, RENDER_MAJOR, 23, g, 9);
+        CHECK(!predict_quiet(p, &a, &cg8, b, req_len, false));
+        g[0] = 3;
+        g[6] = 0xff; /* a switch: to another client's glyph set */
+        g[8] = 0x800009;
+        request(b, RENDER_MAJOR, 23, g, 10);
+        CHECK(!predict_quiet(p, &a, &cg8, b, req_len, false));
+        g[8] = 0x40000a; /* to its own */
+        request(b, RENDER_MAJOR, 23, g, 10);
+        CHECK(predict_quiet(p, &a, &cg8, b, req_len, false));
+        g[6] = 40; /* 40 glyphs in 4 bytes: BadLength */
+        request(b, RENDER_MAJOR, 23, g, 10);
+        CHECK(!predict_quiet(p, &a, &cg8, b, req_len, false));
         /* GrabButton and RecolorCursor on its own window and cursor. */
         struct msg_class grab = core(28), recolor = core(96), of = core(45);
         request(b, 28, 1, (uint32_t[5]){ 0x400018, 0x0101000c, 0, 0, 0x00000001 }, 5);
@@ -153,9 +177,154 @@ static void test_quiet_extensions(void)
     }
 }
 
+static void test_quiet_toolkits(void)
+{
+    TEST("That GTK 3's SHAPE masks, SYNC counters and RANDR SelectInput of the root are quiet, and no others") {
+        struct predictor *p;
+        CHECK(predict_new(&p) == 0);
+        struct predict_questions a = { 0 }, fresh = { 0 };
+        uint8_t setup[40 + 40 + 8 + 24], b[64], r[32];
+        truecolor_setup(setup);
+        st32(setup + 12, 0x400000, false);
+        st32(setup + 16, 0x1fffff, false);
+        predict_learn_connection(&a, setup, sizeof setup, false);
+        predict_learn_connection(&fresh, setup, sizeof setup, false);
+        CHECK(a.root == ROOT);
+        /* SHAPE Mask: its own window, a bitmap of its own or None */
+        struct msg_class mask = ext("SHAPE", 129, 2), sel = ext("SHAPE", 129, 6), qe = ext("SHAPE", 129, 5);
+        request(b, 129, 2, (uint32_t[4]){ 0x0200, 0x400002, 0, 0 }, 4);
+        CHECK(predict_quiet(p, &a, &mask, b, req_len, false));
+        st32(b + 16, 0x400009, false);
+        CHECK(predict_quiet(p, &a, &mask, b, req_len, false));
+        st32(b + 16, 0x800009, false);
+        CHECK(!predict_quiet(p, &a, &mask, b, req_len, false)); /* another client's bitmap */
+        request(b, 129, 2, (uint32_t[4]){ 0x0200, ROOT, 0, 0 }, 4);
+        CHECK(!predict_quiet(p, &a, &mask, b, req_len, false));
+        request(b, 129, 6, (uint32_t[2]){ 0x400002, 1 }, 2);
+        CHECK(predict_quiet(p, &a, &sel, b, req_len, false));
+        request(b, 129, 5, (uint32_t[1]){ 0x400002 }, 1);
+        CHECK(!predict_quiet(p, &a, &qe, b, req_len, false)); /* QueryExtents has a reply */
+        /* SYNC: counters of its own; ChangeCounter may overflow */
+        struct msg_class cc = ext("SYNC", 133, 2), sc = ext("SYNC", 133, 3), chg = ext("SYNC", 133, 4),
+                         dc = ext("SYNC", 133, 6);
+        request(b, 133, 2, (uint32_t[3]){ 0x400004, 0, 0 }, 3);
+        CHECK(predict_quiet(p, &a, &cc, b, req_len, false));
+        request(b, 133, 3, (uint32_t[3]){ 0x400004, 0, 1 }, 3);
+        CHECK(predict_quiet(p, &a, &sc, b, req_len, false));
+        request(b, 133, 3, (uint32_t[3]){ 0x800004, 0, 1 }, 3);
+        CHECK(!predict_quiet(p, &a, &sc, b, req_len, false));
+        request(b, 133, 4, (uint32_t[3]){ 0x400004, 0, 1 }, 3);
+        CHECK(!predict_quiet(p, &a, &chg, b, req_len, false));
+        request(b, 133, 6, (uint32_t[1]){ 0x400004 }, 1);
+        CHECK(predict_quiet(p, &a, &dc, b, req_len, false));
+        /* RANDR SelectInput: once QueryVersion's reply is known to the connection */
+        struct buf fact = { 0 };
+        struct msg_class qv = ext("RANDR", 140, 0), rsel = ext("RANDR", 140, 4);
+        uint8_t q[12];
+        request(q, 140, 0, (uint32_t[2]){ 1, 6 }, 2);
+        CHECK(predict_fact_exchange(&fact, false, q, 12, make_reply(r, 0, 0, 0), 32) == 0);
+        CHECK(learn(p, &fact) == 0);
+        request(b, 140, 4, (uint32_t[2]){ ROOT, 0x0b }, 2);
+        CHECK(!predict_quiet(p, &a, &rsel, b, req_len, false)); /* before QueryVersion */
+        predict_track(p, &a, &qv, q, 12, false);
+        CHECK(predict_quiet(p, &a, &rsel, b, req_len, false));
+        request(b, 140, 4, (uint32_t[2]){ 0x400002, 0xff }, 2);
+        CHECK(predict_quiet(p, &a, &rsel, b, req_len, false));
+        request(b, 140, 4, (uint32_t[2]){ ROOT, 0x100 }, 2);
+        CHECK(!predict_quiet(p, &a, &rsel, b, req_len, false)); /* an undefined bit */
+        request(b, 140, 4, (uint32_t[2]){ 0x800002, 1 }, 2);
+        CHECK(!predict_quiet(p, &a, &rsel, b, req_len, false)); /* another client's window */
+        predict_track(p, &fresh, &rsel, b, req_len, false);
+        request(b, 140, 4, (uint32_t[2]){ ROOT, 1 }, 2);
+        CHECK(!predict_quiet(p, &fresh, &rsel, b, req_len, false)); /* its first RANDR request was not QueryVersion */
+        /* CopyArea among its own drawables with its own GC (channel_app.c adds: no event, or
+         * its NoExpose answered), not from another client's */
+        struct msg_class copy = core(62);
+        request(b, 62, 0, (uint32_t[6]){ 0x400009, 0x400002, 0x400005, 0, 0, 0x00050005 }, 6);
+        CHECK(predict_copy_own(&a, &copy, b, req_len, false));
+        st32(b + 4, ROOT, false);
+        CHECK(!predict_copy_own(&a, &copy, b, req_len, false));
+        request(b, 62, 0, (uint32_t[6]){ 0x400009, 0x400002, 0x800005, 0, 0, 0x00050005 }, 6);
+        CHECK(!predict_copy_own(&a, &copy, b, req_len, false));
+        CHECK(!predict_quiet(p, &a, &copy, b, req_len, false)); /* not quiet by itself: its events */
+        /* ChangeWindowAttributes of the root's event mask, but for the exclusive masks */
+        struct msg_class cwa = core(2);
+        request(b, 2, 0, (uint32_t[3]){ ROOT, 1u << 11, 0x00420000 }, 3);
+        CHECK(predict_quiet(p, &a, &cwa, b, req_len, false));
+        CHECK(!predict_quiet(p, &(struct predict_questions){ 0 }, &cwa, b, req_len, false)); /* root not known */
+        request(b, 2, 0, (uint32_t[3]){ ROOT, 1u << 11, 0x00100000 }, 3);
+        CHECK(!predict_quiet(p, &a, &cwa, b, req_len, false)); /* SubstructureRedirect: a window manager's */
+        request(b, 2, 0, (uint32_t[3]){ ROOT, 1u << 11, 4 }, 3);
+        CHECK(!predict_quiet(p, &a, &cwa, b, req_len, false)); /* ButtonPress */
+        request(b, 2, 0, (uint32_t[4]){ ROOT, 1u << 11 | 1u << 14, 0x20000, 0 }, 4);
+        CHECK(!predict_quiet(p, &a, &cwa, b, req_len, false)); /* and a cursor */
+        buf_free(&fact);
+        predict_questions_free(&a);
+        predict_questions_free(&fresh);
+        predict_free(p);
+    }
+}
+
+static void test_xkb_flags(void)
+{
+    TEST("That XKEYBOARD PerClientFlags is computed from the connection's own flags and the server's reply to none") {
+        struct predictor *p;
+        CHECK(predict_new(&p) == 0);
+        struct buf fact = { 0 }, out = { 0 };
+        uint8_t use[8], r[32], key[36], pcf[28], qe[32];
+        memset(qe, 0, 32);
+        qe[8] = 1;
+        qe[9] = XKB_MAJOR;
+        CHECK(predict_fact_extension(&fact, "XKEYBOARD", 9, qe) == 0);
+        CHECK(learn(p, &fact) == 0);
+        request(use, XKB_MAJOR, 0, (uint32_t[1]){ 1 }, 1);
+        memset(r, 0, 32);
+        r[0] = r[1] = 1;
+        CHECK(predict_fact_exchange(&fact, false, use, 8, r, 32) == 0);
+        CHECK(learn(p, &fact) == 0);
+        struct msg_class c_use = ext("XKEYBOARD", XKB_MAJOR, 0), c_pcf = ext("XKEYBOARD", XKB_MAJOR, 21);
+        struct predict_questions a = { 0 };
+        predict_track(p, &a, &c_use, use, 8, false);
+        request(pcf, XKB_MAJOR, 21, (uint32_t[6]){ 0x100, 1, 1 }, 6);
+        CHECK_EQ(answer(p, &a, &c_pcf, pcf, 28, 4, &out), 0); /* the server's own reply not known yet */
+        memcpy(key, use, 8);
+        request(key + 8, XKB_MAJOR, 21, (uint32_t[6]){ 0x100 }, 6);
+        memset(r, 0, 32);
+        r[0] = 1;
+        r[8] = 0x1f; /* supported */
+        CHECK(predict_fact_exchange(&fact, false, key, 36, r, 32) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK_EQ(answer(p, &a, &c_pcf, pcf, 28, 4, &out), 32);
+        CHECK(ld16(buf_head(&out) + 2, false) == 4 && ld32(buf_head(&out) + 8, false) == 0x1f &&
+              ld32(buf_head(&out) + 12, false) == 1);
+        predict_track(p, &a, &c_pcf, pcf, 28, false);
+        request(pcf, XKB_MAJOR, 21, (uint32_t[6]){ 0x100 }, 6); /* a question: no change */
+        CHECK_EQ(answer(p, &a, &c_pcf, pcf, 28, 5, &out), 32);
+        CHECK(ld32(buf_head(&out) + 12, false) == 1);
+        request(pcf, XKB_MAJOR, 21, (uint32_t[6]){ 0x100, 3, 4 }, 6);
+        CHECK_EQ(answer(p, &a, &c_pcf, pcf, 28, 6, &out), 0); /* a value outside change: BadMatch */
+        request(pcf, XKB_MAJOR, 21, (uint32_t[6]){ 0x105, 1, 0 }, 6);
+        CHECK_EQ(answer(p, &a, &c_pcf, pcf, 28, 6, &out), 0); /* another device */
+        request(pcf, XKB_MAJOR, 21, (uint32_t[6]){ 0x100, 4, 4, 1, 1, 1 }, 6);
+        CHECK_EQ(answer(p, &a, &c_pcf, pcf, 28, 6, &out), 0); /* auto-reset controls: per-client controls too */
+        predict_track(p, &a, &c_pcf, pcf, 28, false);
+        request(pcf, XKB_MAJOR, 21, (uint32_t[6]){ 0x100 }, 6);
+        CHECK_EQ(answer(p, &a, &c_pcf, pcf, 28, 7, &out), 0); /* its flags no longer known */
+        struct predict_questions b = { 0 };
+        CHECK_EQ(answer(p, &b, &c_pcf, pcf, 28, 7, &out), 0); /* no UseExtension */
+        buf_free(&fact);
+        buf_free(&out);
+        predict_questions_free(&a);
+        predict_questions_free(&b);
+        predict_free(p);
+    }
+}
+
 int main(void)
 {
+    test_xkb_flags();
     test_quiet();
     test_quiet_extensions();
+    test_quiet_toolkits();
     return test_summary();
 }
