@@ -1,11 +1,12 @@
-/* pacer.h -- how much the link may carry now, so that data waits inside tincan (where
- * the scheduler can still put a key press ahead of an image) and not in a queue beyond
- * it: the kernel's socket buffers, a relay's, a modem's or a router's. The peer
- * acknowledges the link bytes it has read (ACK frames); from the acknowledgements the
- * pacer models the path as BBR does (the bottleneck's delivery rate and the least round
- * trip), keeps about one bandwidth-delay product and a packet in flight, probes for more
- * rate with small steps that grow while they find it, and drops its rate to what was
- * delivered when the round trip shows a queue (a delay signal, as in LEDBAT and Copa).
+/* pacer.h -- when the link may carry more, so that data waits inside tincan (where the
+ * scheduler can still put a key press ahead of an image) and not in a queue beyond it: the
+ * kernel's socket buffers, a relay's, a modem's or a router's. The peer acknowledges the
+ * link bytes it has read (ACK frames); from the acknowledgements the pacer models the path
+ * as BBR does (the bottleneck's delivery rate and the least round trip) and releases bulk
+ * by a clock at that rate (a token bucket; the loop wakes at pacer_next_send_ns), with a
+ * window of a product and a half only as a cap; it probes for more rate with small bursts
+ * that grow while they find it, and when the round trip shows a queue it takes the rate
+ * delivered and holds back the queue's bytes (a delay signal, as in LEDBAT and Copa).
  * Pure: no I/O, times are given. docs/DESIGN.md, "The pacer", says why. */
 #ifndef TINCAN_PACER_H
 #define TINCAN_PACER_H
@@ -21,13 +22,14 @@
 #define PACER_MAX_WINDOW (64u << 20)
 #define PACER_LOCAL_RTT_NS 2000000u   /* a round trip under 2 ms: no pacing (a LAN, this machine) */
 #define PACER_SAMPLE_BYTES 4096u     /* a rate sample spans this much at least (or 1 s) */
-#define PACER_PACKET 1500u           /* a packet: the margin's unit, the least probe, the queue that counts */
+#define PACER_PACKET 1500u           /* a packet: the least release, the least probe, the queue that counts */
 #define PACER_RTT_WINDOW_NS (10ull * 1000000000ull) /* min RTT: forgotten after 10 s */
-#define PACER_HEADROOM 8              /* steady window: BDP + BDP / this + margin */
 #define PACER_SMALL_RESERVE 512u     /* small writes (a pen, a key) may pass a full window by this much */
 #define PACER_PROBE_EVERY 4          /* a probe every 4 samples while none finds more rate */
+#define PACER_CRUISE_EXCESS 16        /* cruising, bulk goes at the model's rate and a sixteenth */
+#define PACER_QUANTUM_NS 2000000u    /* bulk is released in lumps of a packet or 2 ms of the rate */
 
-enum pacer_phase { PACER_STARTUP, PACER_CRUISE, PACER_PROBE, PACER_DRAIN, PACER_PROBE_RTT };
+enum pacer_phase { PACER_STARTUP, PACER_CRUISE, PACER_PROBE, PACER_PROBE_RTT };
 
 struct pacer {
     uint64_t sent, acked;            /* link bytes written / acknowledged by the peer */
@@ -41,13 +43,16 @@ struct pacer {
     uint64_t rate_Bps[PACER_RATE_SAMPLES];
     uint32_t rate_next;
     uint64_t sample_start_ns, sample_start_acked;
-    bool busy;                       /* data was waiting while the window was full: rate samples count */
+    bool busy;                       /* data was waiting on the pacer: rate samples count */
     enum pacer_phase phase;
     uint64_t full_rate;              /* startup: the rate that has not grown by a quarter since */
     unsigned flat_samples;           /* ... for this many samples */
-    unsigned since_probe;            /* samples since the last probe */
-    uint64_t probe_bytes;            /* in flight beyond the model while probing (and less while draining) */
+    unsigned since_probe;            /* samples since the last probe (while probing: since it began) */
+    uint64_t probe_bytes;            /* the probe's burst beyond the rate */
     uint64_t probe_base_Bps;         /* the rate before the probe */
+    int64_t tokens;                  /* bytes bulk may send at tokens_ns (below 0: a debt, a drain) */
+    uint64_t tokens_ns;
+    bool drained;                    /* the last sample ended in a drain: the next is its own */
     uint64_t queued_samples;         /* samples that showed a queue (statistics) */
 };
 
@@ -58,16 +63,20 @@ void pacer_restart(struct pacer *p, uint64_t at);
 void pacer_on_send(struct pacer *p, uint64_t n, uint64_t now_ns);
 /* The peer says it has read `acked` link bytes (a running total). -EBADMSG if impossible. */
 int pacer_on_ack(struct pacer *p, uint64_t acked, uint64_t now_ns);
-/* The scheduler wanted to send more than the window allowed. */
+/* The scheduler wanted to send more than the pacer allowed. */
 void pacer_note_blocked(struct pacer *p);
-/* Link bytes that may be written now (beyond those in flight). */
-size_t pacer_allowance(const struct pacer *p);
+/* Link bytes bulk may write now: the window's room and the clock's tokens. */
+size_t pacer_allowance(const struct pacer *p, uint64_t now_ns);
 /* ... for channels with little queued, served first (a key press, a pen's drawing): the
- * window and PACER_SMALL_RESERVE, so that they need not wait for the next ACK behind bulk. */
+ * window and PACER_SMALL_RESERVE, never the clock (their bytes are charged to it), so that
+ * they need not wait behind bulk. */
 size_t pacer_allowance_small(const struct pacer *p);
-/* The estimates, 0 until measured. */
+/* When bulk held by the clock alone may go (0: not held by the clock). */
+uint64_t pacer_next_send_ns(const struct pacer *p, uint64_t now_ns);
+/* The estimates, 0 until measured; the rate bulk is released at (0: not paced). */
 uint64_t pacer_rate(const struct pacer *p);
 uint64_t pacer_rtt_ns(const struct pacer *p);
 size_t pacer_window(const struct pacer *p);
+uint64_t pacer_pacing_rate(const struct pacer *p);
 
 #endif
