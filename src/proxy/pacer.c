@@ -66,7 +66,7 @@ size_t pacer_window(const struct pacer *p)
      * half a packet for the link's lumps: room to keep sending through an ACK's lateness or
      * a retransmission, and a bound on what waits when the rate falls under the model. */
     uint64_t bdp = bdp_bytes(p), margin = rate / 200 + PACER_PACKET / 2;
-    uint64_t w = bdp + bdp / 2 + margin;
+    uint64_t w = bdp + bdp * 3 / 16 + margin;
     if (p->phase == PACER_STARTUP)
         w = 2 * bdp + margin;
     else if (p->phase == PACER_PROBE)
@@ -78,13 +78,15 @@ size_t pacer_window(const struct pacer *p)
     return w > PACER_MAX_WINDOW ? PACER_MAX_WINDOW : (size_t)w;
 }
 
-/* Bulk goes in lumps of a packet, or 2 ms at the rate on a fast link (the loop's timer has a
- * millisecond's grain), and never more than half the window at once. */
+/* Bulk goes in lumps of whole segments: one, or 2 ms at the rate on a fast link (the loop's
+ * timer has a millisecond's grain), and never more than half the window at once. A lump of
+ * whole segments leaves no short packet behind it (a 1500-byte write is a segment and 52
+ * bytes, a header each). */
 static uint64_t quantum(const struct pacer *p, uint64_t rate)
 {
-    uint64_t q = rate * PACER_QUANTUM_NS / NS, half = pacer_window(p) / 2;
-    if (q < PACER_PACKET)
-        q = PACER_PACKET;
+    uint64_t q = rate * PACER_QUANTUM_NS / NS / PACER_SEGMENT * PACER_SEGMENT, half = pacer_window(p) / 2;
+    if (q < PACER_SEGMENT)
+        q = PACER_SEGMENT;
     return q < half ? q : half > PACER_MIN_WINDOW / 2 ? half : PACER_MIN_WINDOW / 2;
 }
 
@@ -127,22 +129,32 @@ void pacer_on_send(struct pacer *p, uint64_t n, uint64_t now_ns)
         return; /* the oldest are the next to be acknowledged: keep them, time this one not */
     p->rec[(p->rec_head + p->rec_len) % PACER_RECORDS].end = p->sent;
     p->rec[(p->rec_head + p->rec_len) % PACER_RECORDS].t_ns = now_ns;
+    p->rec[(p->rec_head + p->rec_len) % PACER_RECORDS].len = n;
     p->rec_len++;
 }
 
 void pacer_note_blocked(struct pacer *p) { p->busy = true; }
 
-static void rtt_sample(struct pacer *p, uint64_t rtt, uint64_t now_ns)
+/* A round trip, and the same without the service of the write it timed (its bytes at the
+ * rate): a lump's last byte waits for the lump itself, which is no queue. The first sizes
+ * the window; the second, against the least of its kind, tells a queue. */
+static void rtt_sample(struct pacer *p, uint64_t rtt, uint64_t qrtt, uint64_t now_ns)
 {
     if (p->phase == PACER_PROBE_RTT) {
         if (p->probe_until_ns && (!p->probe_min_rtt_ns || rtt < p->probe_min_rtt_ns))
             p->probe_min_rtt_ns = rtt;
-    } else if (!p->min_rtt_ns || rtt <= p->min_rtt_ns) {
-        p->min_rtt_ns = rtt;
-        p->min_rtt_at_ns = now_ns;
+        if (p->probe_until_ns && (!p->probe_min_qrtt_ns || qrtt < p->probe_min_qrtt_ns))
+            p->probe_min_qrtt_ns = qrtt;
+    } else {
+        if (!p->min_rtt_ns || rtt <= p->min_rtt_ns) {
+            p->min_rtt_ns = rtt;
+            p->min_rtt_at_ns = now_ns;
+        }
+        if (!p->min_qrtt_ns || qrtt < p->min_qrtt_ns)
+            p->min_qrtt_ns = qrtt;
     }
-    if (!p->sample_rtt_ns || rtt < p->sample_rtt_ns)
-        p->sample_rtt_ns = rtt;
+    if (!p->sample_qrtt_ns || qrtt < p->sample_qrtt_ns)
+        p->sample_qrtt_ns = qrtt;
 }
 
 /* A queue that came before the least round trip was seen (the start's window, a drain too
@@ -156,16 +168,17 @@ static void probe_rtt(struct pacer *p, uint64_t now_ns)
             return;
         p->phase = PACER_PROBE_RTT;
         p->probe_until_ns = 0;
-        p->probe_min_rtt_ns = 0;
+        p->probe_min_rtt_ns = p->probe_min_qrtt_ns = 0;
         return;
     }
     if (!p->probe_until_ns && p->sent - p->acked <= pacer_window(p)) {
         p->probe_until_ns = now_ns + (p->min_rtt_ns > 200000000u ? p->min_rtt_ns : 200000000u);
-        p->probe_min_rtt_ns = 0; /* only samples of the drained link count */
+        p->probe_min_rtt_ns = p->probe_min_qrtt_ns = 0; /* only samples of the drained link count */
     } else if (p->probe_until_ns && now_ns >= p->probe_until_ns && p->probe_min_rtt_ns) {
         p->phase = PACER_CRUISE;
         p->since_probe = 0;
         p->min_rtt_ns = p->probe_min_rtt_ns;
+        p->min_qrtt_ns = p->probe_min_qrtt_ns;
         p->min_rtt_at_ns = now_ns;
     }
 }
@@ -199,15 +212,16 @@ static void start_probe(struct pacer *p, uint64_t bytes)
 /* One rate sample of span_ns ended, the link having been busy: the model moves. */
 static void on_rate_sample(struct pacer *p, uint64_t rate, uint64_t span_ns, bool draining)
 {
-    uint64_t before = pacer_rate(p), excess = p->sample_rtt_ns > p->min_rtt_ns ? p->sample_rtt_ns - p->min_rtt_ns : 0;
-    bool queued = p->min_rtt_ns && excess > queue_limit_ns(before);
+    uint64_t before = pacer_rate(p), excess = p->sample_qrtt_ns > p->min_qrtt_ns ? p->sample_qrtt_ns - p->min_qrtt_ns : 0;
+    bool queued = p->min_qrtt_ns && excess > queue_limit_ns(before);
     if (queued && p->phase != PACER_STARTUP && !draining) {
         /* A queue: the rate believed is more than the link now carries (it slowed down, or
          * another flow shares it). Believe what was delivered (the link was full), and hold
          * back what waits. The sample after is spent draining: its queue is the same one. */
         p->queued_samples++;
-        for (int i = 0; i < PACER_RATE_SAMPLES; i++)
-            p->rate_Bps[i] = rate;
+        if (rate < before - before / PACER_SLOWER) /* the link slowed down: believe it at once */
+            for (int i = 0; i < PACER_RATE_SAMPLES; i++)
+                p->rate_Bps[i] = rate;
         drain(p, excess, rate);
         p->phase = PACER_CRUISE;
         p->since_probe = 0;
@@ -264,9 +278,13 @@ int pacer_on_ack(struct pacer *p, uint64_t acked, uint64_t now_ns)
         p->sample_start_acked = acked;
     }
     /* RTT: from the write that this ACK completes. */
+    uint64_t rate = pacer_rate(p);
     while (p->rec_len && p->rec[p->rec_head].end <= acked) {
-        uint64_t rtt = now_ns - p->rec[p->rec_head].t_ns;
-        rtt_sample(p, rtt ? rtt : 1, now_ns);
+        uint64_t rtt = now_ns - p->rec[p->rec_head].t_ns, serve = rate ? p->rec[p->rec_head].len * NS / rate : 0;
+        rtt = rtt ? rtt : 1;
+        /* at most half the round trip: a rate believed too low (the link just sped up) must
+         * not make every round trip look like none */
+        rtt_sample(p, rtt, rtt - (serve < rtt / 2 ? serve : rtt / 2), now_ns);
         p->rec_head = (p->rec_head + 1) % PACER_RECORDS;
         p->rec_len--;
     }
@@ -285,7 +303,7 @@ int pacer_on_ack(struct pacer *p, uint64_t acked, uint64_t now_ns)
             on_rate_sample(p, (acked - p->sample_start_acked) * NS / span, span, draining);
         p->sample_start_ns = now_ns;
         p->sample_start_acked = acked;
-        p->sample_rtt_ns = 0;
+        p->sample_qrtt_ns = 0;
         p->busy = false;
     }
     probe_rtt(p, now_ns);
@@ -300,9 +318,10 @@ size_t pacer_allowance(const struct pacer *p, uint64_t now_ns)
     uint64_t room = w - inflight;
     if (!rate)
         return (size_t)room;
-    int64_t t = tokens_at(p, now_ns);
-    if (t < (int64_t)quantum(p, rate))
+    int64_t t = tokens_at(p, now_ns), q = (int64_t)quantum(p, rate);
+    if (t < q)
         return 0; /* not a lump yet: pacer_next_send_ns */
+    t = q >= PACER_SEGMENT ? t / PACER_SEGMENT * PACER_SEGMENT : t; /* whole segments */
     return (size_t)((uint64_t)t < room ? (uint64_t)t : room);
 }
 

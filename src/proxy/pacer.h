@@ -27,19 +27,22 @@
 #define PACER_SMALL_RESERVE 512u     /* small writes (a pen, a key) may pass a full window by this much */
 #define PACER_PROBE_EVERY 4          /* a probe every 4 samples while none finds more rate */
 #define PACER_CRUISE_EXCESS 16        /* cruising, bulk goes at the model's rate and a sixteenth */
-#define PACER_QUANTUM_NS 2000000u    /* bulk is released in lumps of a packet or 2 ms of the rate */
+#define PACER_SLOWER 4               /* a queue and an eighth less delivered: the link slowed down */
+#define PACER_QUANTUM_NS 2000000u    /* bulk is released in lumps of a segment or 2 ms of the rate */
+#define PACER_SEGMENT 1448u          /* a TCP segment's payload (MTU 1500, timestamps) */
 
 enum pacer_phase { PACER_STARTUP, PACER_CRUISE, PACER_PROBE, PACER_PROBE_RTT };
 
 struct pacer {
     uint64_t sent, acked;            /* link bytes written / acknowledged by the peer */
     bool measured;                   /* an ACK has arrived: the window applies */
-    struct { uint64_t end, t_ns; } rec[PACER_RECORDS];
+    struct { uint64_t end, t_ns, len; } rec[PACER_RECORDS];
     uint32_t rec_head, rec_len;
     uint64_t min_rtt_ns, min_rtt_at_ns; /* the least round trip, and when it was seen */
     uint64_t probe_until_ns;         /* probe_rtt: when it ends (0: not yet drained) */
     uint64_t probe_min_rtt_ns;       /* ... the least round trip seen in it */
-    uint64_t sample_rtt_ns;          /* the least round trip in the current rate sample */
+    uint64_t min_qrtt_ns, probe_min_qrtt_ns; /* the same without each write's own service */
+    uint64_t sample_qrtt_ns;         /* the least such round trip in the current rate sample */
     uint64_t rate_Bps[PACER_RATE_SAMPLES];
     uint32_t rate_next;
     uint64_t sample_start_ns, sample_start_acked;
