@@ -1,13 +1,14 @@
-/* pacer.h -- when the link may carry more, so that data waits inside tincan (where the
- * scheduler can still put a key press ahead of an image) and not in a queue beyond it: the
- * kernel's socket buffers, a relay's, a modem's or a router's. The peer acknowledges the
- * link bytes it has read (ACK frames); from the acknowledgements the pacer models the path
- * as BBR does (the bottleneck's delivery rate and the least round trip) and releases bulk
- * by a clock at that rate (a token bucket; the loop wakes at pacer_next_send_ns), with a
- * window of a product and a half only as a cap; it probes for more rate with small bursts
- * that grow while they find it, and when the round trip shows a queue it takes the rate
- * delivered and holds back the queue's bytes (a delay signal, as in LEDBAT and Copa).
- * Pure: no I/O, times are given. docs/DESIGN.md, "The pacer", says why. */
+/* pacer.h -- how much the link may carry now, so that data waits inside tincan (where
+ * the scheduler can still put a key press ahead of an image) and not in a queue beyond
+ * it: the kernel's socket buffers, a relay's, a modem's or a router's. The peer
+ * acknowledges the link bytes it has read (ACK frames); from the acknowledgements the
+ * pacer models the path as BBR does (the bottleneck's delivery rate and the least round
+ * trip), keeps about one bandwidth-delay product and a packet in flight, probes for more
+ * rate with small steps that grow while they find it, and drops its rate to what was
+ * delivered when the round trip shows a queue (a delay signal, as in LEDBAT and Copa).
+ * Bulk also goes by a clock a quarter above the model's rate (a token bucket; the loop
+ * wakes at pacer_next_send_ns), so a window that opens at once leaves as a stream, not a
+ * burst. Pure: no I/O, times are given. docs/DESIGN.md, "The pacer", says why. */
 #ifndef TINCAN_PACER_H
 #define TINCAN_PACER_H
 
@@ -22,40 +23,38 @@
 #define PACER_MAX_WINDOW (64u << 20)
 #define PACER_LOCAL_RTT_NS 2000000u   /* a round trip under 2 ms: no pacing (a LAN, this machine) */
 #define PACER_SAMPLE_BYTES 4096u     /* a rate sample spans this much at least (or 1 s) */
-#define PACER_PACKET 1500u           /* a packet: the least release, the least probe, the queue that counts */
+#define PACER_PACKET 1500u           /* a packet: the margin's unit, the least probe, the queue that counts */
 #define PACER_RTT_WINDOW_NS (10ull * 1000000000ull) /* min RTT: forgotten after 10 s */
+#define PACER_HEADROOM 8              /* steady window: BDP + BDP / this + margin */
 #define PACER_SMALL_RESERVE 512u     /* small writes (a pen, a key) may pass a full window by this much */
 #define PACER_PROBE_EVERY 4          /* a probe every 4 samples while none finds more rate */
-#define PACER_CRUISE_EXCESS 16        /* cruising, bulk goes at the model's rate and a sixteenth */
-#define PACER_SLOWER 4               /* a queue and an eighth less delivered: the link slowed down */
-#define PACER_QUANTUM_NS 2000000u    /* bulk is released in lumps of a segment or 2 ms of the rate */
+#define PACER_CLOCK_EXCESS 4         /* bulk's clock runs at the model's rate and a quarter */
+#define PACER_QUANTUM_NS 2000000u    /* ... releasing a segment or 2 ms of the rate at a time */
 #define PACER_SEGMENT 1448u          /* a TCP segment's payload (MTU 1500, timestamps) */
 
-enum pacer_phase { PACER_STARTUP, PACER_CRUISE, PACER_PROBE, PACER_PROBE_RTT };
+enum pacer_phase { PACER_STARTUP, PACER_CRUISE, PACER_PROBE, PACER_DRAIN, PACER_PROBE_RTT };
 
 struct pacer {
     uint64_t sent, acked;            /* link bytes written / acknowledged by the peer */
     bool measured;                   /* an ACK has arrived: the window applies */
-    struct { uint64_t end, t_ns, len; } rec[PACER_RECORDS];
+    struct { uint64_t end, t_ns; } rec[PACER_RECORDS];
     uint32_t rec_head, rec_len;
     uint64_t min_rtt_ns, min_rtt_at_ns; /* the least round trip, and when it was seen */
     uint64_t probe_until_ns;         /* probe_rtt: when it ends (0: not yet drained) */
     uint64_t probe_min_rtt_ns;       /* ... the least round trip seen in it */
-    uint64_t min_qrtt_ns, probe_min_qrtt_ns; /* the same without each write's own service */
-    uint64_t sample_qrtt_ns;         /* the least such round trip in the current rate sample */
+    uint64_t sample_rtt_ns;          /* the least round trip in the current rate sample */
     uint64_t rate_Bps[PACER_RATE_SAMPLES];
     uint32_t rate_next;
     uint64_t sample_start_ns, sample_start_acked;
-    bool busy;                       /* data was waiting on the pacer: rate samples count */
+    bool busy;                       /* data was waiting while the window was full: rate samples count */
     enum pacer_phase phase;
     uint64_t full_rate;              /* startup: the rate that has not grown by a quarter since */
     unsigned flat_samples;           /* ... for this many samples */
-    unsigned since_probe;            /* samples since the last probe (while probing: since it began) */
-    uint64_t probe_bytes;            /* the probe's burst beyond the rate */
+    unsigned since_probe;            /* samples since the last probe */
+    uint64_t probe_bytes;            /* in flight beyond the model while probing (and less while draining) */
     uint64_t probe_base_Bps;         /* the rate before the probe */
-    int64_t tokens;                  /* bytes bulk may send at tokens_ns (below 0: a debt, a drain) */
+    int64_t tokens;                  /* bytes bulk may send at tokens_ns by the clock (below 0: owed) */
     uint64_t tokens_ns;
-    bool drained;                    /* the last sample ended in a drain: the next is its own */
     uint64_t queued_samples;         /* samples that showed a queue (statistics) */
 };
 
@@ -68,18 +67,18 @@ void pacer_on_send(struct pacer *p, uint64_t n, uint64_t now_ns);
 int pacer_on_ack(struct pacer *p, uint64_t acked, uint64_t now_ns);
 /* The scheduler wanted to send more than the pacer allowed. */
 void pacer_note_blocked(struct pacer *p);
-/* Link bytes bulk may write now: the window's room and the clock's tokens. */
+/* Link bytes bulk may write now (beyond those in flight): the window's room and the clock's. */
 size_t pacer_allowance(const struct pacer *p, uint64_t now_ns);
 /* ... for channels with little queued, served first (a key press, a pen's drawing): the
  * window and PACER_SMALL_RESERVE, never the clock (their bytes are charged to it), so that
- * they need not wait behind bulk. */
+ * they need not wait for the next ACK or lump behind bulk. */
 size_t pacer_allowance_small(const struct pacer *p);
-/* When bulk held by the clock alone may go (0: not held by the clock). */
+/* When bulk held by the clock may go (0: the clock does not hold it). */
 uint64_t pacer_next_send_ns(const struct pacer *p, uint64_t now_ns);
-/* The estimates, 0 until measured; the rate bulk is released at (0: not paced). */
+/* The estimates, 0 until measured. */
 uint64_t pacer_rate(const struct pacer *p);
 uint64_t pacer_rtt_ns(const struct pacer *p);
 size_t pacer_window(const struct pacer *p);
-uint64_t pacer_pacing_rate(const struct pacer *p);
+uint64_t pacer_pacing_rate(const struct pacer *p);   /* bulk's clock, 0: none */
 
 #endif
