@@ -518,7 +518,7 @@ static size_t kernel_budget(struct session *s, size_t wanted)
 static size_t link_budget(struct session *s, size_t queued, bool small)
 {
     size_t budget = kernel_budget(s, queued + link_backlog(s));
-    uint64_t allow = small ? pacer_allowance_small(&s->pacer) : pacer_allowance(&s->pacer, s->now()), ratio = 1;
+    uint64_t allow = small ? pacer_allowance_small(&s->pacer) : pacer_allowance(&s->pacer), ratio = 1;
     if (s->codec && s->stats.link_bytes_out)
         ratio = s->stats.frame_bytes_out / s->stats.link_bytes_out;
     allow *= ratio < 1 ? 1 : ratio > 8 ? 8 : ratio;
@@ -705,17 +705,11 @@ void linkwriter_pump(struct session *s)
     /* Wake when the link drains: to write what is packed (unless held: the loop wakes at
      * its deadline), or to pack what channels hold. */
     bool held = s->link_tx.len && s->hold_since;
-    /* Channels' data waiting on the pacer waits for an ACK (a read: the window) or for the
-     * clock (the loop's wake-up at the next send time), not for the socket, which is
-     * writable all along: wanting it would spin. */
-    uint64_t now = s->now();
-    bool waiting = s->state == SESSION_UP && channels_waiting(s);
+    /* Channels' data waiting on the pacer's window waits for an ACK (a read), not for the
+     * socket, which is writable all along: wanting it would spin. */
     bool pending = s->hs_tx.len ||
-                   (s->state == SESSION_UP &&
-                    (s->wire_tx.len || (s->link_tx.len && !held) || (waiting && pacer_allowance(&s->pacer, now))));
-    uint64_t next = waiting ? pacer_next_send_ns(&s->pacer, now) : 0;
-    if (next)
-        loop_wake_by(s->loop, clock_ns() + (next - now));
+                   (s->state == SESSION_UP && (s->wire_tx.len || (s->link_tx.len && !held) ||
+                                               (channels_waiting(s) && pacer_allowance(&s->pacer))));
     if (s->state == SESSION_DETACHED)
         return;
     if (s->link_in == s->link_out)

@@ -1,6 +1,6 @@
-/* pacer.c -- the link's window and bulk's clock from its acknowledged delivery rate and round
- * trip (pacer.h). Must not do I/O or read a clock. Workload: one call per link write and per
- * ACK, and one per loop turn while bulk waits: a few per second to a few thousand. */
+/* pacer.c -- the link's window from its acknowledged delivery rate and round trip (pacer.h).
+ * Must not do I/O or read a clock. Workload: one call per link write and per ACK, a few per
+ * second to a few thousand. */
 #include "proxy/pacer.h"
 
 #include <errno.h>
@@ -14,20 +14,11 @@ void pacer_restart(struct pacer *p, uint64_t at)
     p->sent = p->acked = at;
 }
 
-static int64_t tokens_at(const struct pacer *p, uint64_t now_ns);
-
 void pacer_on_send(struct pacer *p, uint64_t n, uint64_t now_ns)
 {
     if (!n)
         return;
     p->sent += n;
-    if (pacer_pacing_rate(p)) {
-        /* Every byte is charged, a small write's too: bulk then waits for it. What is owed is
-         * bounded by two windows, so a run of small writes cannot hold bulk for long. */
-        int64_t t = tokens_at(p, now_ns) - (int64_t)n, floor = -2 * (int64_t)pacer_window(p);
-        p->tokens = t < floor ? floor : t;
-        p->tokens_ns = now_ns > p->tokens_ns ? now_ns : p->tokens_ns;
-    }
     if (p->rec_len == PACER_RECORDS)
         return; /* the oldest are the next to be acknowledged: keep them, time this one not */
     p->rec[(p->rec_head + p->rec_len) % PACER_RECORDS].end = p->sent;
@@ -156,8 +147,6 @@ int pacer_on_ack(struct pacer *p, uint64_t acked, uint64_t now_ns)
 {
     if (acked > p->sent || acked < p->acked)
         return -EBADMSG;
-    p->tokens = tokens_at(p, now_ns); /* at the clock's rate until now, whatever the ACK changes */
-    p->tokens_ns = now_ns > p->tokens_ns ? now_ns : p->tokens_ns;
     if (!p->measured) {
         p->measured = true;
         p->sample_start_ns = now_ns;
@@ -215,64 +204,12 @@ size_t pacer_window(const struct pacer *p)
     return w > PACER_MAX_WINDOW ? PACER_MAX_WINDOW : (size_t)w;
 }
 
-/* The clock: the model's rate and a quarter (twice it while starting), none before the rate
- * is measured or on a link this close. Above the rate, so that the window, clocked by the
- * ACKs, still decides how much is in flight, and the clock only spreads what the window
- * lets go at once (after ProbeRTT, while starting, an ACK's lump): on a long link such a
- * burst was the queue's peak. At the rate itself the window's feedback would be lost: what
- * is delivered cannot exceed what is sent, and every short sample would lower it for good. */
-uint64_t pacer_pacing_rate(const struct pacer *p)
+size_t pacer_allowance(const struct pacer *p)
 {
-    uint64_t rate = pacer_rate(p);
-    if (!p->measured || !rate || !p->min_rtt_ns || p->min_rtt_ns < PACER_LOCAL_RTT_NS)
-        return 0;
-    return p->phase == PACER_STARTUP ? 2 * rate : rate + rate / PACER_CLOCK_EXCESS;
-}
-
-/* Bulk waits for a lump of a segment, or 2 ms at the rate on a fast link (the loop's timer
- * has a millisecond's grain), at most half the window, and then takes all the clock has. */
-static int64_t quantum(const struct pacer *p, uint64_t rate)
-{
-    uint64_t q = rate * PACER_QUANTUM_NS / 1000000000ull / PACER_SEGMENT * PACER_SEGMENT, half = pacer_window(p) / 2;
-    q = q < PACER_SEGMENT ? PACER_SEGMENT : q;
-    return (int64_t)(q < half ? q : half);
-}
-
-/* The clock's bytes at now: they grow at its rate up to two lumps (an idle link saves no more). */
-static int64_t tokens_at(const struct pacer *p, uint64_t now_ns)
-{
-    uint64_t rate = pacer_pacing_rate(p);
-    if (!rate || now_ns <= p->tokens_ns)
-        return p->tokens;
-    int64_t cap = 2 * quantum(p, rate);
-    if (p->tokens >= cap)
-        return p->tokens;
-    uint64_t dt = now_ns - p->tokens_ns;
-    int64_t t = p->tokens + (int64_t)(rate * (dt < 1000000000ull ? dt : 1000000000ull) / 1000000000ull);
-    return t < cap ? t : cap;
-}
-
-size_t pacer_allowance(const struct pacer *p, uint64_t now_ns)
-{
-    uint64_t inflight = p->sent - p->acked, w = pacer_window(p), rate = pacer_pacing_rate(p);
+    uint64_t inflight = p->sent - p->acked, w = pacer_window(p);
     if (inflight >= w)
         return 0;
-    uint64_t room = w - inflight;
-    if (!rate)
-        return (size_t)room;
-    int64_t t = tokens_at(p, now_ns), q = quantum(p, rate);
-    if (t < q)
-        return 0; /* not a lump yet: pacer_next_send_ns */
-    return (size_t)((uint64_t)t < room ? (uint64_t)t : room);
-}
-
-uint64_t pacer_next_send_ns(const struct pacer *p, uint64_t now_ns)
-{
-    uint64_t rate = pacer_pacing_rate(p);
-    int64_t t = tokens_at(p, now_ns), q = rate ? quantum(p, rate) : 0;
-    if (!rate || t >= q || p->sent - p->acked >= pacer_window(p))
-        return 0; /* no clock, or it does not hold bulk now (the window does: an ACK wakes it) */
-    return now_ns + ((uint64_t)(q - t) * 1000000000ull + rate - 1) / rate;
+    return (size_t)(w - inflight);
 }
 
 size_t pacer_allowance_small(const struct pacer *p)

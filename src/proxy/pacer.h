@@ -6,9 +6,7 @@
  * trip), keeps about one bandwidth-delay product and a packet in flight, probes for more
  * rate with small steps that grow while they find it, and drops its rate to what was
  * delivered when the round trip shows a queue (a delay signal, as in LEDBAT and Copa).
- * Bulk also goes by a clock a quarter above the model's rate (a token bucket; the loop
- * wakes at pacer_next_send_ns), so a window that opens at once leaves as a stream, not a
- * burst. Pure: no I/O, times are given. docs/DESIGN.md, "The pacer", says why. */
+ * Pure: no I/O, times are given. docs/DESIGN.md, "The pacer", says why. */
 #ifndef TINCAN_PACER_H
 #define TINCAN_PACER_H
 
@@ -28,9 +26,6 @@
 #define PACER_HEADROOM 8              /* steady window: BDP + BDP / this + margin */
 #define PACER_SMALL_RESERVE 512u     /* small writes (a pen, a key) may pass a full window by this much */
 #define PACER_PROBE_EVERY 4          /* a probe every 4 samples while none finds more rate */
-#define PACER_CLOCK_EXCESS 4         /* bulk's clock runs at the model's rate and a quarter */
-#define PACER_QUANTUM_NS 2000000u    /* ... releasing a segment or 2 ms of the rate at a time */
-#define PACER_SEGMENT 1448u          /* a TCP segment's payload (MTU 1500, timestamps) */
 
 enum pacer_phase { PACER_STARTUP, PACER_CRUISE, PACER_PROBE, PACER_DRAIN, PACER_PROBE_RTT };
 
@@ -53,8 +48,6 @@ struct pacer {
     unsigned since_probe;            /* samples since the last probe */
     uint64_t probe_bytes;            /* in flight beyond the model while probing (and less while draining) */
     uint64_t probe_base_Bps;         /* the rate before the probe */
-    int64_t tokens;                  /* bytes bulk may send at tokens_ns by the clock (below 0: owed) */
-    uint64_t tokens_ns;
     uint64_t queued_samples;         /* samples that showed a queue (statistics) */
 };
 
@@ -65,20 +58,16 @@ void pacer_restart(struct pacer *p, uint64_t at);
 void pacer_on_send(struct pacer *p, uint64_t n, uint64_t now_ns);
 /* The peer says it has read `acked` link bytes (a running total). -EBADMSG if impossible. */
 int pacer_on_ack(struct pacer *p, uint64_t acked, uint64_t now_ns);
-/* The scheduler wanted to send more than the pacer allowed. */
+/* The scheduler wanted to send more than the window allowed. */
 void pacer_note_blocked(struct pacer *p);
-/* Link bytes bulk may write now (beyond those in flight): the window's room and the clock's. */
-size_t pacer_allowance(const struct pacer *p, uint64_t now_ns);
+/* Link bytes that may be written now (beyond those in flight). */
+size_t pacer_allowance(const struct pacer *p);
 /* ... for channels with little queued, served first (a key press, a pen's drawing): the
- * window and PACER_SMALL_RESERVE, never the clock (their bytes are charged to it), so that
- * they need not wait for the next ACK or lump behind bulk. */
+ * window and PACER_SMALL_RESERVE, so that they need not wait for the next ACK behind bulk. */
 size_t pacer_allowance_small(const struct pacer *p);
-/* When bulk held by the clock may go (0: the clock does not hold it). */
-uint64_t pacer_next_send_ns(const struct pacer *p, uint64_t now_ns);
 /* The estimates, 0 until measured. */
 uint64_t pacer_rate(const struct pacer *p);
 uint64_t pacer_rtt_ns(const struct pacer *p);
 size_t pacer_window(const struct pacer *p);
-uint64_t pacer_pacing_rate(const struct pacer *p);   /* bulk's clock, 0: none */
 
 #endif

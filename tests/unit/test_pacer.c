@@ -79,7 +79,7 @@ static uint64_t run(struct sim *s, struct pacer *p, uint64_t dur_ns, uint64_t t0
     uint64_t step = s->step_ns;
     for (uint64_t now = t0; now < t0 + dur_ns; now += step) {
         /* the sender: all the window allows, in one write; the kernel cuts it into packets */
-        size_t allow = pacer_allowance(p, now);
+        size_t allow = pacer_allowance(p);
         if (allow) {
             if (allow > 65536)
                 allow = 65536;
@@ -92,11 +92,6 @@ static uint64_t run(struct sim *s, struct pacer *p, uint64_t dur_ns, uint64_t t0
             }
         }
         pacer_note_blocked(p);       /* bulk: there is always more than the window */
-        if (getenv("PACER_TRACE") && now % (500 * MS) < step)
-            fprintf(stderr, "t %.1f rate %llu pace %llu rtt %.1f phase %d tokens %lld inflight %llu win %zu backlog %.1f ms q%llu\n",
-                    now / 1e9, (unsigned long long)pacer_rate(p), (unsigned long long)pacer_pacing_rate(p), pacer_rtt_ns(p) / 1e6,
-                    p->phase, (long long)p->tokens, (unsigned long long)(p->sent - p->acked), pacer_window(p), backlog_ns(s, now) / 1e6,
-                    (unsigned long long)p->queued_samples);
         /* the bottleneck serves step_ns worth of bytes */
         s->credit += rate_at(s, now) * step;
         uint64_t budget = s->credit / S;
@@ -239,10 +234,14 @@ int main(void)
         judge("100M/5ms", r100m, 1, 5, 5000, 5000, 0.90, 66.0);
     TEST("That bulk follows a rate that moves by 5 times every 4 s, its queue short")
         judge("1M<->200k/20ms", five, 2, 20, 16000, 32000, 0.80, 5.0);
-    unsigned n_cell = load_trace("emu/traces/cellular.trace");
-    if (getenv("PACER_CELL") && n_cell) {
-        TEST("That bulk follows bench/latency's cellular trace (20 ms each way)")
-            judge("cellular/20ms", cell, n_cell, 20, 10000, 50000, 0.0, 1000.0);
+    /* Main's pacer: 0.936 and 1.99 packets (bench/latency's run on the real trace: 1.17 times
+     * raw X's time, +94 ms at p99; docs/BENCHMARKS.md): a pacer that does worse here did so
+     * over the real trace too (h-pace's clock-paced pacer: 0.888, 2.35; 1.23, +118 ms). */
+    TEST("That bulk follows bench/latency's cellular trace (run from the top of the tree), its queue short") {
+        unsigned n_cell = load_trace("emu/traces/cellular.trace");
+        CHECK(n_cell > 0);
+        if (n_cell)
+            judge("cellular/20ms", cell, n_cell, 20, 10000, 50000, 0.92, 2.2);
     }
     TEST("That an ACK for bytes never sent, or going back, is refused") {
         struct pacer p;
@@ -251,7 +250,7 @@ int main(void)
         CHECK(pacer_on_ack(&p, 101, 2) < 0);
         CHECK(pacer_on_ack(&p, 50, 2) == 0);
         CHECK(pacer_on_ack(&p, 40, 3) < 0);
-        CHECK(pacer_allowance(&p, 3) == PACER_START_WINDOW - 50);
+        CHECK(pacer_allowance(&p) == PACER_START_WINDOW - 50);
     }
     return test_summary();
 }
