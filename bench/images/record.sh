@@ -74,3 +74,23 @@ run firefox-text pager 15 3 env -u MOZ_HEADLESS firefox-esr --no-remote --profil
 rm -rf "$FFP"
 run emacs pager 3 3 emacs -Q --eval '(blink-cursor-mode 0)' /usr/share/common-licenses/GPL-3
 run gtk3 pager 4 0 env NO_AT_BRIDGE=1 GTK_A11Y=none GDK_BACKEND=x11 gtk3-widget-factory
+# An image viewer (bench/compare's feh) on photographs and artwork, the next at each space:
+# photographs are where a lossless code finds least.
+viewer() { # command...
+    "$@" & p=$!
+    sleep 3
+    for i in 1 2 3 4 5; do
+        DISPLAY=:$REAL xdotool mousemove 300 300 key space >/dev/null 2>&1 || true
+        sleep 1.5
+    done
+    kill $p; wait $p 2>/dev/null || true
+}
+FEH_IMAGES=
+for f in /usr/share/images/fluxbox/debian-squared.jpg /usr/share/icewm/themes/NanoBlue/eos.jpg \
+         /usr/share/backgrounds/gnome/wood-l.webp /usr/share/images/fluxbox/debian-dark.png \
+         /usr/share/backgrounds/gnome/licorice-d.webp /usr/share/backgrounds/gnome/truchet-l.webp; do
+    [ -f "$f" ] && FEH_IMAGES="$FEH_IMAGES $f"
+done
+if [ -n "$FEH_IMAGES" ]; then
+    run feh viewer feh -g 800x600+0+0 --scale-down --zoom max -N $FEH_IMAGES
+fi

@@ -13,7 +13,7 @@
 #include "common/buf.h"
 #include "link/dict.h"
 
-#define LINK_PROTOCOL_VERSION 13
+#define LINK_PROTOCOL_VERSION 14
 #define HS_NONCE_SIZE 32
 #define HS_PROOF_SIZE 32
 #define HS_MAX_BANNER 128

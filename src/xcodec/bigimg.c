@@ -200,6 +200,36 @@ static bool webp_of(const struct xc_model *m, const uint8_t *body, uint32_t w, u
     return ok;
 }
 
+/* Mode 4's second WebP: the fourth byte of each pixel as grey (libwebp's subtract-green
+ * transform leaves red and blue nothing to code). A depth-24 image's fourth byte is not part
+ * of its pixels' values, but the server keeps it and GetImage returns it, so it goes exactly;
+ * programs leave there whatever their buffers held (imlib2: another image's channel, runs of
+ * 0 and 128). As alpha (mode 1) it broke libwebp's colour cache and copies of the colours:
+ * feh's photographs cost 1.5 times their opaque WebP, the plane apart about 1.05. */
+static bool plane_webp(const struct xc_model *m, const uint8_t *body, uint32_t w, uint32_t h, bool msb,
+                       struct buf *code)
+{
+    WebPConfig cfg;
+    WebPPicture pic;
+    int level = w * h > XC_BIGIMG_HUGE / 4 && m->bigimg_level > 1 ? 1 : m->bigimg_level;
+    if (!WebPConfigInit(&cfg) || !WebPConfigLosslessPreset(&cfg, level) || !WebPPictureInit(&pic))
+        return false;
+    cfg.exact = 1;
+    pic.use_argb = 1, pic.width = (int)w, pic.height = (int)h;
+    if (!WebPPictureAlloc(&pic))
+        return false;
+    const uint8_t *s = body + chan(msb, 3);
+    for (uint32_t y = 0; y < h; y++) {
+        uint32_t *d = pic.argb + (size_t)pic.argb_stride * y;
+        for (uint32_t x = 0; x < w; x++, s += 4)
+            d[x] = 0xff000000u | (uint32_t)*s * 0x010101u;
+    }
+    pic.writer = webp_write, pic.custom_ptr = code;
+    int ok = WebPEncode(&cfg, &pic);
+    WebPPictureFree(&pic);
+    return ok;
+}
+
 /* What the reference gives: of the image's detail (pixels unlike their left neighbour),
  * how much is found there, moved by dy. Flat areas (a page's white) cost little alone. */
 static void moved_detail(const uint8_t *body, const uint8_t *ref, uint32_t w, uint32_t h, int dy, size_t *detail,
@@ -308,16 +338,17 @@ static int tile_refs(const struct xc_model *m, const uint8_t *body, int x, int y
  * notes them. 1: not worth it (nothing appended), 0 or -ENOMEM. */
 static int put_code(struct xc_model *m, const uint8_t *body, uint32_t blen, int x, int y, uint32_t w, uint32_t h,
                     uint8_t mode, unsigned k, int dy, uint8_t fourth, const struct buf *refs, size_t loaded,
-                    const struct buf *code, struct buf *out)
+                    const struct buf *code, const struct buf *plane, struct buf *out)
 {
-    if (code->len + refs->len >= blen / 4 * 3)
+    if (code->len + refs->len + plane->len >= blen / 4 * 3)
         return 1;
     size_t mark = out->len;
     uint8_t head[3] = { XC_FILTER_WEBPLL, mode, (uint8_t)k };
     int rc = buf_append(out, head, mode == 2 ? 3 : 2) < 0 || (mode == 2 && buf_put_varint(out, xc_zz32((uint32_t)dy)) < 0) ||
-                     (mode != 1 && buf_append(out, &fourth, 1) < 0) ||
+                     (mode != 1 && mode != 4 && buf_append(out, &fourth, 1) < 0) ||
                      (mode == 3 && buf_append(out, buf_head(refs), refs->len) < 0) || buf_put_varint(out, code->len) < 0 ||
-                     buf_append(out, buf_head(code), code->len) < 0
+                     buf_append(out, buf_head(code), code->len) < 0 ||
+                     (mode == 4 && (buf_put_varint(out, plane->len) < 0 || buf_append(out, buf_head(plane), plane->len) < 0))
                  ? -ENOMEM
                  : 0;
     while (rc == 0 && blen > XC_IMGS_MAX && out->len - mark < blen / 256)
@@ -345,10 +376,14 @@ int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *bo
     uint8_t fourth = body[chan(msb, 3)], mode = 0;
     for (size_t i = 1; i < npx && !mode; i++)
         mode = body[4 * i + chan(msb, 3)] != fourth;
+    /* Varied fourth bytes: a depth-32 image's alpha goes with its colours (mode 1); a depth-24
+     * image's are left over from the program's buffers, apart (mode 4, plane_webp). */
+    if (mode && fixed[21] == 24)
+        mode = 4;
     unsigned k = 0;
     int dy = 0, x, y;
     image_at(fixed, msb, &x, &y);
-    struct buf code = { 0 }, alone = { 0 }, refs = { 0 };
+    struct buf code = { 0 }, alone = { 0 }, refs = { 0 }, plane = { 0 };
     struct tile_cover cover = { 0 };
     bool moved = !mode && find_moved(m->imgs, body, blen, w, h, &k, &dy, &changes), ok;
     size_t detail = 0, found = 0;
@@ -366,7 +401,8 @@ int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *bo
             code = alone, alone = t, moved = false;
         }
     } else
-        ok = webp_of(m, body, w, h, msb, mode, NULL, 0, NULL, &code);
+        ok = webp_of(m, body, w, h, msb, mode, NULL, 0, NULL, &code) &&
+             (mode != 4 || plane_webp(m, body, w, h, msb, &plane));
     if (moved)
         mode = 2;
     /* Tiles of earlier sessions or of this one (a page drawn again in other rectangles): the
@@ -374,7 +410,7 @@ int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *bo
      * image over 1 MiB, which one WebP already holds the loop longest (core_grab's probe of
      * the real server missed its 1 s by 3 ms when such images were coded twice). */
     size_t loaded = 0;
-    int tiles = ok && mode != 1 && blen <= XC_BIGIMG_HUGE && !sent_before(m, &code)
+    int tiles = ok && mode != 1 && mode != 4 && blen <= XC_BIGIMG_HUGE && !sent_before(m, &code)
                     ? tile_refs(m, body, x, y, w, h, &cover, &refs, &loaded)
                     : 0;
     if (tiles > 0) {
@@ -385,11 +421,20 @@ int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *bo
         }
     }
     free(cover.cell);
-    int rc = ok ? put_code(m, body, blen, x, y, w, h, mode, k, dy, fourth, &refs, loaded, &code, out) : 1;
+    int rc = ok ? put_code(m, body, blen, x, y, w, h, mode, k, dy, fourth, &refs, loaded, &code, &plane, out) : 1;
     buf_free(&code);
+    buf_free(&plane);
     buf_free(&alone);
     buf_free(&refs);
     return rc;
+}
+
+/* Whether code is a still lossless WebP (VP8L) of w x h. */
+static bool lossless_webp_of(const uint8_t *code, uint64_t n, uint32_t w, uint32_t h)
+{
+    WebPBitstreamFeatures f;
+    return WebPGetFeatures(code, n, &f) == VP8_STATUS_OK && (uint32_t)f.width == w && (uint32_t)f.height == h &&
+           f.format == 2 && !f.has_animation;
 }
 
 /* Mode 3's references: into cell[] (0: from the WebP; else 1 + the tile's index: the loaded
@@ -424,12 +469,13 @@ int xc_bigimg_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uin
     uint8_t mode, fourth = 0, k = 0;
     uint64_t n, zdy = 0;
     int x, y;
-    const uint8_t *webp, *ref = NULL;
+    const uint8_t *webp, *plane = NULL, *ref = NULL;
+    uint64_t pn = 0;
     struct xc_tile_grid g = { 0 };
     bool fits = bigimg_fits(fixed, blen, msb, &w, &h);
     image_at(fixed, msb, &x, &y);
     int rc = rd_u8(r, &mode);
-    if (rc == 0 && mode > 3)
+    if (rc == 0 && mode > 4)
         rc = -EBADMSG;
     if (rc == 0 && mode == 2 && (rc = rd_u8(r, &k)) == 0 && (rc = rd_varint(r, &zdy)) == 0) {
         if (!m->imgs || k >= m->imgs->n || m->imgs->e[k].len != blen || zdy > 0xffffffffu)
@@ -437,7 +483,7 @@ int xc_bigimg_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uin
         else
             ref = m->imgs->e[k].p;
     }
-    if (rc == 0 && mode != 1)
+    if (rc == 0 && mode != 1 && mode != 4)
         rc = rd_u8(r, &fourth);
     if (rc == 0 && mode == 3) {
         if (!fits)
@@ -447,15 +493,26 @@ int xc_bigimg_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uin
     }
     if (rc == 0)
         rc = xc_rd_sized(r, blen, &webp, &n);
+    if (rc == 0 && mode == 4)
+        rc = xc_rd_sized(r, blen, &plane, &pn);
     if (rc < 0)
         goto done;
-    WebPBitstreamFeatures f;
     rc = -EBADMSG;
-    if (!fits || WebPGetFeatures(webp, n, &f) != VP8_STATUS_OK || (uint32_t)f.width != w || (uint32_t)f.height != h ||
-        f.format != 2 || f.has_animation)
+    if (!fits || !lossless_webp_of(webp, n, w, h) || (mode == 4 && !lossless_webp_of(plane, pn, w, h)))
         goto done; /* of another size, lossy, or not a still WebP */
     if (!WebPDecodeBGRAInto(webp, n, dst, blen, (int)(4 * w)))
         goto done;
+    if (mode == 4) { /* the fourth bytes: the second WebP's green */
+        uint8_t *grey = malloc(blen);
+        bool ok = grey && WebPDecodeBGRAInto(plane, pn, grey, blen, (int)(4 * w));
+        for (size_t i = 0; ok && i < blen; i += 4)
+            dst[i + 3] = grey[i + 1];
+        free(grey);
+        if (!ok) {
+            rc = grey ? -EBADMSG : -ENOMEM;
+            goto done;
+        }
+    }
     if (mode == 2) { /* alpha 0: the reference's pixel, dy rows down; else opaque, as sent */
         int64_t dy = (int32_t)xc_unzz32((uint32_t)zdy);
         for (uint32_t yy = 0; yy < h; yy++) {
@@ -473,7 +530,7 @@ int xc_bigimg_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uin
                     memcpy(d, ref + (size_t)4 * (w * (size_t)ry + xx), 4);
             }
         }
-    } else if (mode != 1) /* 0 and 3: the fourth byte is one value; the WebP's alpha is not used */
+    } else if (mode == 0 || mode == 3) /* the fourth byte is one value; the WebP's alpha is not used */
         for (size_t i = 3; i < blen; i += 4)
             dst[i] = fourth;
     if (msb && mode != 2) /* to the request's byte order */
@@ -530,7 +587,7 @@ static int palette_tiled(struct xc_model *m, const uint8_t *fixed, const uint8_t
     if (tile_refs(m, body, x, y, w, h, &cover, &refs, &loaded) > 0 &&
         4 * loaded >= (size_t)cover.g.nx * cover.g.ny &&
         webp_of(m, body, w, h, msb, 3, NULL, 0, &cover, &code) && refs.len + code.len + 8 < beat)
-        rc = put_code(m, body, blen, x, y, w, h, 3, 0, 0, body[chan(msb, 3)], &refs, loaded, &code, out);
+        rc = put_code(m, body, blen, x, y, w, h, 3, 0, 0, body[chan(msb, 3)], &refs, loaded, &code, &(struct buf){ 0 }, out);
     free(cover.cell);
     buf_free(&refs);
     buf_free(&code);

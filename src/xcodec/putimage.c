@@ -422,7 +422,7 @@ int xc_pix_put_ref(struct buf *out, uint8_t marker, uint32_t index)
 }
 
 /* For a debug log: what an image cost, and how it went (the filter byte, and for WebP its
- * mode: 0/1 alone, 2 against a recent image moved, 3 with tiles found). */
+ * mode: 0/1/4 alone, 2 against a recent image moved, 3 with tiles found). */
 static void trace_image(const uint8_t *fixed, uint32_t blen, bool msb, const uint8_t *code, size_t n)
 {
     struct xp_put_image_req q = put_image(fixed, msb);
@@ -435,15 +435,15 @@ static void trace_image(const uint8_t *fixed, uint32_t blen, bool msb, const uin
 }
 
 /* Whether a new image's code is kept for the next session's pixel bodies though the pixel
- * coder did not make it: a palette (filter 3) or a WebP of the image alone (filter 9, mode 0
- * or 1), codes that need no state of this session to be read, of bodies up to
+ * coder did not make it: a palette (filter 3) or a WebP of the image alone (filter 9, mode 0,
+ * 1 or 4), codes that need no state of this session to be read, of bodies up to
  * XC_PIXCACHE_IMAGE_MAX. What a program sends at every start: its window's icon (firefox:
  * 22 KB of WebP), toolbar images of few colours. Larger images are left to the tiles: a
  * browser's strips would fill the set's budget and end its collecting for the session. */
 static bool code_whole(const uint8_t *code, size_t n, uint32_t blen)
 {
     return blen <= XC_PIXCACHE_IMAGE_MAX && n >= 2 &&
-           (code[0] == 3 || (code[0] == XC_FILTER_WEBPLL && code[1] <= 1));
+           (code[0] == 3 || (code[0] == XC_FILTER_WEBPLL && (code[1] <= 1 || code[1] == 4)));
 }
 
 int xc_image_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *body, uint32_t blen, bool msb,
