@@ -129,6 +129,14 @@ int main(void)
     if (xcb_get_maximum_request_length(c) > 65535)
         xcb_put_image(c, XCB_IMAGE_FORMAT_Z_PIXMAP, w, gc, 620, 120, 10, 240, 0, 24, 620 * 120 * 4,
                       (const uint8_t *)big);
+    /* one of 200x100 whose unused fourth bytes vary, in runs of 0 and 128, as imlib2 (feh)
+     * leaves them: the server keeps them and GetImage (xwd) returns them (PutImage filter 9,
+     * mode 4) */
+    static uint32_t pad[200 * 100];
+    for (unsigned k = 0; k < 200 * 100; k++)
+        pad[k] = (((k % 200) * 5 + (k / 200) * 3) & 0xff) * 0x010101u ^ (k / 200 % 7) * 0x0d0000u |
+                 ((k % 200 / 17 + k / 200 / 9) % 3 ? 0x80000000u : 0);
+    xcb_put_image(c, XCB_IMAGE_FORMAT_Z_PIXMAP, w, gc, 200, 100, 420, 20, 0, 24, sizeof pad, (const uint8_t *)pad);
     /* getimage: read a region back and draw it elsewhere, mirrored in rows */
     xcb_get_image_reply_t *img =
         xcb_get_image_reply(c, xcb_get_image(c, XCB_IMAGE_FORMAT_Z_PIXMAP, w, 0, 0, 300, 60, ~0u), NULL);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # core_apps.sh -- real programs alone through tincan against direct runs (issue 16): an
 # editor (emacs -Q, Lucid toolkit, on a text file), two PDF viewers (mupdf, xpdf, on a PDF
-# the test writes) and, when installed, a web browser (firefox-esr on a local page). The
+# the test writes), an image viewer (feh, on a photograph) and, when installed, a web browser (firefox-esr on a local page). The
 # editor and the viewers draw the same every run: their whole screens must be byte for byte
 # the same as directly. Firefox does not (its start is timed and threaded): its window,
 # properties and exit status must be. A probe directly on the tincan side's Xvfb
@@ -57,6 +57,16 @@ app_xpdf() {
     xl_wait_alive "$2" 60 xl_has_window "$2" '^Xpdf: '
 }
 
+# feh (imlib2) leaves its buffers' bytes in the unused fourth byte of depth-24 pixels, which
+# the server keeps and xwd reads back; they differ between two direct runs, so its screens
+# are compared but for them (xdraw's image of such bytes, in core_screens, is compared whole).
+FEH_PHOTO=/usr/share/images/fluxbox/debian-squared.jpg # fluxbox's, installed for core_wm
+app_feh() {
+    xl_bg "$1" feh -g 640x480+0+0 --scale-down --zoom max -N "$FEH_PHOTO"
+    APP_PID=$XL_LAST; xl_wait_alive "$2" 60 xl_has_window "$2" '^feh'
+}
+
+declare -A SAME=([feh]=xl_same_colours)
 run_app() { # NAME COMMAND-NAME PACKAGE
     local app=$1 t0=$SECONDS ref=$XL_TMP/$1.direct.xwd out=$XL_TMP/$1.tincan.xwd
     if ! command -v "$2" >/dev/null; then echo "NOTE: $app is not run: install $3."; return; fi
@@ -67,10 +77,10 @@ run_app() { # NAME COMMAND-NAME PACKAGE
     if ! "app_$app" a a; then fail "That $app runs directly"
     elif ! xl_dump_stable a "$ref" 30; then fail "That $app settles directly"
     elif ! "app_$app" p b; then fail "That $app runs through tincan"
-    elif xl_wait_alive b 30 xl_dump_until_same b "$ref" "$out" 1; then
-        pass "That $app through tincan looks byte for byte as it does directly"
+    elif XL_SAME=${SAME[$app]:-} xl_wait_alive b 30 xl_dump_until_same b "$ref" "$out" 1; then
+        pass "That $app through tincan looks byte for byte as it does directly${SAME[$app]:+ (but for the unused fourth bytes)}"
     else
-        fail "That $app through tincan looks byte for byte as it does directly"
+        fail "That $app through tincan looks byte for byte as it does directly${SAME[$app]:+ (but for the unused fourth bytes)}"
         xl_describe_diff "$ref" "$out"
         mkdir -p /tmp/tincan-core-failures && cp "$ref" "$out" /tmp/tincan-core-failures/
     fi
@@ -147,5 +157,6 @@ run_firefox() {
 run_app emacs emacs emacs-lucid
 run_app mupdf mupdf mupdf
 run_app xpdf xpdf xpdf
+if [ -f "$FEH_PHOTO" ]; then run_app feh feh feh; else echo "NOTE: feh is not run: install fluxbox."; fi
 run_firefox
 summary
