@@ -332,6 +332,63 @@ static int tile_refs(const struct xc_model *m, const uint8_t *body, int x, int y
     return (int)count;
 }
 
+/* Mode 5: a colour byte premultiplied by its alpha, rounded to the nearest (cairo's and
+ * pixman's rule: GTK and firefox premultiply their window icon so for an ARGB pixmap). */
+static inline uint8_t premultiplied(uint8_t c, uint8_t a) { return (uint8_t)((c * a + 127) / 255); }
+
+/* Whether body is the first blen bytes of p, as they are (how 0) or premultiplied (how 1). */
+static bool prefix_is(const uint8_t *body, const uint8_t *p, uint32_t blen, bool msb, uint8_t how)
+{
+    if (!how)
+        return !memcmp(body, p, blen);
+    const unsigned ca = chan(msb, 3);
+    for (uint32_t i = 0; i < blen; i += 4) {
+        uint8_t a = p[i + ca];
+        if (body[i + ca] != a)
+            return false;
+        for (unsigned k = 0; k < 3; k++) {
+            unsigned c = chan(msb, k);
+            if (body[i + c] != premultiplied(p[i + c], a))
+                return false;
+        }
+    }
+    return true;
+}
+
+/* Mode 5: the recent image (newest first) whose first blen bytes are body, as they are or
+ * premultiplied: a program's window icon, in the icon list (icons.c, a recent image too), then
+ * premultiplied into an ARGB pixmap of its height or one row less (gnumeric's 256x256, 26 KB
+ * as WebP; firefox's 128x128, 11 KB). */
+static bool find_prefix(const struct xc_imgs *imgs, const uint8_t *body, uint32_t blen, bool msb, unsigned *k,
+                        uint8_t *how)
+{
+    for (unsigned i = 0; imgs && i < imgs->n; i++)
+        for (uint8_t h = 0; h < 2; h++)
+            if (imgs->e[i].len >= blen && prefix_is(body, imgs->e[i].p, blen, msb, h)) {
+                *k = i, *how = h;
+                return true;
+            }
+    return false;
+}
+
+/* Mode 5's record; then the tiles noted at this end, as the receiver notes them. */
+static int put_prefix(struct xc_model *m, const uint8_t *body, uint32_t blen, int x, int y, uint32_t w, uint32_t h,
+                      unsigned k, uint8_t how, struct buf *out)
+{
+    size_t mark = out->len;
+    uint8_t head[4] = { XC_FILTER_WEBPLL, 5, (uint8_t)k, how };
+    int rc = buf_append(out, head, sizeof head) < 0 ? -ENOMEM : 0;
+    while (rc == 0 && blen > XC_IMGS_MAX && out->len - mark < blen / 256)
+        rc = buf_append(out, "", 1); /* the least code size (5.2) */
+    if (rc == 0)
+        rc = xc_tilecache_note_image(m->tc, body, x, y, w, h);
+    if (rc == 0)
+        rc = xc_tile_ring_push_image(&m->ring, m->tc, body, x, y, w, h);
+    if (rc < 0)
+        out->len = mark;
+    return rc;
+}
+
 /* The image's record after the filter byte's place at out's end (mode, its fields, the
  * WebP of code), when code and refs are under three quarters of the image (noise: the row
  * filters cost less time); then the tiles and the code noted at this end, as the receiver
@@ -383,6 +440,9 @@ int xc_bigimg_encode(struct xc_model *m, const uint8_t *fixed, const uint8_t *bo
     unsigned k = 0;
     int dy = 0, x, y;
     image_at(fixed, msb, &x, &y);
+    uint8_t how;
+    if (mode == 1 && find_prefix(m->imgs, body, blen, msb, &k, &how))
+        return put_prefix(m, body, blen, x, y, w, h, k, how, out);
     struct buf code = { 0 }, alone = { 0 }, refs = { 0 }, plane = { 0 };
     struct tile_cover cover = { 0 };
     bool moved = !mode && find_moved(m->imgs, body, blen, w, h, &k, &dy, &changes), ok;
@@ -475,8 +535,22 @@ int xc_bigimg_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uin
     bool fits = bigimg_fits(fixed, blen, msb, &w, &h);
     image_at(fixed, msb, &x, &y);
     int rc = rd_u8(r, &mode);
-    if (rc == 0 && mode > 4)
+    if (rc == 0 && mode > 5)
         rc = -EBADMSG;
+    if (rc == 0 && mode == 5) { /* a recent image's first blen bytes, as they are or premultiplied */
+        uint8_t how;
+        if ((rc = rd_u8(r, &k)) < 0 || (rc = rd_u8(r, &how)) < 0)
+            goto done;
+        rc = -EBADMSG;
+        if (!fits || !m->imgs || k >= m->imgs->n || m->imgs->e[k].len < blen || how > 1)
+            goto done;
+        const uint8_t *p = m->imgs->e[k].p;
+        memcpy(dst, p, blen);
+        for (uint32_t i = 0; how && i < blen; i += 4)
+            for (unsigned c = 0; c < 3; c++)
+                dst[i + chan(msb, c)] = premultiplied(p[i + chan(msb, c)], p[i + chan(msb, 3)]);
+        goto tail;
+    }
     if (rc == 0 && mode == 2 && (rc = rd_u8(r, &k)) == 0 && (rc = rd_varint(r, &zdy)) == 0) {
         if (!m->imgs || k >= m->imgs->n || m->imgs->e[k].len != blen || zdy > 0xffffffffu)
             rc = -EBADMSG;
@@ -547,6 +621,8 @@ int xc_bigimg_decode(struct xc_model *m, const uint8_t *fixed, uint8_t *dst, uin
         for (unsigned j = 0; tile && j < XC_TILE_SIDE; j++)
             memcpy(dst + 4 * ((size_t)(oy + j) * w + ox), tile + 4 * XC_TILE_SIDE * j, 4 * XC_TILE_SIDE);
     }
+tail:
+    rc = -EBADMSG;
     for (uint8_t z = 0; blen > XC_BIG_BODY && rd_left(r) && !z;) /* zeros to the least size */
         if (rd_u8(r, &z) < 0 || z)
             goto done;

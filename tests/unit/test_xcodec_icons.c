@@ -66,8 +66,112 @@ static uint8_t *icon_list(const uint32_t *sides, unsigned n, bool msb, uint32_t 
     return p;
 }
 
+/* PutImage of w x h 32-bit pixels (ZPixmap, depth 32) into a pixmap. */
+static void put_image32(struct msgs *m, bool msb, const uint8_t *px, uint16_t w, uint16_t h)
+{
+    uint32_t len = 24 + 4u * w * h;
+    uint8_t *p = calloc(1, len);
+    p[0] = 72, p[1] = 2;
+    st16(p + 2, (uint16_t)(len / 4), msb);
+    st32(p + 4, 0x400005, msb), st32(p + 8, 0x400006, msb);
+    st16(p + 12, w, msb), st16(p + 14, h, msb);
+    p[21] = 32;
+    memcpy(p + 24, px, len - 24);
+    add(m, p, len);
+    free(p);
+}
+
+/* The first rows of an icon, each colour byte premultiplied by its alpha, rounded to the
+ * nearest, as GTK and firefox put their window icon into an ARGB pixmap. */
+static uint8_t *premultiplied_rows(const uint8_t *icon, uint32_t w, uint32_t rows, bool msb)
+{
+    uint8_t *p = malloc(4u * w * rows);
+    for (uint32_t i = 0; i < w * rows; i++) {
+        uint32_t v = ld32(icon + 4 * i, msb), a = v >> 24, out = a << 24;
+        for (int k = 0; k < 3; k++)
+            out |= (((v >> (8 * k)) & 0xff) * a + 127) / 255 << (8 * k);
+        st32(p + 4 * i, out, msb);
+    }
+    return p;
+}
+
 static void icon_tests(void)
 {
+    TEST("That a window icon put premultiplied into a pixmap after its icon list costs a reference, exactly") {
+        for (int msb = 0; msb < 2; msb++) {
+            const uint32_t sides[] = { 16, 128 };
+            uint32_t len;
+            uint8_t *list = icon_list(sides, 2, msb, &len);
+            const uint8_t *big = list + 8 + 4 * 16 * 16 + 8; /* the 128 x 128 icon's pixels */
+            uint8_t *whole = premultiplied_rows(big, 128, 128, msb), *less = premultiplied_rows(big, 128, 127, msb);
+            struct msgs alone = { 0 }, refs = { 0 }, other = { 0 };
+            change_property(&alone, msb, list, len);
+            change_property(&refs, msb, list, len);
+            put_image32(&refs, msb, whole, 128, 128);
+            put_image32(&refs, msb, less, 128, 127); /* a row less (gnumeric's 256 x 255) */
+            put_image32(&refs, msb, big, 128, 100);  /* the icon as it is, its first rows */
+            change_property(&other, msb, list, len);
+            whole[4 * 5000 + (msb ? 2 : 1)] ^= 1; /* one colour byte off: coded as an image */
+            put_image32(&other, msb, whole, 128, 128);
+            size_t n_alone = 0, n_refs = 0, n_other = 0;
+            CHECK(round_trip_at(XC_REQUESTS, msb, &alone, 0, 32000, &n_alone, NULL));
+            CHECK(round_trip_at(XC_REQUESTS, msb, &refs, 1001, 32000, &n_refs, NULL));
+            CHECK(round_trip_at(XC_REQUESTS, msb, &other, 0, 32000, &n_other, NULL));
+            printf("  icon list %zu bytes; with three pixmaps of it %zu; with one a byte off %zu (msb %d)\n", n_alone,
+                   n_refs, n_other, msb);
+            CHECK(n_alone && n_refs < n_alone + 3 * 40 && n_other > n_alone + 1000);
+            free(list), free(whole), free(less);
+            buf_free(&alone.all), buf_free(&refs.all), buf_free(&other.all);
+        }
+    }
+    TEST("That a reference to a recent image that is missing, or of an unknown kind, is refused") {
+        struct xc_model md;
+        xc_model_init(&md, XC_REQUESTS, false);
+        uint8_t fixed[24] = { 72, 2 }, dst[4 * 128 * 40];
+        st16(fixed + 2, (uint16_t)((24 + sizeof dst) / 4), false);
+        st16(fixed + 12, 128, false), st16(fixed + 14, 40, false);
+        fixed[21] = 32;
+        const uint8_t none[] = { 5, 0, 1 }; /* mode 5, entry 0 (there is none), premultiplied */
+        struct rd r = rd_make(none, sizeof none, false);
+        CHECK_EQ(xc_bigimg_decode(&md, fixed, dst, sizeof dst, false, &r), -EBADMSG);
+        xc_model_free(&md);
+        /* A stream with such a reference, its entry or its kind changed: refused. */
+        const uint32_t sides[] = { 128 };
+        uint32_t len;
+        uint8_t *list = icon_list(sides, 1, false, &len), *pm = premultiplied_rows(list + 8, 128, 128, false);
+        struct msgs m = { 0 };
+        change_property(&m, false, list, len);
+        put_image32(&m, false, pm, 128, 128);
+        put_image32(&m, false, pm, 128, 64);
+        struct xenc *e;
+        struct buf enc = { 0 }, out = { 0 };
+        CHECK(xenc_new(&e, XC_REQUESTS, false) == 0);
+        xenc_set_link_rate(e, 32000);
+        for (int i = 0; i < m.n; i++)
+            CHECK(xenc_message(e, buf_head(&m.all) + m.off[i], m.off[i + 1] - m.off[i], &enc) == 0);
+        uint8_t *p = (uint8_t *)buf_head(&enc);
+        size_t at = enc.len;
+        while (at-- > 3 && !(p[at - 3] == XC_FILTER_WEBPLL && p[at - 2] == 5 && p[at] == 1)) {
+        }
+        CHECK(at > 3 && at < enc.len); /* the last reference's `how` byte */
+        const uint8_t changes[][2] = { { 0, 2 }, { 0, 0xff }, { 1, 1 }, { 1, 63 } }; /* how 2 or 255; entries 1, 63 */
+        for (size_t c = 0; c < sizeof changes / sizeof *changes && at > 3 && at < enc.len; c++) {
+            size_t where = changes[c][0] ? at - 1 : at;
+            uint8_t keep = p[where];
+            p[where] = changes[c][1];
+            struct xdec *d;
+            CHECK(xdec_new(&d, XC_REQUESTS, false) == 0);
+            long used = xdec_feed(d, p, enc.len, &out);
+            CHECK(used < 0 || out.len != m.all.len || memcmp(buf_head(&out), buf_head(&m.all), out.len));
+            xdec_free(d);
+            buf_clear(&out);
+            p[where] = keep;
+        }
+        xenc_free(e);
+        free(list), free(pm);
+        buf_free(&enc), buf_free(&out), buf_free(&m.all);
+    }
+
     TEST("That a list of icons of 16 to 256 pixels round-trips in both byte orders, at any chunking, far below its pixels") {
         static const uint32_t sides[] = { 16, 24, 32, 48, 64, 128, 256 };
         for (int msb = 0; msb <= 1; msb++) {
