@@ -282,7 +282,11 @@ void channel_app_on_request(struct channel *ch, const struct msg_class *cls, con
         /* A copy among its own drawables whose only event is answered here, or that has
          * none (exposures off), can fail only by the client's bug: quiet as the others. */
         bool noexpose = answer_noexpose(ch, cls, msg, rq);
-        bool quiet = (predict_quiet(s->predict, &ch->pq, cls, msg, rq->size, ch->xs.msb) ||
+        uint32_t visual, window;
+        bool back_buffer = cls->ext && rq->size >= 8 && xp_peek32(msg, rq->size, 4, ch->xs.msb, &window) &&
+                           ownwin_output_visual(&ch->own, window, &visual) &&
+                           predict_quiet_back_buffer(s->predict, &ch->pq, cls, msg, rq->size, ch->xs.msb, visual);
+        bool quiet = (back_buffer || predict_quiet(s->predict, &ch->pq, cls, msg, rq->size, ch->xs.msb) ||
                       ((noexpose || expose_copy_silent(&ch->ex, cls, body, body_len, ch->xs.msb)) &&
                        predict_copy_own(&ch->pq, cls, msg, rq->size, ch->xs.msb))) &&
                      !ownwin_may_fail(&ch->own, cls, msg, rq->size, ch->xs.msb);

@@ -90,6 +90,11 @@ bool predict_copy_own(const struct predict_questions *pq, const struct msg_class
                       bool msb);
 bool predict_quiet(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
                    const uint8_t *req, uint32_t size, bool msb);
+/* DOUBLE-BUFFER AllocateBackBuffer on the client's InputOutput window of that visual (the
+ * caller's model of its windows says; ownwin.h), of its own buffer id, a defined swap action,
+ * the window's first: quiet when a GetVisualInfo reply lists the visual (else BadMatch). */
+bool predict_quiet_back_buffer(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
+                               const uint8_t *req, uint32_t size, bool msb, uint32_t visual);
 /* App side, every request (number seq) after the above: DOUBLE-BUFFER's back buffers made and
  * lost (a DeallocateBackBuffer, DestroyWindow or DestroySubwindows forgets them all). */
 void predict_track_back_buffers(struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req,

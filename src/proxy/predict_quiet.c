@@ -338,6 +338,49 @@ static bool quiet_swap_buffers(const struct predict_questions *pq, const uint8_t
     return true;
 }
 
+/* DBE GetVisualInfo's reply (xcb-proto): the count of screens at 8, then from 32 for each a
+ * count of visuals and the visuals, 8 bytes each, the id first. */
+enum { DBE_VI_SCREENS_AT = 8, DBE_VI_FIRST_AT = 32, DBE_VI_SIZE = 8, DBE_ALLOC_BUFFER_AT = 8, DBE_ALLOC_ACTION_AT = 12,
+       DBE_ALLOC_REQ_SIZE = 16 };
+
+/* Whether a GetVisualInfo reply the display side got lists the visual (visual ids are the
+ * server's resources, unique across its screens). */
+static bool dbe_visual_known(const struct predictor *p, uint8_t major, uint32_t visual)
+{
+    for (uint32_t i = 0; i < p->n_ex; i++) {
+        const struct exchange *e = &p->ex[i];
+        uint32_t screens, n, id;
+        if (!pd_exchange_ext_query_at(e, major, XP_DBE_OP_GET_VISUAL_INFO) ||
+            !xp_peek32(e->reply, e->reply_len, DBE_VI_SCREENS_AT, e->msb, &screens))
+            continue;
+        uint64_t at = DBE_VI_FIRST_AT;
+        for (uint32_t s = 0; s < screens && xp_peek32(e->reply, e->reply_len, (size_t)at, e->msb, &n); s++) {
+            at += 4;
+            for (uint32_t v = 0; v < n && at + DBE_VI_SIZE <= e->reply_len; v++, at += DBE_VI_SIZE)
+                if (xp_peek32(e->reply, e->reply_len, (size_t)at, e->msb, &id) && id == visual)
+                    return true;
+            if (at + 4 > e->reply_len)
+                break;
+        }
+    }
+    return false;
+}
+
+bool predict_quiet_back_buffer(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
+                               const uint8_t *req, uint32_t size, bool msb, uint32_t visual)
+{
+    uint32_t window;
+    if (cls->kind != MSG_REQUEST || !cls->ext || strcmp(cls->ext, "DOUBLE-BUFFER") ||
+        cls->minor != XP_DBE_OP_ALLOCATE_BACK_BUFFER || size != DBE_ALLOC_REQ_SIZE ||
+        !own_id(pq, req, size, DBE_ALLOC_WINDOW_AT, msb) || !own_id(pq, req, size, DBE_ALLOC_BUFFER_AT, msb) ||
+        req[DBE_ALLOC_ACTION_AT] > DBE_SWAP_ACTION_MAX || !xp_peek32(req, size, DBE_ALLOC_WINDOW_AT, msb, &window))
+        return false;
+    for (unsigned i = 0; i < pq->n_dbe; i++)
+        if (pq->dbe[i].window == window)
+            return false; /* a second name for its buffer: not what emacs does, not followed */
+    return dbe_visual_known(p, cls->major, visual);
+}
+
 void predict_track_back_buffers(struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req,
                                 uint32_t size, uint32_t seq, bool msb)
 {

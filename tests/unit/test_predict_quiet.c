@@ -464,6 +464,38 @@ static void test_quiet_emacs(void)
         request(b, 150, 2, (uint32_t[1]){ 0x400041 }, 1);
         predict_track_back_buffers(&a, &dealloc, b, 8, 17, false);
         CHECK(!predict_quiet(p, &a, &swap, sw, 16, false));
+        /* AllocateBackBuffer: quiet on a window of a visual GetVisualInfo listed (the caller
+         * gives the window's visual), its own buffer id, the window's first buffer */
+        request(al, 150, 1, (uint32_t[3]){ 0x400002, 0x400042, 3 }, 3);
+        CHECK(!predict_quiet_back_buffer(p, &a, &alloc, al, 16, false, 0x21)); /* no visuals known */
+        uint8_t vkey[16], vr[52];
+        request(vkey, 150, 0, (uint32_t[1]){ 1 }, 1);
+        request(vkey + 8, 150, 6, (uint32_t[1]){ 0 }, 1);
+        make_reply(vr, 0, 20, 0);
+        st32(vr + 8, 1, false);  /* one screen */
+        st32(vr + 32, 2, false); /* two visuals */
+        st32(vr + 36, 0x21, false);
+        st32(vr + 40, 0x0018, false);
+        st32(vr + 44, 0x22, false);
+        st32(vr + 48, 0x0020, false);
+        CHECK(predict_fact_exchange(&fact, false, vkey, 16, vr, 52) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK(predict_quiet_back_buffer(p, &a, &alloc, al, 16, false, 0x21));
+        CHECK(predict_quiet_back_buffer(p, &a, &alloc, al, 16, false, 0x22));
+        CHECK(!predict_quiet_back_buffer(p, &a, &alloc, al, 16, false, 0x23)); /* BadMatch */
+        CHECK(!predict_quiet_back_buffer(p, &a, &alloc, al, 16, false, 0x18)); /* a depth, not a visual */
+        al[12] = 4; /* swap action 4: BadValue */
+        CHECK(!predict_quiet_back_buffer(p, &a, &alloc, al, 16, false, 0x21));
+        request(al, 150, 1, (uint32_t[3]){ 0x400002, 0x800042, 3 }, 3);
+        CHECK(!predict_quiet_back_buffer(p, &a, &alloc, al, 16, false, 0x21)); /* not its id: BadIDChoice */
+        request(al, 150, 1, (uint32_t[3]){ 0x800002, 0x400042, 3 }, 3);
+        CHECK(!predict_quiet_back_buffer(p, &a, &alloc, al, 16, false, 0x21)); /* not its window */
+        request(al, 150, 1, (uint32_t[3]){ 0x400003, 0x400042, 3 }, 3);
+        CHECK(predict_quiet_back_buffer(p, &a, &alloc, al, 16, false, 0x21));
+        predict_track_back_buffers(&a, &alloc, al, 16, 18, false);
+        request(al, 150, 1, (uint32_t[3]){ 0x400003, 0x400043, 3 }, 3);
+        CHECK(!predict_quiet_back_buffer(p, &a, &alloc, al, 16, false, 0x21)); /* its buffer's second name */
+        CHECK(!predict_quiet_back_buffer(p, &a, &swap, al, 16, false, 0x21)); /* not an AllocateBackBuffer */
         buf_free(&fact);
         predict_questions_free(&a);
         predict_free(p);
