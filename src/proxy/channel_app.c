@@ -282,12 +282,41 @@ void channel_app_on_request(struct channel *ch, const struct msg_class *cls, con
         /* A copy among its own drawables whose only event is answered here, or that has
          * none (exposures off), can fail only by the client's bug: quiet as the others. */
         bool noexpose = answer_noexpose(ch, cls, msg, rq);
-        bool quiet = (predict_quiet(s->predict, &ch->pq, cls, msg, rq->size, ch->xs.msb) ||
+        uint32_t visual, window;
+        bool back_buffer = cls->ext && rq->size >= 8 && xp_peek32(msg, rq->size, 4, ch->xs.msb, &window) &&
+                           ownwin_output_visual(&ch->own, window, &visual) &&
+                           predict_quiet_back_buffer(s->predict, &ch->pq, cls, msg, rq->size, ch->xs.msb, visual);
+        bool quiet = (back_buffer || predict_quiet(s->predict, &ch->pq, cls, msg, rq->size, ch->xs.msb) ||
                       ((noexpose || expose_copy_silent(&ch->ex, cls, body, body_len, ch->xs.msb)) &&
                        predict_copy_own(&ch->pq, cls, msg, rq->size, ch->xs.msb))) &&
                      !ownwin_may_fail(&ch->own, cls, msg, rq->size, ch->xs.msb);
-        if (!quiet)
+        /* For round-trip counts: why a question crosses (a request not quiet still
+         * unanswered before it, else no answer known here). */
+        const struct xs_pending *last = ch->xs.pending_len ?
+            &ch->xs.pending[(ch->xs.pending_head + ch->xs.pending_len - 1) % ch->xs.pending_cap] : NULL;
+        if (last && last->seq == seq) {
+            if (ch->last_unpredicted > ch->xs.seq_done)
+                log_debug("channel %u: request %u (%s%s%s) crosses behind request %u (%s%s%s)", ch->id, seq,
+                          cls->ext ? cls->ext : "", cls->ext ? " " : "", cls->name ? cls->name : "?",
+                          ch->last_unpredicted, ch->unpredicted_cls.ext ? ch->unpredicted_cls.ext : "",
+                          ch->unpredicted_cls.ext ? " " : "", ch->unpredicted_cls.name ? ch->unpredicted_cls.name : "?");
+            else if (!cls->ext && cls->major == XP_OP_INTERN_ATOM && rq->size >= 8)
+                log_debug("channel %u: request %u (InternAtom %.*s) crosses: no answer known here", ch->id, seq,
+                          (int)(rq->size - 8 < (uint32_t)ld16(msg + 4, ch->xs.msb) ? rq->size - 8
+                                                                                    : ld16(msg + 4, ch->xs.msb)),
+                          (const char *)msg + 8);
+            else
+                log_debug("channel %u: request %u (%s%s%s) crosses: no answer known here%s", ch->id, seq,
+                          cls->ext ? cls->ext : "", cls->ext ? " " : "", cls->name ? cls->name : "?",
+                          cls->ext || cls->major != XP_OP_GET_INPUT_FOCUS ? ""
+                          : !ch->focus_known ? " (the focus not known: an event, or a request that may move it)"
+                          : ch->grabbing ? " (a grab)" : " (the last answer is older than 250 ms)");
+        }
+        predict_track_back_buffers(&ch->pq, cls, msg, rq->size, seq, ch->xs.msb);
+        if (!quiet) {
             ch->last_unpredicted = seq;
+            ch->unpredicted_cls = *cls;
+        }
         if (may_move_focus(cls, quiet))
             ch->focus_known = false;
         if (!noexpose)
@@ -314,6 +343,8 @@ void channel_app_on_server_msg(struct channel *ch, const struct xw_server_msg *m
                   ch->xs.seq_done, cls->ext ? cls->ext : "", cls->ext ? " " : "", cls->name ? cls->name : "?");
         ch->last_answered = ch->xs.seq_sent + 1;
     }
+    if (m->has_seq)
+        predict_back_buffers_seen(&ch->pq, m->kind == XW_KIND_ERROR, ch->xs.seq_done);
     /* The focus as the client last heard it from the server, while it hears no event after
      * (a FocusOut, or news of a change that moved it). Replies and errors keep it. */
     bool focus_reply = m->kind == XW_KIND_REPLY && !cls->ext && cls->major == XP_OP_GET_INPUT_FOCUS &&

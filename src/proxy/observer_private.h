@@ -57,7 +57,7 @@ enum pending_kind { P_SELECT, P_ATTRS, P_GEOMETRY, P_SYNC, P_KEYMAP, P_MODMAP, P
  * ListProperties and GetProperty of the root. */
 enum probe_step { S_LIST, S_QE, S_ATOM, S_HS, S_PROPS, S_PROP, S_COLOR, S_FONT, S_FONT_QUERY, S_FONTS_DONE, S_POLL,
                   S_XKB_MAP };
-#define PROBE_SLOTS 16               /* handshake probes (probes[] below) */
+#define PROBE_SLOTS 17               /* handshake probes (probes[] below) */
 
 struct pending {
     uint32_t seq;

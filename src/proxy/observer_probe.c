@@ -37,6 +37,9 @@ static const struct {
     { "XInputExtension", XP_XINPUT_OP_XI_QUERY_VERSION, { 2, 0, 4, 0 }, 4 },         /* 2.4 */
     { "SYNC", XP_SYNC_OP_INITIALIZE, { 3, 1, 0, 0 }, 4 },                            /* 3.1 (libXext, GTK 3's frame clock) */
     { "DOUBLE-BUFFER", XP_DBE_OP_QUERY_VERSION, { 1, 0, 0, 0 }, 4 },                 /* 1.0 (libXext; emacs) */
+    /* the visuals with back buffers, of every screen (none named): emacs's AllocateBackBuffer
+     * is quiet on a window of one of them (predict_quiet.c) */
+    { "DOUBLE-BUFFER", XP_DBE_OP_GET_VISUAL_INFO, { 0, 0, 0, 0 }, 4 },
 };
 #define N_PROBES (sizeof probes / sizeof *probes)
 _Static_assert(N_PROBES == PROBE_SLOTS, "PROBE_SLOTS counts probes[]");

@@ -100,6 +100,15 @@ bool ownwin_known(const struct ownwin_state *o, uint32_t window)
     return win_get(o, window) != NULL;
 }
 
+bool ownwin_output_visual(const struct ownwin_state *o, uint32_t window, uint32_t *visual)
+{
+    const struct ownwin_win *w = win_get(o, window);
+    if (!w || w->dubious || w->klass != XP_WINDOW_CLASS_INPUT_OUTPUT || !w->visual)
+        return false;
+    *visual = w->visual;
+    return true;
+}
+
 static void win_remove(struct ownwin_state *o, struct ownwin_win *w)
 {
     uint32_t i = (uint32_t)(w - o->wins);

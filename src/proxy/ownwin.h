@@ -136,5 +136,8 @@ bool ownwin_geometry_differs(const struct ownwin_state *o, uint32_t window, int1
                              uint16_t height, uint16_t border);
 /* Whether the window is one of the client's, alive in the model. */
 bool ownwin_known(const struct ownwin_state *o, uint32_t window);
+/* A window of the client's the model holds, made without doubt, of class InputOutput: its
+ * visual (CopyFromParent resolved). */
+bool ownwin_output_visual(const struct ownwin_state *o, uint32_t window, uint32_t *visual);
 
 #endif

@@ -48,6 +48,7 @@ struct predict_font {
     uint16_t len;
     char *name;
 };
+#define PREDICT_MAX_BACK_BUFFERS 8u /* emacs: one per frame */
 /* One connection's state for the predictor: questions, extension histories, open fonts. */
 struct predict_questions {
     struct predict_question *q;
@@ -61,6 +62,13 @@ struct predict_questions {
     uint32_t root;                /* the first screen's root window (0: not known) */
     bool xkb_flags_known;         /* XKEYBOARD's per-client flags, as its requests set them */
     uint8_t xkb_flags;
+    /* App side: DOUBLE-BUFFER back buffers of the client's windows, by the AllocateBackBuffer
+     * that made each (confirmed: a later request's answer came and no error for it). */
+    struct predict_back_buffer {
+        uint32_t window, seq;
+        bool confirmed;
+    } dbe[PREDICT_MAX_BACK_BUFFERS];
+    uint8_t n_dbe;
 };
 
 int predict_new(struct predictor **out);   /* 0 or -ENOMEM */
@@ -82,6 +90,18 @@ bool predict_copy_own(const struct predict_questions *pq, const struct msg_class
                       bool msb);
 bool predict_quiet(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
                    const uint8_t *req, uint32_t size, bool msb);
+/* DOUBLE-BUFFER AllocateBackBuffer on the client's InputOutput window of that visual (the
+ * caller's model of its windows says; ownwin.h), of its own buffer id, a defined swap action,
+ * the window's first: quiet when a GetVisualInfo reply lists the visual (else BadMatch). */
+bool predict_quiet_back_buffer(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
+                               const uint8_t *req, uint32_t size, bool msb, uint32_t visual);
+/* App side, every request (number seq) after the above: DOUBLE-BUFFER's back buffers made and
+ * lost (a DeallocateBackBuffer, DestroyWindow or DestroySubwindows forgets them all). */
+void predict_track_back_buffers(struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req,
+                                uint32_t size, uint32_t seq, bool msb);
+/* ... and every message from the server, once seq_done is its number: an error for an
+ * AllocateBackBuffer forgets its buffer, a later number confirms it. */
+void predict_back_buffers_seen(struct predict_questions *pq, bool error, uint32_t seq_done);
 /* A request crossing to the server (number seq): remembers what it asks, if we can learn from it. */
 void predict_ask(struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req, uint32_t size,
                  uint32_t seq, bool msb);

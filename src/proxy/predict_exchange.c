@@ -155,7 +155,7 @@ bool pd_xkb_get_map(const struct msg_class *cls)
 /* Where the GetMap request a key ends with starts (of this major opcode, or of any when
  * major is 0), or 0 when it does not end with one: such replies hold the keyboard's mapping.
  * (A GetMap is never first: UseExtension comes before it.) */
-uint32_t pd_exchange_get_map_at(const struct exchange *e, uint8_t major)
+uint32_t pd_exchange_ext_query_at(const struct exchange *e, uint8_t major, uint8_t minor)
 {
     uint32_t at = 0, last = 0;
     struct xp_request_header h, first = { 0 };
@@ -166,9 +166,14 @@ uint32_t pd_exchange_get_map_at(const struct exchange *e, uint8_t major)
     }
     if (at != e->key_len || !last || !key_request(e->key, e->key_len, last, e->msb, &h))
         return 0;
-    bool get_map = e->kind == EX_REQ && h.major >= 128 && (!major || h.major == major) && h.data == XP_XKB_OP_GET_MAP &&
-                   first.major == h.major;
-    return get_map ? last : 0;
+    bool query = e->kind == EX_REQ && h.major >= 128 && (!major || h.major == major) && h.data == minor &&
+                 first.major == h.major;
+    return query ? last : 0;
+}
+
+uint32_t pd_exchange_get_map_at(const struct exchange *e, uint8_t major)
+{
+    return pd_exchange_ext_query_at(e, major, XP_XKB_OP_GET_MAP);
 }
 
 /* The keyboard is changing: its GetMap replies are no longer known (both sides, in step). */

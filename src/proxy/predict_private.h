@@ -143,6 +143,9 @@ void pd_exchange_add(struct predictor *p, uint8_t kind, bool msb, const uint8_t 
                          const uint8_t *reply, size_t reply_len);
 bool pd_xkb_get_map(const struct msg_class *cls);
 uint32_t pd_exchange_get_map_at(const struct exchange *e, uint8_t major);
+/* Where an exchange's last request starts, when it is the extension query `minor` of major
+ * (any extension's if 0) after that extension's handshake; 0 if it is not. */
+uint32_t pd_exchange_ext_query_at(const struct exchange *e, uint8_t major, uint8_t minor);
 void pd_forget_keyboard(struct predictor *p);
 bool pd_state_changing(const struct predictor *p, const struct msg_class *cls, const uint8_t *req, uint32_t size);
 void pd_forget_state(struct predictor *p, int i, uint32_t minors);

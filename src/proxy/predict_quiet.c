@@ -203,14 +203,35 @@ static bool quiet_randr(const struct predictor *p, const struct predict_question
 }
 
 /* RENDER CompositeGlyphs8/16/32 (Xft's text: emacs, GTK) of the client's own pictures and
- * glyph sets, with a standard operator and no mask format (a server's id): X.Org skips a
+ * glyph sets, with a standard operator and no mask format or one of the server's: X.Org skips a
  * glyph the set lacks, so only a client's bug makes it fail. Each element is a count, 3
  * bytes of padding, dx and dy, then the glyphs (1, 2 or 4 bytes each, padded to 4); a count
  * of 255 switches to the glyph set in the next 4 bytes. */
 enum { CG_OP_AT = 4, CG_MASK_FORMAT_AT = 16, CG_FIRST_ELT_AT = 28, CG_ELT_SIZE = 8, PICT_OP_MAX_STANDARD = 13 };
 
-static bool quiet_glyphs(const struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req,
-                         uint32_t size, bool msb)
+/* QueryPictFormats' reply (xcb-proto): the count of formats, then from byte 32 the formats,
+ * 28 bytes each, their id first. */
+enum { QPF_NUM_FORMATS_AT = 8, QPF_FORMATS_AT = 32, QPF_FORMAT_SIZE = 28 };
+
+/* Whether a PictFormat id is one of the server's: listed in a QueryPictFormats reply the
+ * display side got (formats are the server's, the same for every client, and never go). */
+static bool pict_format_known(const struct predictor *p, uint8_t major, uint32_t format)
+{
+    for (uint32_t i = 0; i < p->n_ex; i++) {
+        const struct exchange *e = &p->ex[i];
+        uint32_t n, id;
+        if (!pd_exchange_ext_query_at(e, major, XP_RENDER_OP_QUERY_PICT_FORMATS) ||
+            !xp_peek32(e->reply, e->reply_len, QPF_NUM_FORMATS_AT, e->msb, &n))
+            continue;
+        for (uint32_t f = 0; f < n && QPF_FORMATS_AT + (uint64_t)QPF_FORMAT_SIZE * (f + 1) <= e->reply_len; f++)
+            if (xp_peek32(e->reply, e->reply_len, QPF_FORMATS_AT + QPF_FORMAT_SIZE * f, e->msb, &id) && id == format)
+                return true;
+    }
+    return false;
+}
+
+static bool quiet_glyphs(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
+                         const uint8_t *req, uint32_t size, bool msb)
 {
     unsigned unit = cls->minor == XP_RENDER_OP_COMPOSITE_GLYPHS8 ? 1 : cls->minor == XP_RENDER_OP_COMPOSITE_GLYPHS16 ? 2 : 4;
     uint32_t mask_format;
@@ -218,7 +239,8 @@ static bool quiet_glyphs(const struct predict_questions *pq, const struct msg_cl
         !own_id(pq, req, size, XP_RENDER_COMPOSITE_GLYPHS8_REQ_SRC_AT, msb) ||
         !own_id(pq, req, size, XP_RENDER_COMPOSITE_GLYPHS8_REQ_DST_AT, msb) ||
         !own_id(pq, req, size, XP_RENDER_COMPOSITE_GLYPHS8_REQ_GLYPHSET_AT, msb) ||
-        !xp_peek32(req, size, CG_MASK_FORMAT_AT, msb, &mask_format) || mask_format)
+        !xp_peek32(req, size, CG_MASK_FORMAT_AT, msb, &mask_format) ||
+        (mask_format && !pict_format_known(p, cls->major, mask_format))) /* Xft's: A8 or A1, else BadPictFormat */
         return false;
     size_t at = CG_FIRST_ELT_AT;
     while (at + CG_ELT_SIZE < size) { /* the server's loop: an element needs more than its header */
@@ -233,6 +255,161 @@ static bool quiet_glyphs(const struct predict_questions *pq, const struct msg_cl
         }
     }
     return at <= size; /* else BadLength */
+}
+
+/* RENDER Trapezoids (cairo's and emacs's anti-aliased shapes) from the client's own picture
+ * to its own, a standard operator, no mask format or one of the server's, whole trapezoids
+ * of 40 bytes after the 24 of the request (X.Org: BadLength otherwise). */
+enum { TRAP_OP_AT = 4, TRAP_SRC_AT = 8, TRAP_DST_AT = 12, TRAP_MASK_FORMAT_AT = 16, TRAP_FIRST_AT = 24, TRAP_SIZE = 40 };
+
+static bool quiet_trapezoids(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
+                             const uint8_t *req, uint32_t size, bool msb)
+{
+    uint32_t mask_format;
+    return size >= TRAP_FIRST_AT && (size - TRAP_FIRST_AT) % TRAP_SIZE == 0 && req[TRAP_OP_AT] <= PICT_OP_MAX_STANDARD &&
+           own_id(pq, req, size, TRAP_SRC_AT, msb) && own_id(pq, req, size, TRAP_DST_AT, msb) &&
+           xp_peek32(req, size, TRAP_MASK_FORMAT_AT, msb, &mask_format) &&
+           (!mask_format || pict_format_known(p, cls->major, mask_format));
+}
+
+/* RENDER SetPictureFilter of the client's own picture to one of the filters every X.Org
+ * server has (PictureSetDefaultFilters: nearest and bilinear, and their aliases), which take
+ * no values (else BadMatch): cairo's and emacs's image scaling. A name the server lacks is
+ * BadName: not quiet. */
+enum { SPF_PICTURE_AT = 4, SPF_NAME_LEN_AT = 8, SPF_NAME_AT = 12 };
+
+static bool quiet_picture_filter(const struct predict_questions *pq, const uint8_t *req, uint32_t size, bool msb)
+{
+    static const char *const standard[] = { "nearest", "bilinear", "fast", "good", "best" };
+    uint16_t len;
+    if (!own_id(pq, req, size, SPF_PICTURE_AT, msb) || !xp_peek16(req, size, SPF_NAME_LEN_AT, msb, &len) ||
+        size != SPF_NAME_AT + len + xw_pad4(len))
+        return false;
+    for (size_t i = 0; i < sizeof standard / sizeof *standard; i++)
+        if (strlen(standard[i]) == len && !memcmp(req + SPF_NAME_AT, standard[i], len))
+            return true;
+    return false;
+}
+
+/* RENDER CreateAnimCursor (libXcursor's animated cursors: the Adwaita `watch`) of the
+ * client's own cursors: its id, then (cursor, delay) pairs, at least one (X.Org: BadLength
+ * for an odd length). An element that is itself animated is BadMatch: the client's bug. */
+enum { ANIM_CID_AT = 4, ANIM_FIRST_AT = 8, ANIM_ELT_SIZE = 8 };
+
+static bool quiet_anim_cursor(const struct predict_questions *pq, const uint8_t *req, uint32_t size, bool msb)
+{
+    if (size < ANIM_FIRST_AT + ANIM_ELT_SIZE || (size - ANIM_FIRST_AT) % ANIM_ELT_SIZE || !own_id(pq, req, size, ANIM_CID_AT, msb))
+        return false;
+    for (uint32_t at = ANIM_FIRST_AT; at < size; at += ANIM_ELT_SIZE)
+        if (!own_id(pq, req, size, at, msb))
+            return false;
+    return true;
+}
+
+/* DOUBLE-BUFFER SwapBuffers (emacs swaps its frame's back buffer after each redisplay): a
+ * count, then (window, swap action, 3 bytes of padding) for each. X.Org's checks: each window
+ * has a back buffer (else BadMatch: here one of the connection's confirmed AllocateBackBuffer
+ * made it), appears once (BadMatch), its action is Undefined to Copied (BadValue). */
+enum { DBE_SWAP_COUNT_AT = 4, DBE_SWAP_FIRST_AT = 8, DBE_SWAP_ELT_SIZE = 8, DBE_SWAP_ACTION_MAX = 3,
+       DBE_ALLOC_WINDOW_AT = 4 };
+
+static bool back_buffer_confirmed(const struct predict_questions *pq, uint32_t window)
+{
+    for (unsigned i = 0; i < pq->n_dbe; i++)
+        if (pq->dbe[i].window == window && pq->dbe[i].confirmed)
+            return true;
+    return false;
+}
+
+static bool quiet_swap_buffers(const struct predict_questions *pq, const uint8_t *req, uint32_t size, bool msb)
+{
+    uint32_t n, w, other;
+    if (!xp_peek32(req, size, DBE_SWAP_COUNT_AT, msb, &n) || !n || n > PREDICT_MAX_BACK_BUFFERS ||
+        size != DBE_SWAP_FIRST_AT + DBE_SWAP_ELT_SIZE * n)
+        return false;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t at = DBE_SWAP_FIRST_AT + DBE_SWAP_ELT_SIZE * i;
+        if (!xp_peek32(req, size, at, msb, &w) || req[at + 4] > DBE_SWAP_ACTION_MAX || !back_buffer_confirmed(pq, w))
+            return false;
+        for (uint32_t j = 0; j < i; j++)
+            if (xp_peek32(req, size, DBE_SWAP_FIRST_AT + DBE_SWAP_ELT_SIZE * j, msb, &other) && other == w)
+                return false;
+    }
+    return true;
+}
+
+/* DBE GetVisualInfo's reply (xcb-proto): the count of screens at 8, then from 32 for each a
+ * count of visuals and the visuals, 8 bytes each, the id first. */
+enum { DBE_VI_SCREENS_AT = 8, DBE_VI_FIRST_AT = 32, DBE_VI_SIZE = 8, DBE_ALLOC_BUFFER_AT = 8, DBE_ALLOC_ACTION_AT = 12,
+       DBE_ALLOC_REQ_SIZE = 16 };
+
+/* Whether a GetVisualInfo reply the display side got lists the visual (visual ids are the
+ * server's resources, unique across its screens). */
+static bool dbe_visual_known(const struct predictor *p, uint8_t major, uint32_t visual)
+{
+    for (uint32_t i = 0; i < p->n_ex; i++) {
+        const struct exchange *e = &p->ex[i];
+        uint32_t screens, n, id;
+        if (!pd_exchange_ext_query_at(e, major, XP_DBE_OP_GET_VISUAL_INFO) ||
+            !xp_peek32(e->reply, e->reply_len, DBE_VI_SCREENS_AT, e->msb, &screens))
+            continue;
+        uint64_t at = DBE_VI_FIRST_AT;
+        for (uint32_t s = 0; s < screens && xp_peek32(e->reply, e->reply_len, (size_t)at, e->msb, &n); s++) {
+            at += 4;
+            for (uint32_t v = 0; v < n && at + DBE_VI_SIZE <= e->reply_len; v++, at += DBE_VI_SIZE)
+                if (xp_peek32(e->reply, e->reply_len, (size_t)at, e->msb, &id) && id == visual)
+                    return true;
+            if (at + 4 > e->reply_len)
+                break;
+        }
+    }
+    return false;
+}
+
+bool predict_quiet_back_buffer(const struct predictor *p, const struct predict_questions *pq, const struct msg_class *cls,
+                               const uint8_t *req, uint32_t size, bool msb, uint32_t visual)
+{
+    uint32_t window;
+    if (cls->kind != MSG_REQUEST || !cls->ext || strcmp(cls->ext, "DOUBLE-BUFFER") ||
+        cls->minor != XP_DBE_OP_ALLOCATE_BACK_BUFFER || size != DBE_ALLOC_REQ_SIZE ||
+        !own_id(pq, req, size, DBE_ALLOC_WINDOW_AT, msb) || !own_id(pq, req, size, DBE_ALLOC_BUFFER_AT, msb) ||
+        req[DBE_ALLOC_ACTION_AT] > DBE_SWAP_ACTION_MAX || !xp_peek32(req, size, DBE_ALLOC_WINDOW_AT, msb, &window))
+        return false;
+    for (unsigned i = 0; i < pq->n_dbe; i++)
+        if (pq->dbe[i].window == window)
+            return false; /* a second name for its buffer: not what emacs does, not followed */
+    return dbe_visual_known(p, cls->major, visual);
+}
+
+void predict_track_back_buffers(struct predict_questions *pq, const struct msg_class *cls, const uint8_t *req,
+                                uint32_t size, uint32_t seq, bool msb)
+{
+    uint32_t window;
+    if (cls->kind != MSG_REQUEST)
+        return;
+    if (!cls->ext && (cls->major == XP_OP_DESTROY_WINDOW || cls->major == XP_OP_DESTROY_SUBWINDOWS))
+        pq->n_dbe = 0; /* a window with a buffer, or its parent: which, is not worth knowing */
+    if (!cls->ext || strcmp(cls->ext, "DOUBLE-BUFFER"))
+        return;
+    if (cls->minor == XP_DBE_OP_DEALLOCATE_BACK_BUFFER)
+        pq->n_dbe = 0;
+    else if (cls->minor == XP_DBE_OP_ALLOCATE_BACK_BUFFER && pq->n_dbe < PREDICT_MAX_BACK_BUFFERS &&
+             xp_peek32(req, size, DBE_ALLOC_WINDOW_AT, msb, &window))
+        pq->dbe[pq->n_dbe++] = (struct predict_back_buffer){ window, seq, false };
+}
+
+void predict_back_buffers_seen(struct predict_questions *pq, bool error, uint32_t seq_done)
+{
+    for (unsigned i = 0; i < pq->n_dbe;) {
+        struct predict_back_buffer *b = &pq->dbe[i];
+        if (error && seq_done == b->seq) {
+            *b = pq->dbe[--pq->n_dbe]; /* BadMatch, BadWindow ...: no buffer */
+            continue;
+        }
+        if (seq_done > b->seq)
+            b->confirmed = true; /* the server went past it without an error */
+        i++;
+    }
 }
 
 /* Extension requests that only create, change or free the client's own resources. Each
@@ -269,6 +446,8 @@ static bool quiet_extension(const struct predictor *p, const struct predict_ques
                xp_xfixes_select_selection_input_req_view(req, size, msb, &v) && predict_atom_known(p, v.selection) &&
                v.event_mask <= 7;
     }
+    if (!strcmp(cls->ext, "DOUBLE-BUFFER"))
+        return cls->minor == XP_DBE_OP_SWAP_BUFFERS && quiet_swap_buffers(pq, req, size, msb);
     if (!strcmp(cls->ext, "SHAPE"))
         return cls->minor < sizeof shape_quiet / sizeof *shape_quiet && own_fields(pq, req, size, msb, &shape_quiet[cls->minor]);
     if (!strcmp(cls->ext, "SYNC"))
@@ -277,7 +456,13 @@ static bool quiet_extension(const struct predictor *p, const struct predict_ques
         return quiet_randr(p, pq, cls, req, size, msb);
     if (!strcmp(cls->ext, "RENDER") && cls->minor >= XP_RENDER_OP_COMPOSITE_GLYPHS8 &&
         cls->minor <= XP_RENDER_OP_COMPOSITE_GLYPHS32)
-        return quiet_glyphs(pq, cls, req, size, msb);
+        return quiet_glyphs(p, pq, cls, req, size, msb);
+    if (!strcmp(cls->ext, "RENDER") && cls->minor == XP_RENDER_OP_SET_PICTURE_FILTER)
+        return quiet_picture_filter(pq, req, size, msb);
+    if (!strcmp(cls->ext, "RENDER") && cls->minor == XP_RENDER_OP_TRAPEZOIDS)
+        return quiet_trapezoids(p, pq, cls, req, size, msb);
+    if (!strcmp(cls->ext, "RENDER") && cls->minor == XP_RENDER_OP_CREATE_ANIM_CURSOR)
+        return quiet_anim_cursor(pq, req, size, msb);
     if (strcmp(cls->ext, "RENDER") || cls->minor >= sizeof render_quiet / sizeof *render_quiet)
         return false;
     /* CreatePicture and ChangePicture: no alpha map or clip mask (other resources) */
@@ -300,6 +485,26 @@ static bool root_events(const struct predict_questions *pq, const uint8_t *req, 
            window == pq->root && xp_peek32(req, size, XP_CHANGE_WINDOW_ATTRIBUTES_REQ_VALUE_MASK_AT, msb, &value_mask) &&
            value_mask == XP_CW_EVENT_MASK && xp_peek32(req, size, 12, msb, &events) && !(events & exclusive) &&
            events <= 0x1ffffff; /* the 25 defined bits, else BadValue */
+}
+
+/* SendEvent (window managers' ClientMessages: _NET_WM_STATE, _NET_ACTIVE_WINDOW) to the root
+ * or the client's own window. X.Org's checks: propagate a boolean, defined event-mask bits,
+ * a core event's code (not an error, reply or GenericEvent: an extension's needs the
+ * extension's own knowledge), a ClientMessage's format 8, 16 or 32, the destination. */
+enum { SE_DESTINATION_AT = 4, SE_EVENT_MASK_AT = 8, SE_EVENT_AT = 12, SE_REQ_SIZE = 44,
+       EV_FIRST_CORE = 2, EV_CLIENT_MESSAGE = 33, EV_LAST_CORE = 34 };
+
+static bool quiet_send_event(const struct predict_questions *pq, const uint8_t *req, uint32_t size, bool msb)
+{
+    uint32_t destination, mask;
+    if (size != SE_REQ_SIZE || req[1] > 1 || !xp_peek32(req, size, SE_DESTINATION_AT, msb, &destination) ||
+        !xp_peek32(req, size, SE_EVENT_MASK_AT, msb, &mask) || mask > 0x1ffffff)
+        return false;
+    uint8_t code = req[SE_EVENT_AT], format = req[SE_EVENT_AT + 1];
+    if (code < EV_FIRST_CORE || code > EV_LAST_CORE ||
+        (code == EV_CLIENT_MESSAGE && format != 8 && format != 16 && format != 32))
+        return false;
+    return (pq->root && destination == pq->root) || own_id(pq, req, size, SE_DESTINATION_AT, msb);
 }
 
 /* XKEYBOARD PerClientFlags: its fields after the header (xcb-proto), and the flags. */
@@ -402,5 +607,7 @@ bool predict_quiet(const struct predictor *p, const struct predict_questions *pq
     }
     if (cls->major == XP_OP_CHANGE_WINDOW_ATTRIBUTES && root_events(pq, req, size, msb))
         return true;
+    if (cls->major == XP_OP_SEND_EVENT)
+        return quiet_send_event(pq, req, size, msb);
     return cls->major < 128 && own_fields(pq, req, size, msb, &core_quiet[cls->major]);
 }

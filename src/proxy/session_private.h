@@ -96,6 +96,7 @@ struct channel {
                                    * an answer, an answer, an input event): write it at once */
     uint32_t last_answered;       /* sequence number of the last request counted as a round trip */
     uint32_t last_unpredicted;    /* app side: the latest request not answered locally */
+    struct msg_class unpredicted_cls; /* ... its class (for the debug log of round trips) */
     bool focus_known;             /* focus_reply is the client's last GetInputFocus reply from the
                                    * server and (app side) nothing else from the server has reached
                                    * the client since, nor has it sent a request that could move

@@ -633,6 +633,24 @@ static void test_tree(void)
     }
 }
 
+static void test_output_visual(void)
+{
+    TEST("That a window's visual is told for an InputOutput window the model holds, CopyFromParent resolved") {
+        setup_both();
+        uint32_t visual = 0;
+        CHECK(!ownwin_output_visual(&app, TOP, &visual)); /* not made yet */
+        create(TOP, ROOT, 0, 0, 10, 10, 0, 1, 0, NULL, 0);
+        CHECK(ownwin_output_visual(&app, TOP, &visual) && visual == VISUAL);
+        create(CHILD, TOP, 0, 0, 5, 5, 0, 0, 0, NULL, 0); /* class CopyFromParent: InputOutput */
+        CHECK(ownwin_output_visual(&app, CHILD, &visual) && visual == VISUAL);
+        create(INPUT, TOP, 0, 0, 5, 5, 0, 2, 0, NULL, 0); /* InputOnly: BadMatch for a back buffer */
+        CHECK(!ownwin_output_visual(&app, INPUT, &visual));
+        CHECK(!ownwin_output_visual(&app, ROOT, &visual)); /* not the client's */
+        ownwin_free(&app);
+        ownwin_free(&disp);
+    }
+}
+
 int main(void)
 {
     if (predict_new(&atoms) < 0)
@@ -643,6 +661,7 @@ int main(void)
     test_bounds();
     test_pixmaps();
     test_tree();
+    test_output_visual();
     predict_free(atoms);
     return test_summary();
 }

@@ -1,5 +1,6 @@
 /* test_predict_quiet.c -- quiet requests (predict_quiet.c): those without a reply that
- * only the client's own resources can make fail, in the core protocol and extensions. */
+ * only the client's own resources can make fail, in the core protocol and extensions
+ * (DOUBLE-BUFFER's back buffers: as the app side tracks them). */
 #include "predict_helpers.h"
 
 static void test_quiet(void)
@@ -320,11 +321,193 @@ static void test_xkb_flags(void)
     }
 }
 
+static void test_quiet_emacs(void)
+{
+    TEST("That emacs's SendEvent, animated cursor, trapezoids, filters, masked glyphs and buffer swaps are quiet, and no others") {
+        struct predictor *p;
+        CHECK(predict_new(&p) == 0);
+        struct predict_questions a = { 0 };
+        uint8_t setup[40 + 40 + 8 + 24], b[128], r[128];
+        truecolor_setup(setup);
+        st32(setup + 12, 0x400000, false);
+        st32(setup + 16, 0x1fffff, false);
+        predict_learn_connection(&a, setup, sizeof setup, false);
+        /* SendEvent: a ClientMessage of format 32 to the root, or to its own window */
+        struct msg_class se = core(25);
+        uint32_t ev[10] = { ROOT, 0x180000, 33 | 32u << 8, 0x400002, 0x155 };
+        request(b, 25, 0, ev, 10);
+        CHECK(req_len == 44 && predict_quiet(p, &a, &se, b, req_len, false));
+        ev[0] = 0x400002;
+        request(b, 25, 1, ev, 10);
+        CHECK(predict_quiet(p, &a, &se, b, req_len, false));
+        ev[0] = 0x800002; /* another client's window: it may be gone */
+        request(b, 25, 0, ev, 10);
+        CHECK(!predict_quiet(p, &a, &se, b, req_len, false));
+        ev[0] = 1; /* InputFocus: wherever the focus is */
+        request(b, 25, 0, ev, 10);
+        CHECK(!predict_quiet(p, &a, &se, b, req_len, false));
+        ev[0] = ROOT;
+        request(b, 25, 2, ev, 10); /* propagate not a boolean: BadValue */
+        CHECK(!predict_quiet(p, &a, &se, b, req_len, false));
+        ev[1] = 0x2000000; /* an undefined mask bit */
+        request(b, 25, 0, ev, 10);
+        CHECK(!predict_quiet(p, &a, &se, b, req_len, false));
+        ev[1] = 0x180000;
+        ev[2] = 33 | 7u << 8; /* a ClientMessage of format 7 */
+        request(b, 25, 0, ev, 10);
+        CHECK(!predict_quiet(p, &a, &se, b, req_len, false));
+        ev[2] = 35; /* GenericEvent */
+        request(b, 25, 0, ev, 10);
+        CHECK(!predict_quiet(p, &a, &se, b, req_len, false));
+        ev[2] = 1; /* a reply's code */
+        request(b, 25, 0, ev, 10);
+        CHECK(!predict_quiet(p, &a, &se, b, req_len, false));
+        ev[2] = 12; /* Expose */
+        request(b, 25, 0, ev, 10);
+        CHECK(predict_quiet(p, &a, &se, b, req_len, false));
+        request(b, 25, 0, ev, 9);
+        CHECK(!predict_quiet(p, &a, &se, b, req_len, false)); /* cut short */
+        /* CreateAnimCursor: its id and its own cursors, at least one */
+        struct msg_class anim = ext("RENDER", RENDER_MAJOR, 31);
+        request(b, RENDER_MAJOR, 31, (uint32_t[5]){ 0x400030, 0x400010, 50, 0x400011, 50 }, 5);
+        CHECK(predict_quiet(p, &a, &anim, b, req_len, false));
+        request(b, RENDER_MAJOR, 31, (uint32_t[5]){ 0x400030, 0x400010, 50, 0x800011, 50 }, 5);
+        CHECK(!predict_quiet(p, &a, &anim, b, req_len, false)); /* another client's cursor */
+        request(b, RENDER_MAJOR, 31, (uint32_t[1]){ 0x400030 }, 1);
+        CHECK(!predict_quiet(p, &a, &anim, b, req_len, false)); /* no cursor */
+        request(b, RENDER_MAJOR, 31, (uint32_t[4]){ 0x400030, 0x400010, 50, 0x400011 }, 4);
+        CHECK(!predict_quiet(p, &a, &anim, b, req_len, false)); /* an odd length: BadLength */
+        /* SetPictureFilter: its own picture, a standard filter, no values */
+        struct msg_class spf = ext("RENDER", RENDER_MAJOR, 30);
+        request(b, RENDER_MAJOR, 30, (uint32_t[4]){ 0x400006, 8, 0x696c6962, 0x7261656e }, 4); /* "bilinear" */
+        CHECK(predict_quiet(p, &a, &spf, b, req_len, false));
+        request(b, RENDER_MAJOR, 30, (uint32_t[5]){ 0x400006, 8, 0x696c6962, 0x7261656e, 0x10000 }, 5);
+        CHECK(!predict_quiet(p, &a, &spf, b, req_len, false)); /* a value: BadMatch */
+        request(b, RENDER_MAJOR, 30, (uint32_t[4]){ 0x400006, 8, 0x696c6962, 0x7261656f }, 4);
+        CHECK(!predict_quiet(p, &a, &spf, b, req_len, false)); /* "bilineao": BadName */
+        request(b, RENDER_MAJOR, 30, (uint32_t[3]){ 0x400006, 4, 0x74736562 }, 3); /* "best" */
+        CHECK(predict_quiet(p, &a, &spf, b, req_len, false));
+        request(b, RENDER_MAJOR, 30, (uint32_t[3]){ 0x800006, 4, 0x74736562 }, 3);
+        CHECK(!predict_quiet(p, &a, &spf, b, req_len, false));
+        /* Trapezoids and CompositeGlyphs8 with a mask format: quiet once it is one of the
+         * server's formats, from a QueryPictFormats reply the display side got */
+        struct msg_class trap = ext("RENDER", RENDER_MAJOR, 10), cg8 = ext("RENDER", RENDER_MAJOR, 23);
+        uint32_t t[15] = { 3, 0x400008, 0x400006, 0x2c, 0 };
+        request(b, RENDER_MAJOR, 10, t, 15);
+        CHECK(req_len == 64 && !predict_quiet(p, &a, &trap, b, req_len, false));
+        uint32_t g[9] = { 3, 0x400008, 0x400006, 0x2c, 0x400009, 0, 3, 0, 0x00636261 };
+        request(b + 64, RENDER_MAJOR, 23, g, 9);
+        CHECK(!predict_quiet(p, &a, &cg8, b + 64, req_len, false));
+        uint8_t key[16];
+        request(key, RENDER_MAJOR, 0, (uint32_t[2]){ 0, 11 }, 2);
+        request(key + 12, RENDER_MAJOR, 1, NULL, 0);
+        make_reply(r, 0, 56, 0);
+        st32(r + 8, 2, false); /* two formats */
+        st32(r + 12, 0, false);
+        st32(r + 16, 0, false);
+        st32(r + 20, 0, false);
+        st32(r + 24, 0, false);
+        st32(r + 32, 0x25, false);
+        st32(r + 60, 0x2c, false);
+        struct buf fact = { 0 };
+        CHECK(predict_fact_exchange(&fact, false, key, 16, r, 88) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK(predict_quiet(p, &a, &trap, b, 64, false));
+        CHECK(predict_quiet(p, &a, &cg8, b + 64, 36, false));
+        st32(b + 16, 0x2d, false); /* not one of the server's */
+        st32(b + 64 + 16, 0x2d, false);
+        CHECK(!predict_quiet(p, &a, &trap, b, 64, false));
+        CHECK(!predict_quiet(p, &a, &cg8, b + 64, 36, false));
+        st32(b + 16, 0, false);
+        CHECK(predict_quiet(p, &a, &trap, b, 64, false)); /* no mask */
+        request(b, RENDER_MAJOR, 10, t, 14);
+        CHECK(!predict_quiet(p, &a, &trap, b, req_len, false)); /* a trapezoid cut short: BadLength */
+        t[0] = 14;
+        request(b, RENDER_MAJOR, 10, t, 15);
+        CHECK(!predict_quiet(p, &a, &trap, b, req_len, false)); /* not a standard operator */
+        t[0] = 3;
+        t[2] = ROOT;
+        request(b, RENDER_MAJOR, 10, t, 15);
+        CHECK(!predict_quiet(p, &a, &trap, b, req_len, false));
+        /* DOUBLE-BUFFER SwapBuffers: of windows whose AllocateBackBuffer the server went past
+         * without an error, each once, a defined action */
+        struct msg_class alloc = ext("DOUBLE-BUFFER", 150, 1), swap = ext("DOUBLE-BUFFER", 150, 3),
+                         dealloc = ext("DOUBLE-BUFFER", 150, 2), destroy = core(4);
+        uint8_t al[16], sw[32];
+        request(sw, 150, 3, (uint32_t[3]){ 1, 0x400002, 2 }, 3);
+        CHECK(!predict_quiet(p, &a, &swap, sw, 16, false)); /* no buffer */
+        request(al, 150, 1, (uint32_t[3]){ 0x400002, 0x400040, 2 }, 3);
+        predict_track_back_buffers(&a, &alloc, al, 16, 10, false);
+        predict_back_buffers_seen(&a, false, 10); /* an event of request 10: its error may follow */
+        CHECK(!predict_quiet(p, &a, &swap, sw, 16, false));
+        predict_back_buffers_seen(&a, false, 11); /* the next request's answer */
+        CHECK(predict_quiet(p, &a, &swap, sw, 16, false));
+        request(sw, 150, 3, (uint32_t[3]){ 1, 0x400002, 4 }, 3);
+        CHECK(!predict_quiet(p, &a, &swap, sw, 16, false)); /* action 4: BadValue */
+        request(sw, 150, 3, (uint32_t[5]){ 2, 0x400002, 2, 0x400002, 2 }, 5);
+        CHECK(!predict_quiet(p, &a, &swap, sw, 24, false)); /* twice: BadMatch */
+        request(al, 150, 1, (uint32_t[3]){ 0x400003, 0x400041, 2 }, 3);
+        predict_track_back_buffers(&a, &alloc, al, 16, 12, false);
+        predict_back_buffers_seen(&a, true, 12); /* BadMatch: its visual has no back buffers */
+        predict_back_buffers_seen(&a, false, 13);
+        request(sw, 150, 3, (uint32_t[5]){ 2, 0x400002, 2, 0x400003, 2 }, 5);
+        CHECK(!predict_quiet(p, &a, &swap, sw, 24, false));
+        request(sw, 150, 3, (uint32_t[3]){ 1, 0x400002, 2 }, 3);
+        CHECK(predict_quiet(p, &a, &swap, sw, 16, false));
+        request(b, 4, 0, (uint32_t[1]){ 0x400001 }, 1); /* DestroyWindow: perhaps its parent */
+        predict_track_back_buffers(&a, &destroy, b, 8, 14, false);
+        CHECK(!predict_quiet(p, &a, &swap, sw, 16, false));
+        predict_track_back_buffers(&a, &alloc, al, 16, 15, false);
+        predict_back_buffers_seen(&a, false, 16);
+        request(sw, 150, 3, (uint32_t[3]){ 1, 0x400003, 2 }, 3);
+        CHECK(predict_quiet(p, &a, &swap, sw, 16, false));
+        request(b, 150, 2, (uint32_t[1]){ 0x400041 }, 1);
+        predict_track_back_buffers(&a, &dealloc, b, 8, 17, false);
+        CHECK(!predict_quiet(p, &a, &swap, sw, 16, false));
+        /* AllocateBackBuffer: quiet on a window of a visual GetVisualInfo listed (the caller
+         * gives the window's visual), its own buffer id, the window's first buffer */
+        request(al, 150, 1, (uint32_t[3]){ 0x400002, 0x400042, 3 }, 3);
+        CHECK(!predict_quiet_back_buffer(p, &a, &alloc, al, 16, false, 0x21)); /* no visuals known */
+        uint8_t vkey[16], vr[52];
+        request(vkey, 150, 0, (uint32_t[1]){ 1 }, 1);
+        request(vkey + 8, 150, 6, (uint32_t[1]){ 0 }, 1);
+        make_reply(vr, 0, 20, 0);
+        st32(vr + 8, 1, false);  /* one screen */
+        st32(vr + 32, 2, false); /* two visuals */
+        st32(vr + 36, 0x21, false);
+        st32(vr + 40, 0x0018, false);
+        st32(vr + 44, 0x22, false);
+        st32(vr + 48, 0x0020, false);
+        CHECK(predict_fact_exchange(&fact, false, vkey, 16, vr, 52) == 0);
+        CHECK(learn(p, &fact) == 0);
+        CHECK(predict_quiet_back_buffer(p, &a, &alloc, al, 16, false, 0x21));
+        CHECK(predict_quiet_back_buffer(p, &a, &alloc, al, 16, false, 0x22));
+        CHECK(!predict_quiet_back_buffer(p, &a, &alloc, al, 16, false, 0x23)); /* BadMatch */
+        CHECK(!predict_quiet_back_buffer(p, &a, &alloc, al, 16, false, 0x18)); /* a depth, not a visual */
+        al[12] = 4; /* swap action 4: BadValue */
+        CHECK(!predict_quiet_back_buffer(p, &a, &alloc, al, 16, false, 0x21));
+        request(al, 150, 1, (uint32_t[3]){ 0x400002, 0x800042, 3 }, 3);
+        CHECK(!predict_quiet_back_buffer(p, &a, &alloc, al, 16, false, 0x21)); /* not its id: BadIDChoice */
+        request(al, 150, 1, (uint32_t[3]){ 0x800002, 0x400042, 3 }, 3);
+        CHECK(!predict_quiet_back_buffer(p, &a, &alloc, al, 16, false, 0x21)); /* not its window */
+        request(al, 150, 1, (uint32_t[3]){ 0x400003, 0x400042, 3 }, 3);
+        CHECK(predict_quiet_back_buffer(p, &a, &alloc, al, 16, false, 0x21));
+        predict_track_back_buffers(&a, &alloc, al, 16, 18, false);
+        request(al, 150, 1, (uint32_t[3]){ 0x400003, 0x400043, 3 }, 3);
+        CHECK(!predict_quiet_back_buffer(p, &a, &alloc, al, 16, false, 0x21)); /* its buffer's second name */
+        CHECK(!predict_quiet_back_buffer(p, &a, &swap, al, 16, false, 0x21)); /* not an AllocateBackBuffer */
+        buf_free(&fact);
+        predict_questions_free(&a);
+        predict_free(p);
+    }
+}
+
 int main(void)
 {
     test_xkb_flags();
     test_quiet();
     test_quiet_extensions();
     test_quiet_toolkits();
+    test_quiet_emacs();
     return test_summary();
 }
