@@ -102,6 +102,27 @@ static size_t tile_session(const struct msgs *m, bool with_tiles, const struct b
     return size;
 }
 
+/* A page painted in first's strips, saving the tiles at both ends (fe, fd: the same file),
+ * then in second's with them (ge, gd): a fraction of the bytes without them (measured 0.54 for
+ * a page: the cells cut by the first session's strips are sent again), as many references
+ * taken at both ends, the same file saved again. */
+static void two_sessions(const struct msgs *first, const struct msgs *second, const char *what, struct buf *fe,
+                         struct buf *fd, struct buf *ge, struct buf *gd)
+{
+    size_t cold = tile_session(first, true, NULL, 8u << 20, fe, fd, NULL);
+    CHECK(cold != (size_t)-1 && fe->len > 4);
+    CHECK(fe->len == fd->len && !memcmp(buf_head(fe), buf_head(fd), fe->len));
+    uint64_t hits[2];
+    size_t without = tile_session(second, false, NULL, 0, NULL, NULL, NULL);
+    size_t warm = tile_session(second, true, fe, 8u << 20, ge, gd, hits);
+    printf("  %ux%u %s: %zu bytes cold; again in other strips %zu without tiles, %zu with (%llu tiles sent as references)\n",
+           PAGE_W, PAGE_H, what, cold, without, warm, (unsigned long long)hits[0]);
+    CHECK(warm != (size_t)-1 && without != (size_t)-1);
+    CHECK(warm * 10 < without * 6);
+    CHECK(hits[0] > 0 && hits[0] == hits[1]);
+    CHECK(ge->len == gd->len && !memcmp(buf_head(ge), buf_head(gd), ge->len));
+}
+
 static void test_sessions(void)
 {
     uint32_t *page = make_page();
@@ -110,18 +131,7 @@ static void test_sessions(void)
     paint(&second, page, 71, 32, 48); /* of 71 (as firefox), 32 pixels right and 48 down: the same grid cells */
     struct buf fe = { 0 }, fd = { 0 }, ge = { 0 }, gd = { 0 };
     TEST("That a second session drawing the same page in other strips sends a fraction of the bytes, exactly") {
-        size_t cold = tile_session(&first, true, NULL, 8u << 20, &fe, &fd, NULL);
-        CHECK(cold != (size_t)-1 && fe.len > 4);
-        CHECK(fe.len == fd.len && !memcmp(buf_head(&fe), buf_head(&fd), fe.len)); /* the same file at both ends */
-        uint64_t hits[2];
-        size_t without = tile_session(&second, false, NULL, 0, NULL, NULL, NULL);
-        size_t warm = tile_session(&second, true, &fe, 8u << 20, &ge, &gd, hits);
-        printf("  %ux%u page: %zu bytes cold; again in other strips %zu without tiles, %zu with (%llu tiles sent as references)\n",
-               PAGE_W, PAGE_H, cold, without, warm, (unsigned long long)hits[0]);
-        CHECK(warm != (size_t)-1 && without != (size_t)-1);
-        CHECK(warm * 10 < without * 6); /* measured 0.54: the cells cut by the first session's strips are sent again */
-        CHECK(hits[0] > 0 && hits[0] == hits[1]);
-        CHECK(ge.len == gd.len && !memcmp(buf_head(&ge), buf_head(&gd), ge.len));
+        two_sessions(&first, &second, "page", &fe, &fd, &ge, &gd);
     }
     TEST("That the same page drawn again in the same session, in other strips, costs a fraction of drawing it") {
         struct msgs both = { 0 }; /* first's strips, then second's */
@@ -253,18 +263,7 @@ static void test_palette_pages(void)
     paint(&second, page, 71, 32, 48);
     struct buf fe = { 0 }, fd = { 0 }, ge = { 0 }, gd = { 0 };
     TEST("That a page of palettes drawn in other strips next session costs a fraction, both ends saving its tiles alike") {
-        size_t cold = tile_session(&first, true, NULL, 8u << 20, &fe, &fd, NULL);
-        CHECK(cold != (size_t)-1 && fe.len > 4);
-        CHECK(fe.len == fd.len && !memcmp(buf_head(&fe), buf_head(&fd), fe.len));
-        uint64_t hits[2];
-        size_t without = tile_session(&second, false, NULL, 0, NULL, NULL, NULL);
-        size_t warm = tile_session(&second, true, &fe, 8u << 20, &ge, &gd, hits);
-        printf("  %ux%u page of 3 colours: %zu bytes cold; again in other strips %zu without tiles, %zu with (%llu tiles)\n",
-               PAGE_W, PAGE_H, cold, without, warm, (unsigned long long)hits[0]);
-        CHECK(warm != (size_t)-1 && without != (size_t)-1);
-        CHECK(warm * 10 < without * 6);
-        CHECK(hits[0] > 0 && hits[0] == hits[1]);
-        CHECK(ge.len == gd.len && !memcmp(buf_head(&ge), buf_head(&gd), ge.len));
+        two_sessions(&first, &second, "page of 3 colours", &fe, &fd, &ge, &gd);
     }
     buf_free(&fe), buf_free(&fd), buf_free(&ge), buf_free(&gd);
     buf_free(&first.all), buf_free(&second.all);
