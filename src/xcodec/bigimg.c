@@ -332,6 +332,14 @@ static int tile_refs(const struct xc_model *m, const uint8_t *body, int x, int y
     return (int)count;
 }
 
+/* What both ends note of every image coded here, as it was decoded: its whole cells among
+ * the tiles of the file and of the channel. 0 or -ENOMEM. */
+static int note_image_tiles(struct xc_model *m, const uint8_t *px, int x, int y, uint32_t w, uint32_t h)
+{
+    int rc = xc_tilecache_note_image(m->tc, px, x, y, w, h);
+    return rc ? rc : xc_tile_ring_push_image(&m->ring, m->tc, px, x, y, w, h);
+}
+
 /* Mode 5: a colour byte premultiplied by its alpha, rounded to the nearest (cairo's and
  * pixman's rule: GTK and firefox premultiply their window icon so for an ARGB pixmap). */
 static inline uint8_t premultiplied(uint8_t c, uint8_t a) { return (uint8_t)((c * a + 127) / 255); }
@@ -381,9 +389,7 @@ static int put_prefix(struct xc_model *m, const uint8_t *body, uint32_t blen, in
     while (rc == 0 && blen > XC_IMGS_MAX && out->len - mark < blen / 256)
         rc = buf_append(out, "", 1); /* the least code size (5.2) */
     if (rc == 0)
-        rc = xc_tilecache_note_image(m->tc, body, x, y, w, h);
-    if (rc == 0)
-        rc = xc_tile_ring_push_image(&m->ring, m->tc, body, x, y, w, h);
+        rc = note_image_tiles(m, body, x, y, w, h);
     if (rc < 0)
         out->len = mark;
     return rc;
@@ -413,9 +419,7 @@ static int put_code(struct xc_model *m, const uint8_t *body, uint32_t blen, int 
     if (rc == 0 && mode == 3)
         xc_tilecache_sent(m->tc, loaded);
     if (rc == 0)
-        rc = xc_tilecache_note_image(m->tc, body, x, y, w, h);
-    if (rc == 0)
-        rc = xc_tile_ring_push_image(&m->ring, m->tc, body, x, y, w, h);
+        rc = note_image_tiles(m, body, x, y, w, h);
     if (rc == 0)
         sent_now(m, code);
     if (rc < 0)
@@ -626,8 +630,7 @@ tail:
     for (uint8_t z = 0; blen > XC_BIG_BODY && rd_left(r) && !z;) /* zeros to the least size */
         if (rd_u8(r, &z) < 0 || z)
             goto done;
-    if ((rc = xc_tilecache_note_image(m->tc, dst, x, y, w, h)) == 0)
-        rc = xc_tile_ring_push_image(&m->ring, m->tc, dst, x, y, w, h);
+    rc = note_image_tiles(m, dst, x, y, w, h);
 done:
     free(cell);
     return rc;
@@ -701,7 +704,6 @@ int xc_bigimg_note_tiles(struct xc_model *m, const uint8_t *fixed, const uint8_t
     if (!bigimg_fits(fixed, blen, msb, &w, &h))
         return 0;
     image_at(fixed, msb, &x, &y);
-    if ((rc = xc_tilecache_note_image(m->tc, body, x, y, w, h)) == 0)
-        rc = xc_tile_ring_push_image(&m->ring, m->tc, body, x, y, w, h);
+    rc = note_image_tiles(m, body, x, y, w, h);
     return rc;
 }
